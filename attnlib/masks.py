@@ -1,0 +1,141 @@
+"""Masks: which keys each query may attend to.
+
+Every mask in attnlib is boolean and ``True`` means "may attend". Masks broadcast against
+scores of shape ``(..., L_q, L_k)``. Combine masks with ``&``.
+
+* ``causal_mask``         a position sees itself and earlier positions (decoders, language models)
+* ``bidirectional_mask``  every position sees every position (encoders such as BERT)
+* ``padding_mask``        only the first (or last) ``valid_len`` keys are real tokens
+* ``query_padding_mask``  only the real queries produce output (padding queries get zeros)
+
+Source: Vaswani et al. (2017), section 3.2.3 (masking illegal connections in the decoder).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_ALIGNMENTS = ("start", "end")
+
+
+def causal_mask(n_queries: int, n_keys: int | None = None, *, align: str | None = None) -> np.ndarray:
+    """Causal (look-ahead) mask: query ``i`` may attend key ``j`` only if ``j`` is not later.
+
+    Parameters
+    ----------
+    n_queries : int
+        ``L_q``, the number of queries.
+    n_keys : int, optional
+        ``L_k``; defaults to ``n_queries`` (self-attention). The diagonal is allowed.
+    align : {"start", "end"}, required when ``n_keys != n_queries``
+        Which positions the queries occupy among the keys. ``"end"``: the queries are the
+        *last* ``L_q`` positions of the ``L_k`` keys (decoding new tokens after a cached
+        prefix: query ``i`` sees keys ``j <= i + L_k - L_q``). ``"start"``: the queries are
+        the *first* ``L_q`` positions (query ``i`` sees keys ``j <= i``). There is no silent
+        default because the two conventions disagree (different libraries chose differently).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (L_q, L_k)
+
+    Raises
+    ------
+    ValueError
+        If a length is negative, or the lengths differ and ``align`` is not given.
+
+    Source: Vaswani et al. (2017), section 3.2.3.
+    """
+    if n_keys is None:
+        n_keys = n_queries
+    n_queries, n_keys = int(n_queries), int(n_keys)
+    if n_queries < 0 or n_keys < 0:
+        raise ValueError(f"lengths must be non-negative; got L_q={n_queries}, L_k={n_keys}")
+    if align is not None and align not in _ALIGNMENTS:
+        raise ValueError(f"align must be 'start' or 'end'; got {align!r}")
+    if n_queries != n_keys and align is None:
+        raise ValueError(
+            f"causal mask with L_q={n_queries} != L_k={n_keys}: say which positions the queries "
+            "occupy with align='end' (queries are the last L_q positions, as when decoding after "
+            "a prefix) or align='start' (queries are the first L_q positions)"
+        )
+    offset = n_keys - n_queries if align == "end" else 0
+    i = np.arange(n_queries)[:, None]
+    j = np.arange(n_keys)[None, :]
+    return j <= i + offset
+
+
+def bidirectional_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
+    """All-``True`` mask of shape ``(L_q, L_k)``: every query may attend every key.
+
+    Source: Devlin et al.'s bidirectional encoders; Vaswani et al. (2017), section 3.2.3
+    (encoder self-attention).
+    """
+    if n_keys is None:
+        n_keys = n_queries
+    return np.ones((int(n_queries), int(n_keys)), dtype=bool)
+
+
+def _valid_lengths(valid_lens, n: int, name: str) -> np.ndarray:
+    lens = np.asarray(valid_lens)
+    if lens.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers; got dtype {lens.dtype}")
+    if lens.size and (lens.min() < 0 or lens.max() > n):
+        raise ValueError(f"{name} must lie between 0 and {n}; got {lens.tolist()}")
+    return lens
+
+
+def padding_mask(valid_lens, n_keys: int, *, side: str = "right") -> np.ndarray:
+    """Key padding mask from valid lengths: padding keys may not be attended.
+
+    Parameters
+    ----------
+    valid_lens : array_like of int
+        Shape ``(B,)``: one length per sequence, the same for all its queries; or shape
+        ``(B, L_q)``: one length per query (as in D2L's ``masked_softmax``).
+    n_keys : int
+        ``L_k``, the padded length.
+    side : {"right", "left"}
+        Where the padding sits. ``"right"``: keys ``j < valid_len`` are real. ``"left"``:
+        keys ``j >= L_k - valid_len`` are real.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        Shape ``(B, 1, L_k)`` for ``(B,)`` lengths (broadcasts over queries), or
+        ``(B, L_q, L_k)`` for per-query lengths. A length of 0 gives an all-``False`` row,
+        which attention turns into all-zero weights and a zero output.
+
+    Raises
+    ------
+    TypeError
+        If the lengths are not integers (their dtype is named).
+    ValueError
+        If a length is negative or larger than ``n_keys``, or ``side`` is unknown.
+    """
+    if side not in ("right", "left"):
+        raise ValueError(f"side must be 'right' or 'left'; got {side!r}")
+    lens = _valid_lengths(valid_lens, n_keys, "valid_lens")
+    j = np.arange(n_keys)
+    if lens.ndim == 1:
+        lens = lens[:, None]
+    elif lens.ndim != 2:
+        raise ValueError(f"valid_lens must have shape (B,) or (B, L_q); got {lens.shape}")
+    lens = lens[..., None]  # (B, 1 or L_q, 1)
+    return j < lens if side == "right" else j >= n_keys - lens
+
+
+def query_padding_mask(valid_lens, n_queries: int, *, side: str = "right") -> np.ndarray:
+    """Query padding mask of shape ``(B, L_q, 1)``: padding queries attend nothing.
+
+    Combine with a key mask by ``&``. Padding queries then get all-zero weights and a
+    zero output, so they cannot leak anything into later layers.
+
+    Parameters, errors: as for :func:`padding_mask`, with ``valid_lens`` of shape ``(B,)``.
+    """
+    if side not in ("right", "left"):
+        raise ValueError(f"side must be 'right' or 'left'; got {side!r}")
+    lens = _valid_lengths(valid_lens, n_queries, "valid_lens")
+    if lens.ndim != 1:
+        raise ValueError(f"valid_lens must have shape (B,); got {lens.shape}")
+    i = np.arange(n_queries)[None, :]
+    real = i < lens[:, None] if side == "right" else i >= n_queries - lens[:, None]
+    return real[..., None]

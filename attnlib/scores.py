@@ -1,0 +1,129 @@
+"""Scoring functions: how well each query matches each key.
+
+Three ways to score, each batched over many queries and keys:
+
+* ``dot_product_scores``        ``q · k``                     (Luong et al. style)
+* ``scaled_dot_product_scores`` ``q · k / sqrt(d_k)``         Vaswani et al. (2017), eq. (1)
+* ``additive_scores``           ``w_v^T tanh(W_q q + W_k k)`` Bahdanau et al. (2015), eq. (6)
+
+Arrays follow the row-vector convention of the book: a query is a row ``q`` of length
+``d_k`` and a projection is ``q @ W``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validation import as_float_array, broadcast_batch, compute_dtype, require_ndim
+
+
+def _queries_and_keys(queries, keys):
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    require_ndim(q, 2, "queries", "(..., L_q, d_k)")
+    require_ndim(k, 2, "keys", "(..., L_k, d_k)")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"queries {q.shape} and keys {k.shape} must have the same feature size d_k "
+            "(their last axis)"
+        )
+    broadcast_batch(q.shape, k.shape, "queries", "keys")
+    return q, k
+
+
+def dot_product_scores(queries, keys) -> np.ndarray:
+    """Dot-product scores ``S = Q K^T``.
+
+    Parameters
+    ----------
+    queries : array_like, shape (..., L_q, d_k), real
+    keys : array_like, shape (..., L_k, d_k), real; leading axes broadcast with ``queries``
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., L_q, L_k)
+        ``S[..., i, j] = q_i · k_j``, in the inputs' float dtype (float16 is computed in float32).
+
+    Raises
+    ------
+    ValueError
+        If the feature sizes differ or the leading axes do not broadcast (both shapes named).
+
+    Source: Vaswani et al. (2017), section 3.2.1 ("dot-product attention").
+    """
+    q, k = _queries_and_keys(queries, keys)
+    out_dtype = np.result_type(q.dtype, k.dtype)
+    work = compute_dtype(out_dtype)
+    s = q.astype(work, copy=False) @ np.swapaxes(k.astype(work, copy=False), -1, -2)
+    return s.astype(out_dtype, copy=False)
+
+
+def scaled_dot_product_scores(queries, keys) -> np.ndarray:
+    """Scaled dot-product scores ``S = Q K^T / sqrt(d_k)``.
+
+    Dividing by ``sqrt(d_k)`` keeps the variance of a score near 1 when the components of
+    queries and keys are independent with mean 0 and variance 1 (the raw dot product has
+    variance ``d_k``).
+
+    Parameters, returns and errors as for :func:`dot_product_scores`.
+
+    Source: Vaswani et al. (2017), section 3.2.1, equation (1) and footnote 4.
+    """
+    q, k = _queries_and_keys(queries, keys)
+    out_dtype = np.result_type(q.dtype, k.dtype)
+    work = compute_dtype(out_dtype)
+    s = q.astype(work, copy=False) @ np.swapaxes(k.astype(work, copy=False), -1, -2)
+    s = s / math.sqrt(q.shape[-1])
+    return s.astype(out_dtype, copy=False)
+
+
+def additive_scores(queries, keys, W_q, W_k, w_v) -> np.ndarray:
+    """Additive (Bahdanau) scores ``e_ij = w_v^T tanh(q_i W_q + k_j W_k)``.
+
+    A small feed-forward network with one hidden layer of size ``h`` compares each query
+    with each key. Queries and keys may have different feature sizes.
+
+    Parameters
+    ----------
+    queries : array_like, shape (..., L_q, d_q)
+    keys : array_like, shape (..., L_k, d_kin); leading axes broadcast with ``queries``
+    W_q : array_like, shape (d_q, h)
+    W_k : array_like, shape (d_kin, h)
+    w_v : array_like, shape (h,)
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., L_q, L_k)
+
+    Raises
+    ------
+    ValueError
+        If a weight's shape does not fit the queries, the keys or the hidden size (the
+        shapes involved are named), or the leading axes do not broadcast.
+
+    Source: Bahdanau, Cho & Bengio (2015), equation (6) and appendix A.1.2
+    (``e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)``).
+    """
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    Wq = as_float_array(W_q, "W_q")
+    Wk = as_float_array(W_k, "W_k")
+    wv = as_float_array(w_v, "w_v")
+    require_ndim(q, 2, "queries", "(..., L_q, d_q)")
+    require_ndim(k, 2, "keys", "(..., L_k, d_k)")
+    if Wq.ndim != 2 or Wq.shape[0] != q.shape[-1]:
+        raise ValueError(f"W_q must have shape (d_q, h) = ({q.shape[-1]}, h); got {Wq.shape} "
+                         f"for queries {q.shape}")
+    if Wk.ndim != 2 or Wk.shape[0] != k.shape[-1]:
+        raise ValueError(f"W_k must have shape (d_k, h) = ({k.shape[-1]}, h); got {Wk.shape} "
+                         f"for keys {k.shape}")
+    if Wq.shape[1] != Wk.shape[1] or wv.shape != (Wq.shape[1],):
+        raise ValueError(f"hidden sizes differ: W_q {Wq.shape}, W_k {Wk.shape}, w_v {wv.shape}")
+    broadcast_batch(q.shape, k.shape, "queries", "keys")
+    out_dtype = np.result_type(q.dtype, k.dtype)
+    work = compute_dtype(out_dtype, Wq.dtype, Wk.dtype, wv.dtype)
+    pq = q.astype(work) @ Wq.astype(work)          # (..., L_q, h)
+    pk = k.astype(work) @ Wk.astype(work)          # (..., L_k, h)
+    hidden = np.tanh(pq[..., :, None, :] + pk[..., None, :, :])  # (..., L_q, L_k, h)
+    return (hidden @ wv.astype(work)).astype(out_dtype, copy=False)
