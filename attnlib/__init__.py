@@ -9,6 +9,7 @@ attention   scaled dot-product attention (output and weights) and the weighted s
 heads       multi-head attention: split/merge heads, projections W_Q, W_K, W_V, W_O
 plots       attention heatmaps, mixture bar charts, mask (access) maps
 examples    the source documents' worked examples as named data
+scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
 
 Semantics (decided once, tested in tests/)
 ------------------------------------------

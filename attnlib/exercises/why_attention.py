@@ -1,0 +1,68 @@
+"""Checkers for the exercises of the chapter "Why attention".
+
+Each function prints a one-line verdict and returns True or False.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import check_close
+from ..examples import BANK
+
+#: Situations for the exercise "self-attention or cross-attention?". In each, the queries
+#: come from the first sequence named and the keys and values from the second.
+ATTENTION_KIND_CASES = {
+    "a": ("the sentence being read", "the same sentence"),
+    "b": ("the French words generated so far", "the encoded English source sentence"),
+    "c": ("the words of a question", "the words of a document"),
+    "d": ("the tokens a language model has written so far", "the same tokens"),
+}
+_KINDS = {"a": "self", "b": "cross", "c": "cross", "d": "self"}
+
+
+def check_uniform_mixture(answer, values=None) -> bool:
+    """Check the equal-weight average of value vectors (the "no attention" baseline).
+
+    Parameters
+    ----------
+    answer : array_like, shape (d_v,), the reader's average
+    values : array_like, shape (L, d_v), optional; default: the bank example's values
+        ``[2, 0], [0, 2], [1, 1]``.
+
+    Returns
+    -------
+    bool
+    """
+    v = np.asarray(BANK.values if values is None else values, dtype=float)
+    if v.ndim != 2:
+        raise ValueError(f"values must have shape (L, d_v); got {v.shape}")
+    expected = v.sum(axis=0) / v.shape[0]   # the plain average, written without attnlib
+    return check_close(answer, expected, name="the equal-weight mixture")
+
+
+def check_attention_kind(answers) -> bool:
+    """Check a dict mapping each case of :data:`ATTENTION_KIND_CASES` to "self" or "cross".
+
+    Raises
+    ------
+    TypeError if ``answers`` is not a dict.
+    """
+    if not isinstance(answers, dict):
+        raise TypeError(f"answers must be a dict such as {{'a': 'self', ...}}; got {type(answers).__name__}")
+    missing = sorted(set(_KINDS) - set(answers))
+    if missing:
+        print(f"Not yet: no answer for case(s) {', '.join(missing)}.")
+        return False
+    for case in sorted(_KINDS):
+        given = str(answers[case]).strip().lower().replace("-attention", "")
+        if given not in ("self", "cross"):
+            print(f"Not yet: case {case}: answer 'self' or 'cross', not {answers[case]!r}.")
+            return False
+        if given != _KINDS[case]:
+            q_from, kv_from = ATTENTION_KIND_CASES[case]
+            same = _KINDS[case] == "self"
+            print(f"Not yet: case {case}: queries come from {q_from} and keys/values from "
+                  f"{kv_from}: {'one sequence' if same else 'two different sequences'}.")
+            return False
+    print(f"Correct: all {len(_KINDS)} cases classified.")
+    return True
