@@ -1,0 +1,164 @@
+"""Explorers: the arithmetic (pure functions) and the widgets driven through their controls.
+
+Expected values are computed here by hand formulas, independently of attnlib.
+"""
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from attnlib import explorers as X  # noqa: E402
+
+pytest.importorskip("ipywidgets")
+
+
+def hand_softmax(s):
+    e = [math.exp(x) for x in s]
+    return [x / sum(e) for x in e]
+
+
+def test_scores_state_matches_hand_computation():
+    state = X.scores_state([2.0, 4.0, 1.0], [[1, 0], [0, 2], [1, 1]])
+    w = hand_softmax([2, 4, 1])
+    np.testing.assert_allclose(state["weights"], w, atol=1e-12)
+    np.testing.assert_allclose(state["output"], [w[0] + w[2], 2 * w[1] + w[2]], atol=1e-12)
+    assert np.round(state["output"], 3).tolist() == [0.156, 1.730]
+
+
+def test_scores_explorer_follows_its_sliders():
+    ex = X.ScoresExplorer(live_figure=False)
+    assert "0.1142" in ex.readout.value and "0.8438" in ex.readout.value
+    ex.sliders[1].value = 2.0          # Learning now ties with Machine
+    w = hand_softmax([2, 2, 1])
+    assert f"{w[0]:.4f}" in ex.readout.value
+    np.testing.assert_allclose(ex.state["weights"], w, atol=1e-12)
+    for s in ex.sliders:               # extreme values never raise and stay finite
+        s.value = s.max
+    ex.sliders[0].value = ex.sliders[0].min
+    assert np.isfinite(ex.state["output"]).all()
+    assert abs(ex.state["weights"].sum() - 1) < 1e-12
+
+
+def test_scale_state_sharpens_and_flattens():
+    raw = [2 * math.sqrt(2), math.sqrt(2), 0.0]
+    at_2 = X.scale_state(raw, d_k=2, n_samples=100)
+    np.testing.assert_allclose(at_2["weights"], hand_softmax([2, 1, 0]), atol=1e-12)
+    hot = X.scale_state(raw, d_k=2, temperature=10.0, n_samples=100)
+    cold = X.scale_state(raw, d_k=2, temperature=0.1, n_samples=100)
+    assert hot["entropy"] > at_2["entropy"] > cold["entropy"]
+    assert cold["max_weight"] > 0.99
+    with pytest.raises(ValueError, match="temperature"):
+        X.scale_state(raw, temperature=0.0)
+    with pytest.raises(ValueError, match="d_k"):
+        X.scale_state(raw, d_k=0)
+
+
+def test_scale_state_variance_grows_with_d_k_unless_scaled():
+    var = X.scale_state([0.0], variance_dims=(4, 64, 256), n_samples=40_000)["variance"]
+    # Var(q·k) = d_k for independent standard-normal components; scaled, it is 1.
+    np.testing.assert_allclose(var["unscaled"] / var["d_k"], 1.0, rtol=0.05)
+    np.testing.assert_allclose(var["scaled"], 1.0, rtol=0.05)
+
+
+def test_scale_explorer_controls():
+    ex = X.ScaleExplorer(live_figure=False)
+    assert "[2.0000, 1.0000, 0.0000]" in ex.readout.value   # d_k = 2 gives the book's scores
+    ex.d_k.value = 1024
+    assert ex.state["max_weight"] < 0.4                     # almost flat
+    ex.d_k.value = 1
+    ex.temperature.value = ex.temperature.min * 1.0001        # extreme: very peaked, finite
+    assert ex.state["max_weight"] > 0.99 and np.isfinite(ex.state["weights"]).all()
+
+
+def test_query_key_state_is_the_bank_example():
+    st = X.query_key_state([math.sqrt(2), 0], [[2, 0], [1, 1], [0, 1]], [[2, 0], [0, 2], [1, 1]])
+    np.testing.assert_allclose(st["scores"], [2, 1, 0], atol=1e-12)
+    w = hand_softmax([2, 1, 0])
+    np.testing.assert_allclose(st["output"], [2 * w[0] + w[2], 2 * w[1] + w[2]], atol=1e-12)
+    unscaled = X.query_key_state([1, 2], [[3, 4]], [[1.0]], scaled=False)
+    assert unscaled["scores"].tolist() == [11.0]
+
+
+def test_query_key_explorer_moves_the_query():
+    ex = X.QueryKeyExplorer(live_figure=False)
+    assert "1.4205" in ex.readout.value and "0.5795" in ex.readout.value
+    ex.query_sliders[0].value = 0.0
+    ex.query_sliders[1].value = 0.0   # a zero query scores every key 0: equal weights
+    np.testing.assert_allclose(ex.state["weights"], [1 / 3] * 3, atol=1e-12)
+    assert "[1.0000, 1.0000]" in ex.readout.value
+    for s in ex.controls:
+        s.value = s.min
+    assert np.isfinite(ex.state["output"]).all()
+
+
+def test_mask_state_kinds():
+    toks = ["The", "bank", "flooded", "after", "the", "storm", "."]
+    causal = X.mask_state(toks, "causal")
+    assert causal["mask"].sum(axis=1).tolist() == [1, 2, 3, 4, 5, 6, 7]
+    bank, storm = 1, 5
+    assert not causal["mask"][bank, storm] and causal["mask"][storm, bank]
+    assert causal["weights"][bank, storm] == 0.0
+    both = X.mask_state(toks, "bidirectional")
+    assert both["mask"].all()
+    padded = X.mask_state(toks, "padding", pad_to=9)
+    assert padded["tokens"][-2:] == ("[PAD]", "[PAD]")
+    assert padded["weights"][:, 7:].sum() == 0.0          # nobody attends padding
+    assert padded["weights"][7:].sum() == 0.0             # padding queries attend nothing
+    np.testing.assert_allclose(padded["weights"][:7].sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="kind"):
+        X.mask_state(toks, "diagonal")
+    with pytest.raises(ValueError, match="no tokens"):
+        X.mask_state([], "causal")
+
+
+def test_mask_explorer_controls():
+    ex = X.MaskExplorer(live_figure=False)
+    assert "[1.0000, 2.0000, 3.0000, 4.0000, 5.0000, 6.0000, 7.0000]" in ex.readout.value
+    ex.kind.value = "bidirectional"
+    assert ex.state["mask"].all()
+    ex.sentence.value = "The cat sat"
+    ex.kind.value = "padding"
+    ex.pad_to.value = ex.pad_to.min                           # shorter than the sentence: no padding
+    assert ex.state["tokens"] == ("The", "cat", "sat")
+    ex.sentence.value = "   "                                  # empty sentence does not raise
+    assert ex.state["tokens"] == ("(empty)",)
+
+
+def test_heads_state_two_heads():
+    values = np.stack([np.array([[2.0, 0], [0, 2], [1, 1]]), np.array([[1.0, 0], [0, 1], [1, 1]])])
+    W_O = np.eye(4)[:, :3]
+    st = X.heads_state([[2, 1, 0], [1, 2, 0]], values, W_O)
+    w = hand_softmax([2, 1, 0])
+    np.testing.assert_allclose(st["weights"][0], w)
+    np.testing.assert_allclose(st["weights"][1], [w[1], w[0], w[2]])   # swapped scores, swapped weights
+    h1 = [2 * w[0] + w[2], 2 * w[1] + w[2]]
+    h2 = [w[1] + w[2], w[0] + w[2]]
+    np.testing.assert_allclose(st["concatenated"], h1 + h2)
+    np.testing.assert_allclose(st["output"], (h1 + h2)[:3])
+    with pytest.raises(ValueError, match="rows"):
+        X.heads_state([[2, 1, 0], [1, 2, 0]], values, np.eye(3))
+
+
+def test_heads_explorer_controls():
+    ex = X.HeadsExplorer(live_figure=False)
+    assert ex.readout.value.count("0.6652") == 2        # each head gives its favourite 0.6652
+    ex.score_sliders[1][0].value = 2.0                  # head 2's scores become [2, 1, 0] ...
+    ex.score_sliders[1][1].value = 1.0
+    np.testing.assert_allclose(ex.state["weights"][0], ex.state["weights"][1])  # ... as head 1's
+    with pytest.raises(ValueError, match="between 1 and 4"):
+        X.HeadsExplorer(num_heads=5, live_figure=False)
+    assert X.HeadsExplorer(num_heads=3, live_figure=False).state["weights"].shape == (3, 3)
+
+
+@pytest.mark.parametrize("cls", [X.ScoresExplorer, X.ScaleExplorer, X.QueryKeyExplorer,
+                                 X.MaskExplorer, X.HeadsExplorer])
+def test_every_explorer_draws_a_figure_and_is_one_widget(cls):
+    ex = cls(live_figure=False)
+    fig = ex.figure()
+    assert isinstance(fig, plt.Figure) and fig.axes
+    plt.close(fig)
+    assert len(ex.widget.children) == 3
