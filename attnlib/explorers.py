@@ -35,6 +35,7 @@ __all__ = [
     "query_key_state", "query_key_figure", "QueryKeyExplorer",
     "mask_state", "mask_figure", "MaskExplorer",
     "heads_state", "heads_figure", "HeadsExplorer",
+    "cost_state", "cost_figure", "CostExplorer",
 ]
 
 
@@ -532,3 +533,87 @@ class HeadsExplorer(_Explorer):
 
     def figure(self):
         return heads_figure(self.state, self.tokens)
+
+
+# --------------------------------------------------------------------------- cost
+def cost_state(n: int, d: int = 64, *, heads: int = 1, block: int = 256, bytes_per_number: int = 4) -> dict:
+    """What one attention layer costs at sequence length ``n`` (counted, not measured).
+
+    Parameters
+    ----------
+    n : int >= 1, sequence length (self-attention: ``L_q = L_k = n``)
+    d : int >= 1, features per head (``d_k = d_v = d``)
+    heads : int >= 1
+    block : int >= 1, tile size of tiled attention (queries and keys)
+    bytes_per_number : 4 for float32, 2 for float16, 8 for float64
+
+    Returns
+    -------
+    dict with the inputs (``block`` capped at ``n``), ``score_entries`` (= heads * n^2), ``plain_scores_bytes`` (the full score table),
+    ``tiled_scores_bytes`` (one block x block tile per head plus running max and sum per query)
+    and ``flops`` (about 4 n^2 d per head: n^2 d multiply-adds for Q K^T and as many for the
+    weighted sum, two flops each).
+
+    Raises
+    ------
+    ValueError if any count is below 1.
+    """
+    for name, value in (("n", n), ("d", d), ("heads", heads), ("block", block),
+                        ("bytes_per_number", bytes_per_number)):
+        if int(value) < 1:
+            raise ValueError(f"{name} must be at least 1; got {value}")
+    n, d, heads, block = int(n), int(d), int(heads), int(block)
+    entries = heads * n * n
+    tile = min(block, n)
+    return {"n": n, "d": d, "heads": heads, "block": tile, "bytes_per_number": bytes_per_number,
+            "score_entries": entries,
+            "plain_scores_bytes": entries * bytes_per_number,
+            "tiled_scores_bytes": heads * (tile * tile + 2 * n) * bytes_per_number,
+            "flops": 4 * heads * n * n * d}
+
+
+def cost_figure(state: dict, *, max_n: int = 131_072) -> plt.Figure:
+    """Score-table memory of plain and tiled attention against n (log-log), this n marked."""
+    ns = np.unique(np.geomspace(16, max(max_n, state["n"]), 40).astype(int))
+    tile = state["block"]
+    plain = [cost_state(k, state["d"], heads=state["heads"], block=tile,
+                        bytes_per_number=state["bytes_per_number"]) for k in ns]
+    fig, ax = plt.subplots(figsize=(6.0, 3.2), layout="constrained")
+    ax.loglog(ns, [c["plain_scores_bytes"] / 2**20 for c in plain], color=OKABE_ITO[0],
+              label="plain: the whole n × n table")
+    ax.loglog(ns, [c["tiled_scores_bytes"] / 2**20 for c in plain], "--", color=OKABE_ITO[1],
+              label=f"tiled: one {tile} × {tile} tile")
+    ax.axvline(state["n"], color="grey", lw=0.8)
+    ax.set_xlabel("sequence length n")
+    ax.set_ylabel("score memory (MiB)")
+    ax.legend(frameon=False)
+    return fig
+
+
+class CostExplorer(_Explorer):
+    """Slide the sequence length, width, heads and tile size; see entries, memory and FLOPs."""
+
+    def __init__(self, *, live_figure: bool = True):
+        super().__init__(live_figure)
+        w = self._widgets
+        style = {"description_width": "initial"}
+        self.n = w.IntSlider(value=1_000, min=1, max=100_000, step=1,
+                             description="sequence length n", style=style)
+        self.d = w.IntSlider(value=64, min=1, max=256, description="d per head", style=style)
+        self.heads = w.IntSlider(value=1, min=1, max=16, description="heads", style=style)
+        self.block = w.IntSlider(value=256, min=1, max=4096, description="tile size", style=style)
+        self.controls = [self.n, self.d, self.heads, self.block]
+        self._connect(self.controls)
+
+    def compute(self) -> dict:
+        return cost_state(self.n.value, self.d.value, heads=self.heads.value, block=self.block.value)
+
+    def rows(self):
+        s = self.state
+        return [("score entries", f"{s['score_entries']:,}"),
+                ("plain score memory (float32)", f"{s['plain_scores_bytes'] / 2**20:,.1f} MiB"),
+                ("tiled score memory (float32)", f"{s['tiled_scores_bytes'] / 2**20:,.3f} MiB"),
+                ("floating-point operations", f"{s['flops']:,}")]
+
+    def figure(self):
+        return cost_figure(self.state)

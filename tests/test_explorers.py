@@ -155,10 +155,34 @@ def test_heads_explorer_controls():
 
 
 @pytest.mark.parametrize("cls", [X.ScoresExplorer, X.ScaleExplorer, X.QueryKeyExplorer,
-                                 X.MaskExplorer, X.HeadsExplorer])
+                                 X.MaskExplorer, X.HeadsExplorer, X.CostExplorer])
 def test_every_explorer_draws_a_figure_and_is_one_widget(cls):
     ex = cls(live_figure=False)
     fig = ex.figure()
     assert isinstance(fig, plt.Figure) and fig.axes
     plt.close(fig)
     assert len(ex.widget.children) == 3
+
+
+def test_cost_state_counts():
+    st = X.cost_state(100_000, 64)
+    assert st["score_entries"] == 10_000_000_000
+    assert st["plain_scores_bytes"] == 40_000_000_000
+    assert st["flops"] == 4 * 100_000 ** 2 * 64
+    small = X.cost_state(10, 8, heads=2, block=256)       # the tile is never bigger than n x n
+    assert small["tiled_scores_bytes"] == 2 * (10 * 10 + 2 * 10) * 4
+    assert X.cost_state(2_000, 64)["score_entries"] == 4 * X.cost_state(1_000, 64)["score_entries"]
+    with pytest.raises(ValueError, match="block"):
+        X.cost_state(10, block=0)
+
+
+def test_cost_explorer_controls():
+    ex = X.CostExplorer(live_figure=False)
+    assert "1,000,000" in ex.readout.value
+    ex.n.value = 100_000
+    assert "10,000,000,000" in ex.readout.value
+    for s in ex.controls:
+        s.value = s.min
+    assert ex.state["score_entries"] == 1
+    fig = ex.figure()
+    plt.close(fig)
