@@ -1,36 +1,67 @@
-"""Input checks shared by every attnlib function.
+"""Input checks shared by every attnlib function (private module).
 
 Errors name what is wrong: both shapes for a shape mismatch, the dtype for a wrong dtype.
+The helpers here also fix the one numerical policy of the library: everything is computed
+in float64 and handed back in the caller's floating dtype (:func:`compute_dtype`,
+:func:`to_dtype`).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
+
+#: The dtype every computation runs in. float16 and float32 inputs are upcast, so a
+#: difference such as ``3e38 - (-3e38)`` or a dot product of large float16 numbers cannot
+#: overflow, and rounding happens once, when the result is cast back.
+WORK_DTYPE = np.dtype(np.float64)
 
 
 def as_float_array(x, name: str) -> np.ndarray:
     """Return ``x`` as a floating-point array, keeping float16/32/64 as they are.
 
-    Integers and booleans become float64. Complex numbers, strings and objects raise
-    ``TypeError`` naming ``name`` and the dtype.
+    Integers become float64. Booleans, complex numbers, strings and objects raise
+    ``TypeError`` naming ``name`` and the dtype (a boolean array passed as scores or values
+    is almost always a mask passed in the wrong place).
     """
     arr = np.asarray(x)
     if arr.dtype.kind == "f":
         return arr
-    if arr.dtype.kind in "iub":
+    if arr.dtype.kind in "iu":
         return arr.astype(np.float64)
-    raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    raise TypeError(f"{name} must hold real numbers (a float or integer dtype); "
+                    f"got dtype {arr.dtype}")
 
 
 def compute_dtype(*dtypes) -> np.dtype:
-    """The dtype attnlib computes in: float16 is upcast to float32, float32 and float64 stay."""
-    return np.promote_types(np.result_type(*dtypes), np.float32)
+    """The dtype attnlib computes in: float64 (or wider, for ``longdouble`` inputs)."""
+    return np.promote_types(np.result_type(*dtypes), WORK_DTYPE)
+
+
+def to_dtype(x: np.ndarray, dtype, what: str) -> np.ndarray:
+    """Cast a float64 result back to ``dtype``; ``OverflowError`` if it does not fit.
+
+    Casting 70000.0 to float16 would silently give ``inf`` (and a RuntimeWarning); attnlib
+    refuses instead and says which result is too large for which dtype.
+    """
+    dtype = np.dtype(dtype)
+    if dtype == x.dtype:
+        return x
+    limit = np.finfo(dtype).max
+    finite = np.isfinite(x)
+    if np.any(np.abs(x[finite]) > limit):
+        raise OverflowError(
+            f"{what} exceed the largest {dtype} number ({limit:g}); "
+            f"pass the inputs as float32 or float64 instead")
+    return x.astype(dtype)
 
 
 def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
     """Check that ``mask`` is boolean (``True`` = may attend) and return it as an array.
 
     Raises ``TypeError`` naming the dtype for float or integer masks: a float mask is
-    ambiguous (is 0 "blocked" or "an additive bias of zero"?), so attnlib refuses it.
+    ambiguous (is 0 "blocked", or an additive bias of zero?), and an integer mask may use
+    either polarity (1 = keep in some libraries, 1 = block in others), so attnlib refuses both.
     """
     arr = np.asarray(mask)
     if arr.dtype != np.bool_:
@@ -49,7 +80,8 @@ def check_mask_shape(mask: np.ndarray, target_shape: tuple, what: str = "scores"
         shape = None
     if shape != tuple(target_shape):
         raise ValueError(
-            f"mask of shape {mask.shape} does not broadcast to the {what} shape {tuple(target_shape)}"
+            f"mask of shape {mask.shape} does not broadcast to the {what} shape "
+            f"{tuple(target_shape)}"
         )
 
 
@@ -68,3 +100,14 @@ def require_ndim(arr: np.ndarray, ndim: int, name: str, layout: str) -> None:
     """Require at least ``ndim`` axes, naming the expected layout."""
     if arr.ndim < ndim:
         raise ValueError(f"{name} must have shape {layout}; got shape {arr.shape}")
+
+
+def as_length(n, name: str) -> int:
+    """A sequence length: a non-negative integer (``TypeError`` for 2.5, ``ValueError`` for -1)."""
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer; got {n!r} of type {type(n).__name__}") from None
+    if n < 0:
+        raise ValueError(f"{name} must be non-negative; got {n}")
+    return n

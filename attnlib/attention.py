@@ -1,6 +1,9 @@
 """Attention: scores -> weights -> weighted sum of values.
 
-``attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V`` (Vaswani et al. 2017, equation (1)).
+``attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V`` (Vaswani et al. 2017, equation (1)),
+with an optional boolean mask applied inside the softmax.
+
+Source: Vaswani et al. (2017), section 3.2.1; Bahdanau et al. (2015), equations (5)-(6).
 """
 from __future__ import annotations
 
@@ -9,43 +12,60 @@ import math
 import numpy as np
 
 from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
-                          compute_dtype, require_ndim)
+                          compute_dtype, require_ndim, to_dtype)
 from .softmax import softmax
 
 
 def weighted_sum(weights, values) -> np.ndarray:
     """The attention output: each query's weighted sum of the value vectors.
 
+    ``out[..., i, :] = sum_j weights[..., i, j] * values[..., j, :]``
+
     Parameters
     ----------
-    weights : array_like, shape (..., L_q, L_k)
-    values : array_like, shape (..., L_k, d_v)
+    weights : array_like, shape (..., L_q, L_k), or (L_k,) for a single query
+    values : array_like, shape (..., L_k, d_v); leading axes broadcast with ``weights``
 
     Returns
     -------
-    numpy.ndarray, shape (..., L_q, d_v): ``out[..., i, :] = sum_j weights[..., i, j] * values[..., j, :]``
+    numpy.ndarray, shape (..., L_q, d_v) (or (d_v,) for 1-D weights), in the inputs' common
+    float dtype (integers give float64); computed in float64 inside.
 
     Raises
     ------
+    TypeError
+        If an input is not a float or integer array (its dtype is named).
     ValueError
-        If ``L_k`` differs between the two (both shapes named).
+        If ``L_k`` differs between the two or the leading axes do not broadcast (both shapes
+        named), or ``values`` hold NaN or inf (a weight of 0 does not cancel NaN: 0 * NaN is
+        NaN. To exclude poisoned positions use :func:`attention` with a mask).
 
-    Source: Vaswani et al. (2017), section 3.2 ("a weighted sum of the values").
+    Source: Vaswani et al. (2017), section 3.2 ("a weighted sum of the values");
+    Bahdanau et al. (2015), equation (5) (the context vector ``c_i = sum_j a_ij h_j``).
     """
     w = as_float_array(weights, "weights")
     v = as_float_array(values, "values")
-    require_ndim(w, 2, "weights", "(..., L_q, L_k)")
+    single_query = w.ndim == 1
+    if single_query:
+        w = w[None, :]
     require_ndim(v, 2, "values", "(..., L_k, d_v)")
     if w.shape[-1] != v.shape[-2]:
-        raise ValueError(f"weights {w.shape} and values {v.shape} disagree on the number of keys L_k")
+        raise ValueError(f"weights {w.shape} and values {v.shape} disagree on the number of "
+                         "keys L_k (last axis of weights, second-to-last of values)")
     broadcast_batch(w.shape, v.shape, "weights", "values")
+    if not np.isfinite(v).all():
+        raise ValueError(f"values {v.shape} hold NaN or inf")
     out_dtype = np.result_type(w.dtype, v.dtype)
     work = compute_dtype(out_dtype)
-    return (w.astype(work, copy=False) @ v.astype(work, copy=False)).astype(out_dtype, copy=False)
+    out = w.astype(work) @ v.astype(work)
+    out = to_dtype(out, out_dtype, "weighted sums")
+    return out[0] if single_query else out
 
 
 def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     """Scaled dot-product attention, returning the output and the attention weights.
+
+    ``weights = softmax(scale * Q K^T, mask)``, ``output = weights V``.
 
     Parameters
     ----------
@@ -53,11 +73,11 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     keys : array_like, shape (..., L_k, d_k)
     values : array_like, shape (..., L_k, d_v)
         Leading (batch, head) axes broadcast. ``L_q`` may differ from ``L_k``
-        (cross-attention) and ``d_v`` may differ from ``d_k``.
+        (cross-attention) and ``d_v`` may differ from ``d_k``. Any length may be 0.
     mask : array_like of bool, optional
-        Broadcastable to ``(..., L_q, L_k)``; ``True`` = may attend. A query with no allowed
-        key gets all-zero weights and a zero output. Masked keys never influence the output,
-        whatever their keys or values hold (even NaN or inf).
+        Broadcastable to ``(..., L_q, L_k)`` without enlarging it; ``True`` = may attend.
+        A query with no allowed key gets all-zero weights and a zero output. Masked keys
+        never influence the output, whatever their keys or values hold (even NaN or inf).
     scale : float, optional
         Multiplies ``Q K^T``. Default ``1 / sqrt(d_k)``; use ``scale=1.0`` for plain
         dot-product attention.
@@ -67,15 +87,20 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     output : numpy.ndarray, shape (..., L_q, d_v)
     weights : numpy.ndarray, shape (..., L_q, L_k)
         One row per query, each summing to 1 (or 0 if fully masked). Both in the inputs'
-        float dtype (float16 is computed in float32 and returned as float16).
+        common float dtype (float16 in, float16 out; integers give float64), computed in
+        float64 inside. There is no dropout: the weights are exactly those used.
 
     Raises
     ------
     TypeError
-        If ``mask`` is not boolean (its dtype is named).
+        If ``mask`` is not boolean or an input is not a float or integer array (the dtype
+        is named).
     ValueError
-        If shapes disagree (both shapes are named), or a key or value that some query may
-        attend holds NaN or inf.
+        If shapes disagree (both shapes are named), ``d_k`` is 0 without an explicit
+        ``scale``, ``scale`` is not a finite number, or a query, key or value that takes part
+        (is allowed by the mask) holds NaN or inf.
+    OverflowError
+        If an allowed score overflows float64.
 
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1, equation (1).
     """
@@ -92,28 +117,42 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
                          "positions L_k (second-to-last axis)")
     batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
     batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    scores_shape = batch + (q.shape[-2], k.shape[-2])       # (..., L_q, L_k)
+    if scale is None:
+        if q.shape[-1] == 0:
+            raise ValueError(f"queries {q.shape} have no features (d_k = 0): 1/sqrt(d_k) "
+                             "is undefined; pass scale= explicitly")
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    if not (np.ndim(scale) == 0 and np.isrealobj(scale) and math.isfinite(float(scale))):
+        raise ValueError(f"scale must be a finite real number; got {scale!r}")
+    scale = float(scale)
+
     out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
     work = compute_dtype(out_dtype)
-    q, k, v = (a.astype(work, copy=False) for a in (q, k, v))
-    scores_shape = batch + (q.shape[-2], k.shape[-2])
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+    q, k, v = q.astype(work), k.astype(work), v.astype(work)
 
-    if mask is None:
-        allowed = None
-    else:
+    allowed = None
+    if mask is not None:
         allowed = as_bool_mask(mask)
         check_mask_shape(allowed, scores_shape)
-        # A key that no query may attend cannot influence anything: zero it before use,
-        # so NaN or inf stored there cannot leak through 0 * NaN = NaN.
-        used = np.any(np.broadcast_to(allowed, scores_shape), axis=-2)[..., :, None]
-        k = np.where(used, k, 0.0)
-        v = np.where(used, v, 0.0)
-        asking = np.any(np.broadcast_to(allowed, scores_shape), axis=-1)[..., :, None]
-        q = np.where(asking, q, 0.0)  # a query that may attend nothing is never used
-    if not (np.isfinite(k).all() and np.isfinite(v).all() and np.isfinite(q).all()):
-        raise ValueError("queries, keys or values that take part in attention hold NaN or inf")
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale
-    weights = softmax(scores, axis=-1, mask=allowed)
-    output = weights @ v
-    return output.astype(out_dtype, copy=False), weights.astype(out_dtype, copy=False)
+        allowed = np.broadcast_to(allowed, scores_shape)
+        # Whatever no query may look at is replaced by 0 *before* any arithmetic, so NaN or
+        # inf stored in a masked key or value cannot leak through 0 * NaN = NaN.
+        key_used = allowed.any(axis=-2)[..., :, None]        # (..., L_k, 1)
+        query_asks = allowed.any(axis=-1)[..., :, None]      # (..., L_q, 1)
+        k = np.where(key_used, k, 0.0)
+        v = np.where(key_used, v, 0.0)
+        q = np.where(query_asks, q, 0.0)
+    for name, arr in (("queries", q), ("keys", k), ("values", v)):
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} that take part in attention hold NaN or inf "
+                             "(mask such positions out)")
+
+    with np.errstate(over="ignore", invalid="ignore"):   # checked just below, by name
+        scores = (q @ np.swapaxes(k, -1, -2)) * scale      # (..., L_q, L_k)
+    if not np.isfinite(scores if allowed is None else scores[allowed]).all():
+        raise OverflowError("an allowed attention score overflows float64")
+    weights = softmax(scores, axis=-1, mask=allowed)       # (..., L_q, L_k), rows sum to 1 or 0
+    output = weights @ v                                   # (..., L_q, d_v)
+    return (to_dtype(output, out_dtype, "attention outputs"),
+            to_dtype(weights, out_dtype, "attention weights"))

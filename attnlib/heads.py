@@ -6,34 +6,70 @@
 The per-head projections are stored as one matrix per role, ``W_Q`` of shape
 ``(d_query_in, d_model)`` and so on, whose columns are cut into ``num_heads`` consecutive
 blocks of ``d_head = d_model / num_heads`` columns: block ``h`` is head ``h``'s projection.
+Queries, keys and values may have different widths (cross-attention between two models).
+
+Layouts: inputs ``(..., L, d)``; per-head arrays ``(..., H, L, d_head)``; weights
+``(..., H, L_q, L_k)``. Splitting and merging only move features between axes; they never
+mix positions (tokens).
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_bool_mask, as_float_array, require_ndim
+from ._validation import (as_bool_mask, as_float_array, broadcast_batch, compute_dtype,
+                          require_ndim, to_dtype)
 from .attention import attention
+
+
+def _num_heads(num_heads, d_model: int) -> int:
+    """Check that ``num_heads`` is a positive integer dividing ``d_model``."""
+    try:
+        num_heads = operator.index(num_heads)
+    except TypeError:
+        raise TypeError(f"num_heads must be an integer; got {num_heads!r}") from None
+    if num_heads < 1:
+        raise ValueError(f"num_heads must be at least 1; got {num_heads}")
+    if d_model % num_heads:
+        raise ValueError(f"model width d_model={d_model} is not divisible by "
+                         f"num_heads={num_heads}")
+    return num_heads
 
 
 def split_heads(x, num_heads: int) -> np.ndarray:
     """Cut the feature axis into heads: ``(..., L, d_model) -> (..., H, L, d_model / H)``.
 
-    Head ``h`` receives features ``h*d_head : (h+1)*d_head``. The reshape is followed by a
-    transpose, so tokens never mix across positions.
+    Head ``h`` receives features ``h*d_head : (h+1)*d_head`` of every position. The reshape
+    is followed by a transpose, so tokens never mix across positions.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., L, d_model), any dtype (kept as it is)
+    num_heads : int, dividing ``d_model``
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., H, L, d_model / H), same dtype
 
     Raises
     ------
     ValueError
-        If ``d_model`` is not divisible by ``num_heads`` (both numbers named).
+        If ``x`` has fewer than 2 axes, or ``d_model`` is not divisible by ``num_heads``
+        (both numbers named).
+    TypeError
+        If ``num_heads`` is not an integer.
+
+    Example: ``split_heads(np.arange(8).reshape(1, 2, 4), 2)[0]`` is
+    ``[[[0, 1], [4, 5]], [[2, 3], [6, 7]]]``.
+
+    Source: Vaswani et al. (2017), section 3.2.2 (``d_k = d_v = d_model / h``).
     """
     x = np.asarray(x)
     require_ndim(x, 2, "x", "(..., L, d_model)")
-    num_heads = int(num_heads)
     d_model = x.shape[-1]
-    if num_heads < 1 or d_model % num_heads:
-        raise ValueError(f"model width d_model={d_model} is not divisible by num_heads={num_heads}")
+    num_heads = _num_heads(num_heads, d_model)
     x = x.reshape(x.shape[:-1] + (num_heads, d_model // num_heads))  # (..., L, H, d_head)
     return np.swapaxes(x, -3, -2)                                     # (..., H, L, d_head)
 
@@ -44,6 +80,12 @@ def merge_heads(x) -> np.ndarray:
     Transposes heads back behind the positions before reshaping (merging without the
     transpose is a classic bug that mixes tokens), so ``merge_heads(split_heads(x, H))``
     equals ``x`` exactly.
+
+    Parameters: ``x``, array_like of shape (..., H, L, d_head), any dtype (kept).
+    Returns: numpy.ndarray of shape (..., L, H * d_head).
+    Raises: ``ValueError`` if ``x`` has fewer than 3 axes.
+
+    Source: Vaswani et al. (2017), section 3.2.2 (``Concat(head_1, ..., head_h)``).
     """
     x = np.asarray(x)
     require_ndim(x, 3, "x", "(..., H, L, d_head)")
@@ -59,8 +101,14 @@ class MultiHeadParams:
     ----------
     W_Q : (d_query_in, d_model)   W_K : (d_key_in, d_model)   W_V : (d_value_in, d_model)
     W_O : (d_model, d_out)
-    b_Q, b_K, b_V : (d_model,) or None;  b_O : (d_out,) or None  (BERT-style biases)
     num_heads : int, dividing d_model
+    b_Q, b_K, b_V : (d_model,) or None;  b_O : (d_out,) or None  (BERT-style biases)
+
+    The arrays are converted to float arrays on construction and checked: a wrong shape
+    raises ``ValueError`` naming the shapes involved, ``d_model`` not divisible by
+    ``num_heads`` raises ``ValueError`` saying so.
+
+    Source: Vaswani et al. (2017), section 3.2.2 (``W_i^Q, W_i^K, W_i^V, W^O``).
     """
 
     W_Q: np.ndarray
@@ -74,36 +122,64 @@ class MultiHeadParams:
     b_O: np.ndarray | None = None
 
     def __post_init__(self):
+        for name in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"):
+            value = getattr(self, name)
+            if value is not None:   # frozen dataclass: set the converted array explicitly
+                object.__setattr__(self, name, as_float_array(value, name))
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            if getattr(self, name).ndim != 2:
+                raise ValueError(f"{name} must be a matrix; got shape {getattr(self, name).shape}")
         d_model = self.W_Q.shape[1]
         for name in ("W_K", "W_V"):
             if getattr(self, name).shape[1] != d_model:
                 raise ValueError(f"W_Q {self.W_Q.shape} and {name} {getattr(self, name).shape} "
                                  "must have the same number of columns d_model")
         if self.W_O.shape[0] != d_model:
-            raise ValueError(f"W_O {self.W_O.shape} must have d_model={d_model} rows")
-        if self.num_heads < 1 or d_model % self.num_heads:
-            raise ValueError(f"model width d_model={d_model} is not divisible by "
-                             f"num_heads={self.num_heads}")
+            raise ValueError(f"W_O {self.W_O.shape} must have d_model={d_model} rows "
+                             f"(W_Q is {self.W_Q.shape})")
+        for name, size in (("b_Q", d_model), ("b_K", d_model), ("b_V", d_model),
+                           ("b_O", self.W_O.shape[1])):
+            b = getattr(self, name)
+            if b is not None and b.shape != (size,):
+                raise ValueError(f"{name} must have shape ({size},); got {b.shape}")
+        object.__setattr__(self, "num_heads", _num_heads(self.num_heads, d_model))
 
     @property
     def d_model(self) -> int:
+        """Total width of all heads together (columns of ``W_Q``)."""
         return self.W_Q.shape[1]
 
     @property
     def d_head(self) -> int:
+        """Width of one head, ``d_model / num_heads``."""
         return self.d_model // self.num_heads
 
 
 def init_multi_head(rng: np.random.Generator, d_model: int, num_heads: int, *,
                     d_query_in: int | None = None, d_key_in: int | None = None,
                     d_value_in: int | None = None, d_out: int | None = None) -> MultiHeadParams:
-    """Random (Glorot-uniform) parameters for :func:`multi_head_attention`.
+    """Random (Glorot-uniform) float64 parameters for :func:`multi_head_attention`.
 
-    Inputs default to width ``d_model``; queries, keys and values may have different widths.
-    Raises ``ValueError`` if ``d_model`` is not divisible by ``num_heads``.
+    Parameters
+    ----------
+    rng : numpy.random.Generator (e.g. ``np.random.default_rng(0)``, for reproducibility)
+    d_model : int, total width of the heads
+    num_heads : int, dividing ``d_model``
+    d_query_in, d_key_in, d_value_in, d_out : int, optional
+        Widths of the queries, keys and values fed in and of the output; default ``d_model``.
+
+    Returns
+    -------
+    MultiHeadParams without biases; ``W_*`` drawn from ``U(-a, a)``, ``a = sqrt(6 / (n_in + n_out))``.
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` is not divisible by ``num_heads`` (saying so).
+
+    Source: Vaswani et al. (2017), section 3.2.2; Glorot & Bengio (2010), equation (16).
     """
-    if num_heads < 1 or d_model % num_heads:
-        raise ValueError(f"model width d_model={d_model} is not divisible by num_heads={num_heads}")
+    _num_heads(num_heads, d_model)
 
     def glorot(n_in, n_out):
         limit = np.sqrt(6.0 / (n_in + n_out))
@@ -116,6 +192,7 @@ def init_multi_head(rng: np.random.Generator, d_model: int, num_heads: int, *,
 
 
 def _project(x, W, b):
+    """``x W + b``: one projection applied to every position."""
     y = x @ W
     return y if b is None else y + b
 
@@ -124,15 +201,23 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
                          average_weights: bool = False):
     """Multi-head scaled dot-product attention.
 
+    Each head ``h`` attends with its own projections, ``softmax(Q_h K_h^T / sqrt(d_head)) V_h``;
+    the heads' outputs are concatenated (:func:`merge_heads`) and projected by ``W_O``.
+
     Parameters
     ----------
     queries : array_like, shape (..., L_q, d_query_in)
     keys : array_like, shape (..., L_k, d_key_in)
     values : array_like, shape (..., L_k, d_value_in)
+        Leading (batch) axes broadcast; call their shape ``batch``.
     params : MultiHeadParams
-    mask : array_like of bool, optional
-        Broadcastable to ``(..., L_q, L_k)`` (the same mask for every head) or to
-        ``(..., H, L_q, L_k)``. ``True`` = may attend.
+    mask : array_like of bool, optional; ``True`` = may attend. Either
+        * shared by all heads: broadcastable to ``batch + (L_q, L_k)`` (the layout of
+          :func:`attnlib.attention`, e.g. ``padding_mask(...)`` of shape ``(B, 1, L_k)``), or
+        * per head: exactly one axis more, ``batch + (H, L_q, L_k)`` with the head axis
+          third from the end (size ``H`` or 1).
+        A head in which a query may attend nothing gives that query zero weights and a zero
+        contribution (no NaN).
     average_weights : bool
         If True, return the weights averaged over heads, shape ``(..., L_q, L_k)``.
         By default every head's weights are returned.
@@ -141,14 +226,18 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
     -------
     output : numpy.ndarray, shape (..., L_q, d_out)
     weights : numpy.ndarray, shape (..., H, L_q, L_k), or (..., L_q, L_k) if averaged
+        Both in the common float dtype of ``queries``, ``keys`` and ``values`` (float16 in,
+        float16 out); computed in float64 inside.
 
     Raises
     ------
     ValueError
-        If an input's width does not match its projection (both shapes named) or
-        ``d_model`` is not divisible by the number of heads.
+        If an input's width does not match its projection, the leading axes do not
+        broadcast, or the mask does not fit (the shapes are named).
     TypeError
-        If ``mask`` is not boolean.
+        If ``mask`` is not boolean or an input is not a float or integer array.
+    OverflowError
+        If the output does not fit the input dtype.
 
     Source: Vaswani et al. (2017), section 3.2.2.
     """
@@ -161,16 +250,35 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
         if arr.shape[-1] != W.shape[0]:
             raise ValueError(f"{name} of shape {arr.shape} do not fit a projection of shape "
                              f"{W.shape}: their last axis must equal its rows")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"keys {k.shape} and values {v.shape} must have the same number of "
+                         "positions L_k (second-to-last axis)")
+    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
+    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    work = compute_dtype(out_dtype)
+    q, k, v = q.astype(work), k.astype(work), v.astype(work)
+
     H = params.num_heads
+    if mask is not None:
+        mask = as_bool_mask(mask)
+        shared_ndim = len(batch) + 2                 # the layout batch + (L_q, L_k)
+        if 2 <= mask.ndim <= shared_ndim:
+            mask = np.expand_dims(mask, -3)          # the same mask for every head
+        elif mask.ndim == shared_ndim + 1:
+            if mask.shape[-3] not in (1, H):
+                raise ValueError(f"per-head mask of shape {mask.shape} has {mask.shape[-3]} "
+                                 f"at the head axis (third from the end), but there are {H} heads")
+        elif mask.ndim > shared_ndim + 1:
+            raise ValueError(f"mask of shape {mask.shape} has too many axes for inputs with "
+                             f"batch shape {batch}: use batch + (L_q, L_k) or batch + (H, L_q, L_k)")
+
     qh = split_heads(_project(q, params.W_Q, params.b_Q), H)   # (..., H, L_q, d_head)
     kh = split_heads(_project(k, params.W_K, params.b_K), H)   # (..., H, L_k, d_head)
     vh = split_heads(_project(v, params.W_V, params.b_V), H)   # (..., H, L_k, d_head)
-    if mask is not None:
-        mask = as_bool_mask(mask)
-        if mask.ndim >= 2 and mask.ndim < qh.ndim:
-            mask = np.expand_dims(mask, -3)   # the same mask for every head
     heads, weights = attention(qh, kh, vh, mask)                # (..., H, L_q, d_head)
-    output = _project(merge_heads(heads), params.W_O, params.b_O)
+    output = _project(merge_heads(heads), params.W_O, params.b_O)  # (..., L_q, d_out)
     if average_weights:
         weights = weights.mean(axis=-3)
-    return output, weights
+    return (to_dtype(output, out_dtype, "multi-head outputs"),
+            to_dtype(weights, out_dtype, "attention weights"))

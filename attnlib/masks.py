@@ -1,7 +1,11 @@
 """Masks: which keys each query may attend to.
 
 Every mask in attnlib is boolean and ``True`` means "may attend". Masks broadcast against
-scores of shape ``(..., L_q, L_k)``. Combine masks with ``&``.
+scores of shape ``(..., L_q, L_k)``. Combine masks with ``&`` (e.g. causal & padding).
+
+Broadcasting aligns axes from the right, so a key-padding mask of shape ``(B, 1, L_k)`` fits
+scores ``(B, L_q, L_k)``; for scores with a head axis ``(B, H, L_q, L_k)`` insert it first
+(``mask[:, None]``), or let :func:`attnlib.multi_head_attention` do it.
 
 * ``causal_mask``         a position sees itself and earlier positions (decoders, language models)
 * ``bidirectional_mask``  every position sees every position (encoders such as BERT)
@@ -13,6 +17,8 @@ Source: Vaswani et al. (2017), section 3.2.3 (masking illegal connections in the
 from __future__ import annotations
 
 import numpy as np
+
+from ._validation import as_length
 
 _ALIGNMENTS = ("start", "end")
 
@@ -39,16 +45,19 @@ def causal_mask(n_queries: int, n_keys: int | None = None, *, align: str | None 
 
     Raises
     ------
+    TypeError
+        If a length is not an integer.
     ValueError
-        If a length is negative, or the lengths differ and ``align`` is not given.
+        If a length is negative, ``align`` is unknown, or the lengths differ and ``align``
+        is not given.
 
-    Source: Vaswani et al. (2017), section 3.2.3.
+    Example: ``causal_mask(3)`` is ``[[T, F, F], [T, T, F], [T, T, T]]``;
+    ``causal_mask(2, 4, align="end")`` is ``[[T, T, T, F], [T, T, T, T]]``.
+
+    Source: Vaswani et al. (2017), section 3.2.3 ("preventing leftward information flow").
     """
-    if n_keys is None:
-        n_keys = n_queries
-    n_queries, n_keys = int(n_queries), int(n_keys)
-    if n_queries < 0 or n_keys < 0:
-        raise ValueError(f"lengths must be non-negative; got L_q={n_queries}, L_k={n_keys}")
+    n_queries = as_length(n_queries, "n_queries")
+    n_keys = n_queries if n_keys is None else as_length(n_keys, "n_keys")
     if align is not None and align not in _ALIGNMENTS:
         raise ValueError(f"align must be 'start' or 'end'; got {align!r}")
     if n_queries != n_keys and align is None:
@@ -66,16 +75,22 @@ def causal_mask(n_queries: int, n_keys: int | None = None, *, align: str | None 
 def bidirectional_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     """All-``True`` mask of shape ``(L_q, L_k)``: every query may attend every key.
 
-    Source: Devlin et al.'s bidirectional encoders; Vaswani et al. (2017), section 3.2.3
-    (encoder self-attention).
+    Parameters: ``n_queries`` (``L_q``) and ``n_keys`` (``L_k``, default ``L_q``), integers.
+    Returns a bool array of shape ``(L_q, L_k)``. Raises ``TypeError`` for a non-integer and
+    ``ValueError`` for a negative length.
+
+    Source: Devlin et al. (2019), section 3 (BERT's bidirectional encoder); Vaswani et al.
+    (2017), section 3.2.3 (encoder self-attention).
     """
-    if n_keys is None:
-        n_keys = n_queries
-    return np.ones((int(n_queries), int(n_keys)), dtype=bool)
+    n_queries = as_length(n_queries, "n_queries")
+    n_keys = n_queries if n_keys is None else as_length(n_keys, "n_keys")
+    return np.ones((n_queries, n_keys), dtype=bool)
 
 
 def _valid_lengths(valid_lens, n: int, name: str) -> np.ndarray:
     lens = np.asarray(valid_lens)
+    if lens.size == 0 and lens.dtype.kind == "f":   # np.asarray([]) is float64
+        lens = lens.astype(np.int64)
     if lens.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integers; got dtype {lens.dtype}")
     if lens.size and (lens.min() < 0 or lens.max() > n):
@@ -109,10 +124,18 @@ def padding_mask(valid_lens, n_keys: int, *, side: str = "right") -> np.ndarray:
     TypeError
         If the lengths are not integers (their dtype is named).
     ValueError
-        If a length is negative or larger than ``n_keys``, or ``side`` is unknown.
+        If a length is negative or larger than ``n_keys``, ``valid_lens`` has more than two
+        axes, or ``side`` is unknown.
+
+    Example: ``padding_mask([2, 0], 4)[:, 0]`` is ``[[T, T, F, F], [F, F, F, F]]``;
+    with ``side="left"`` the first row becomes ``[F, F, T, T]``.
+
+    Source: the key-padding masks of Vaswani et al. (2017) implementations; Zhang et al.,
+    "Dive into Deep Learning", section 11.3 (``masked_softmax`` with valid lengths).
     """
     if side not in ("right", "left"):
         raise ValueError(f"side must be 'right' or 'left'; got {side!r}")
+    n_keys = as_length(n_keys, "n_keys")
     lens = _valid_lengths(valid_lens, n_keys, "valid_lens")
     j = np.arange(n_keys)
     if lens.ndim == 1:
@@ -129,10 +152,14 @@ def query_padding_mask(valid_lens, n_queries: int, *, side: str = "right") -> np
     Combine with a key mask by ``&``. Padding queries then get all-zero weights and a
     zero output, so they cannot leak anything into later layers.
 
-    Parameters, errors: as for :func:`padding_mask`, with ``valid_lens`` of shape ``(B,)``.
+    Parameters, errors: as for :func:`padding_mask`, with ``valid_lens`` of shape ``(B,)``
+    and ``n_queries`` the padded query length. Returns bool, shape ``(B, L_q, 1)``.
+
+    Source: as for :func:`padding_mask`.
     """
     if side not in ("right", "left"):
         raise ValueError(f"side must be 'right' or 'left'; got {side!r}")
+    n_queries = as_length(n_queries, "n_queries")
     lens = _valid_lengths(valid_lens, n_queries, "valid_lens")
     if lens.ndim != 1:
         raise ValueError(f"valid_lens must have shape (B,); got {lens.shape}")

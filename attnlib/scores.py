@@ -2,12 +2,13 @@
 
 Three ways to score, each batched over many queries and keys:
 
-* ``dot_product_scores``        ``q · k``                     (Luong et al. style)
-* ``scaled_dot_product_scores`` ``q · k / sqrt(d_k)``         Vaswani et al. (2017), eq. (1)
-* ``additive_scores``           ``w_v^T tanh(W_q q + W_k k)`` Bahdanau et al. (2015), eq. (6)
+* ``dot_product_scores``        ``q · k``                       Luong et al. (2015), eq. (8)
+* ``scaled_dot_product_scores`` ``q · k / sqrt(d_k)``           Vaswani et al. (2017), eq. (1)
+* ``additive_scores``           ``w_v · tanh(q W_q + k W_k)``   Bahdanau et al. (2015), eq. (6)
 
 Arrays follow the row-vector convention of the book: a query is a row ``q`` of length
-``d_k`` and a projection is ``q @ W``.
+``d_k`` and a projection is ``q @ W`` (the papers' ``W q`` with ``W`` transposed).
+All three compute in float64 and return the inputs' float dtype.
 """
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ import math
 
 import numpy as np
 
-from ._validation import as_float_array, broadcast_batch, compute_dtype, require_ndim
+from ._validation import as_float_array, broadcast_batch, compute_dtype, require_ndim, to_dtype
 
 
 def _queries_and_keys(queries, keys):
+    """Check queries (..., L_q, d_k) and keys (..., L_k, d_k); return them and the output dtype."""
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
     require_ndim(q, 2, "queries", "(..., L_q, d_k)")
@@ -28,8 +30,21 @@ def _queries_and_keys(queries, keys):
             f"queries {q.shape} and keys {k.shape} must have the same feature size d_k "
             "(their last axis)"
         )
+    if q.shape[-1] == 0:
+        raise ValueError(f"queries {q.shape} and keys {k.shape} have no features (d_k = 0)")
     broadcast_batch(q.shape, k.shape, "queries", "keys")
-    return q, k
+    out_dtype = np.result_type(q.dtype, k.dtype)
+    work = compute_dtype(out_dtype)
+    return q.astype(work), k.astype(work), out_dtype
+
+
+def _dot(q, k):
+    """``q @ k^T`` over the last two axes, batched over the leading ones, in float64."""
+    with np.errstate(over="ignore", invalid="ignore"):  # reported just below, by name
+        s = q @ np.swapaxes(k, -1, -2)
+    if not np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(k).all():
+        raise OverflowError("a dot product of queries and keys overflows float64")
+    return s
 
 
 def dot_product_scores(queries, keys) -> np.ndarray:
@@ -43,20 +58,24 @@ def dot_product_scores(queries, keys) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (..., L_q, L_k)
-        ``S[..., i, j] = q_i · k_j``, in the inputs' float dtype (float16 is computed in float32).
+        ``S[..., i, j] = q_i · k_j``, in the inputs' common float dtype (integers give
+        float64). Computed in float64 inside.
 
     Raises
     ------
+    TypeError
+        If an input is not a float or integer array (its dtype is named).
     ValueError
-        If the feature sizes differ or the leading axes do not broadcast (both shapes named).
+        If the feature sizes differ, are 0, or the leading axes do not broadcast (both
+        shapes named), or an input has fewer than 2 axes.
+    OverflowError
+        If a score does not fit the output dtype (e.g. float16 scores above 65504).
 
-    Source: Vaswani et al. (2017), section 3.2.1 ("dot-product attention").
+    Source: Luong, Pham & Manning (2015), "Effective Approaches to Attention-based Neural
+    Machine Translation", section 3.1, equation (8) ("dot"); Vaswani et al. (2017), section 3.2.1.
     """
-    q, k = _queries_and_keys(queries, keys)
-    out_dtype = np.result_type(q.dtype, k.dtype)
-    work = compute_dtype(out_dtype)
-    s = q.astype(work, copy=False) @ np.swapaxes(k.astype(work, copy=False), -1, -2)
-    return s.astype(out_dtype, copy=False)
+    q, k, out_dtype = _queries_and_keys(queries, keys)
+    return to_dtype(_dot(q, k), out_dtype, "dot-product scores")
 
 
 def scaled_dot_product_scores(queries, keys) -> np.ndarray:
@@ -70,12 +89,9 @@ def scaled_dot_product_scores(queries, keys) -> np.ndarray:
 
     Source: Vaswani et al. (2017), section 3.2.1, equation (1) and footnote 4.
     """
-    q, k = _queries_and_keys(queries, keys)
-    out_dtype = np.result_type(q.dtype, k.dtype)
-    work = compute_dtype(out_dtype)
-    s = q.astype(work, copy=False) @ np.swapaxes(k.astype(work, copy=False), -1, -2)
-    s = s / math.sqrt(q.shape[-1])
-    return s.astype(out_dtype, copy=False)
+    q, k, out_dtype = _queries_and_keys(queries, keys)
+    d_k = q.shape[-1]
+    return to_dtype(_dot(q, k) / math.sqrt(d_k), out_dtype, "scaled dot-product scores")
 
 
 def additive_scores(queries, keys, W_q, W_k, w_v) -> np.ndarray:
@@ -95,12 +111,18 @@ def additive_scores(queries, keys, W_q, W_k, w_v) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (..., L_q, L_k)
+        ``e[..., i, j]`` for every query ``i`` and key ``j``, in the common float dtype of
+        ``queries`` and ``keys`` (integers give float64). Computed in float64 inside.
 
     Raises
     ------
+    TypeError
+        If an input is not a float or integer array (its dtype is named).
     ValueError
         If a weight's shape does not fit the queries, the keys or the hidden size (the
         shapes involved are named), or the leading axes do not broadcast.
+    OverflowError
+        If a score does not fit the output dtype.
 
     Source: Bahdanau, Cho & Bengio (2015), equation (6) and appendix A.1.2
     (``e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)``).
@@ -123,7 +145,9 @@ def additive_scores(queries, keys, W_q, W_k, w_v) -> np.ndarray:
     broadcast_batch(q.shape, k.shape, "queries", "keys")
     out_dtype = np.result_type(q.dtype, k.dtype)
     work = compute_dtype(out_dtype, Wq.dtype, Wk.dtype, wv.dtype)
-    pq = q.astype(work) @ Wq.astype(work)          # (..., L_q, h)
-    pk = k.astype(work) @ Wk.astype(work)          # (..., L_k, h)
+    pq = q.astype(work) @ Wq.astype(work)          # (..., L_q, h): every query projected once
+    pk = k.astype(work) @ Wk.astype(work)          # (..., L_k, h): every key projected once
+    # Every (query, key) pair: broadcast queries along a new key axis and keys along a new
+    # query axis, then one hidden layer and the output vector w_v.
     hidden = np.tanh(pq[..., :, None, :] + pk[..., None, :, :])  # (..., L_q, L_k, h)
-    return (hidden @ wv.astype(work)).astype(out_dtype, copy=False)
+    return to_dtype(hidden @ wv.astype(work), out_dtype, "additive scores")
