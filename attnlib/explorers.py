@@ -25,6 +25,7 @@ from . import examples
 from .attention import attention, weighted_sum
 from .heads import merge_heads
 from .masks import bidirectional_mask, causal_mask, padding_mask
+from .scaling import score_variance
 from .scores import dot_product_scores, scaled_dot_product_scores
 from .plots import OKABE_ITO, WEIGHT_CMAP, access_map, mixture_bars
 from .softmax import softmax
@@ -191,13 +192,8 @@ def scale_state(raw_scores, d_k: int = 1, temperature: float = 1.0, *,
     positive = w[w > 0]
     entropy = float(-(positive * np.log(positive)).sum())
     rng = np.random.default_rng(seed)
-    unscaled_var, scaled_var = [], []
-    for d in variance_dims:
-        q = rng.standard_normal((n_samples, d))
-        k = rng.standard_normal((n_samples, d))
-        dots = np.einsum("nd,nd->n", q, k)
-        unscaled_var.append(float(dots.var()))
-        scaled_var.append(float((dots / math.sqrt(d)).var()))
+    unscaled_var = [score_variance(rng, int(d), n_samples) for d in variance_dims]
+    scaled_var = [score_variance(rng, int(d), n_samples, scaled=True) for d in variance_dims]
     return {"scaled_scores": scaled, "weights": w, "max_weight": float(w.max()),
             "entropy": entropy,
             "variance": {"d_k": np.asarray(variance_dims), "unscaled": np.asarray(unscaled_var),
