@@ -2,6 +2,17 @@
 
 Chapters and tests read the inputs from here, so the book and its tests share one source.
 Only *inputs* live here; every result (scores, weights, outputs) is computed by attnlib.
+Every array is read-only, so a chapter cannot change an example for the chapters after it.
+
+* ``BANK``                    query at "bank" against fisherman / net / bank (article, d_k = 2)
+* ``MACHINE_LEARNING_ROCKS``  scores 2, 4, 1 given directly (chapter "How does attention work")
+* ``DOT_PRODUCT_Q/K``         q = [1, 2], k = [3, 4]: the dot product 11
+* ``RAW_SCORE``, ``RAW_SCORE_D_K``  40 / sqrt(64) = 5
+* ``TWO_HEAD_SCORES``         two heads' scores over fisherman / net / bank
+* ``FLOOD_TOKENS``, ``SENTENCES``, ``COST_SEQUENCE_LENGTHS``
+
+Sources: /work/shared/seeds "What is attention, and what is it for?" and "How does
+attention work" (the book's source documents).
 """
 from __future__ import annotations
 
@@ -9,6 +20,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+
+def _frozen(values) -> np.ndarray:
+    """A read-only float array (writing to it raises ``ValueError``)."""
+    arr = np.array(values, dtype=float)
+    arr.setflags(write=False)
+    return arr
 
 
 @dataclass(frozen=True)
@@ -33,9 +51,9 @@ class WorkedExample:
 BANK = WorkedExample(
     name="bank",
     tokens=("fisherman", "net", "bank"),
-    query=np.array([math.sqrt(2.0), 0.0]),
-    keys=np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),
-    values=np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]),
+    query=_frozen([math.sqrt(2.0), 0.0]),
+    keys=_frozen([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),
+    values=_frozen([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]),
     d_k=2,
 )
 
@@ -44,20 +62,20 @@ BANK = WorkedExample(
 MACHINE_LEARNING_ROCKS = WorkedExample(
     name="machine-learning-rocks",
     tokens=("Machine", "Learning", "Rocks"),
-    scores=np.array([2.0, 4.0, 1.0]),
-    values=np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]),
+    scores=_frozen([2.0, 4.0, 1.0]),
+    values=_frozen([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]),
 )
 
 #: Dot product of q = [1, 2] and k = [3, 4] (= 11).
-DOT_PRODUCT_Q = np.array([1.0, 2.0])
-DOT_PRODUCT_K = np.array([3.0, 4.0])
+DOT_PRODUCT_Q = _frozen([1.0, 2.0])
+DOT_PRODUCT_K = _frozen([3.0, 4.0])
 
 #: A raw score of 40 with d_k = 64 scales to 40 / 8 = 5.
 RAW_SCORE = 40.0
 RAW_SCORE_D_K = 64
 
 #: Two heads over fisherman / net / bank: the second swaps the first two scores.
-TWO_HEAD_SCORES = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0]])
+TWO_HEAD_SCORES = _frozen([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0]])
 
 #: The causal-mask sentence, one token per word and a separate token for the period.
 FLOOD_TOKENS = ("The", "bank", "flooded", "after", "the", "storm", ".")

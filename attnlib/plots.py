@@ -2,7 +2,16 @@
 
 Every helper returns the matplotlib ``Figure`` and leaves showing it to the caller.
 Probabilities are drawn on a fixed 0-1 colour scale with the colour-blind-safe
-``viridis`` map, so two heatmaps can be compared by colour.
+``viridis`` map, so two heatmaps can be compared by colour. Inputs are checked: weights
+must be finite numbers in [0, 1], labels must match the axes, masks must be boolean.
+
+* ``use_book_style()``                     fixed figure size, dpi, fonts and colours
+* ``attention_heatmap(weights, queries, keys)``  one panel per (batch, head)
+* ``mixture_bars(weights, labels)``        one query's weights as bars (several mixtures grouped)
+* ``access_map(mask, tokens)``             which keys each query may attend
+
+Colours: viridis (Smith & van der Walt, 2015) and the Okabe-Ito palette (Okabe & Ito, 2008),
+both readable with the common colour-vision deficiencies.
 """
 from __future__ import annotations
 
@@ -22,7 +31,10 @@ DPI = 100
 
 
 def use_book_style() -> None:
-    """Fix figure size, dpi and fonts so every notebook draws identical PNGs."""
+    """Fix figure size (6 x 3.5 in), dpi (100), font size and the Okabe-Ito colour cycle.
+
+    Call once at the top of a notebook so every chapter draws identical PNGs. Returns None.
+    """
     plt.rcParams.update({
         "figure.figsize": (6.0, 3.5),
         "figure.dpi": DPI,
@@ -33,8 +45,28 @@ def use_book_style() -> None:
     })
 
 
+def _as_probabilities(weights, what: str) -> np.ndarray:
+    """``weights`` as a float array of finite numbers in [0, 1]; ``TypeError``/``ValueError`` otherwise."""
+    w = np.asarray(weights)
+    if w.dtype.kind not in "fiub":
+        raise TypeError(f"{what} must be real numbers; got dtype {w.dtype}")
+    w = w.astype(float)
+    if not np.isfinite(w).all():
+        raise ValueError(f"{what} hold NaN or inf")
+    if w.size and (w.min() < -1e-6 or w.max() > 1 + 1e-6):
+        raise ValueError(f"{what} must be probabilities in [0, 1] (this plot uses a fixed 0-1 "
+                         f"scale); got values from {w.min():g} to {w.max():g}. "
+                         "Apply attnlib.softmax to scores first.")
+    return w
+
+
+def _check_labels(labels, n: int, what: str) -> None:
+    if labels is not None and len(labels) != n:
+        raise ValueError(f"{len(labels)} {what} labels given for {n} {what}s")
+
+
 def _as_panels(weights) -> tuple[np.ndarray, tuple]:
-    w = np.asarray(weights, dtype=float)
+    w = _as_probabilities(weights, "attention weights")
     if w.ndim == 2:
         w = w[None, None]
     if w.ndim != 4:
@@ -62,10 +94,28 @@ def attention_heatmap(weights, queries=None, keys=None, *, titles=None, annotate
     Returns
     -------
     matplotlib.figure.Figure
-        Its axes have colour limits (0, 1) whatever the data.
+        One image axis per panel, each with colour limits (0, 1) whatever the data, and a
+        colour bar. Unused grid cells are hidden.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not 2-D or 4-D (3-D is ambiguous: batch or heads?), holds values
+        outside [0, 1], NaN or inf, or has no panel; or the labels or titles do not match.
+    TypeError
+        If ``weights`` is not numeric.
+
+    Source: the heatmap presentation of Bahdanau et al. (2015), figure 3, and Vaswani et al.
+    (2017), figures 3-5.
     """
     w, (B, H, Lq, Lk) = _as_panels(weights)
     n = B * H
+    if n == 0:
+        raise ValueError(f"attention weights of shape {w.shape} give no panel to draw")
+    _check_labels(queries, Lq, "query")
+    _check_labels(keys, Lk, "key")
+    if titles is not None and len(titles) != n:
+        raise ValueError(f"{len(titles)} titles given for {n} panels")
     cols = min(n, 4)
     rows = -(-n // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(panel_size * cols + 0.8, panel_size * rows),
@@ -106,13 +156,29 @@ def mixture_bars(weights, labels, *, title: str | None = None, ax=None):
         One or several mixtures (e.g. one per head), drawn as grouped bars.
     labels : sequence of str, length L_k
 
+    title : str, optional
+    ax : matplotlib Axes, optional; draw into it instead of a new figure
+
     Returns
     -------
     matplotlib.figure.Figure (the figure of ``ax`` if one is given)
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` has more than 2 axes, its last axis does not match ``labels``, or it
+        holds values outside [0, 1], NaN or inf.
+    TypeError
+        If ``weights`` is not numeric.
+
+    Source: the weighted mixture of values, Vaswani et al. (2017), section 3.2.
     """
-    w = np.atleast_2d(np.asarray(weights, dtype=float))
+    w = _as_probabilities(weights, "mixture weights")
+    if w.ndim == 1:
+        w = w[None, :]
     if w.ndim != 2 or w.shape[1] != len(labels):
-        raise ValueError(f"weights of shape {np.shape(weights)} do not match {len(labels)} labels")
+        raise ValueError(f"weights of shape {np.shape(weights)} do not match {len(labels)} labels "
+                         "(expected shape (L_k,) or (n_mixtures, L_k) with L_k labels)")
     if ax is None:
         fig, ax = plt.subplots(figsize=(6.0, 3.0), layout="constrained")
     else:
@@ -150,6 +216,8 @@ def access_map(mask, tokens, *, title: str | None = None, ax=None):
     Raises
     ------
     TypeError if the mask is not boolean; ValueError if it is not 2-D or the labels do not fit.
+
+    Source: the masks of Vaswani et al. (2017), section 3.2.3; see :mod:`attnlib.masks`.
     """
     m = as_bool_mask(mask)
     if m.ndim != 2:
