@@ -10,6 +10,7 @@ heads       multi-head attention: split/merge heads, projections W_Q, W_K, W_V, 
 plots       attention heatmaps, mixture bar charts, mask (access) maps
 examples    the source documents' worked examples as named data
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
+minilm      a real pretrained encoder (all-MiniLM-L6-v2) in numpy: weights, norms, interventions
 
 Semantics (decided once, tested in tests/)
 ------------------------------------------
@@ -35,6 +36,7 @@ from .heads import MultiHeadParams, init_multi_head, merge_heads, multi_head_att
 from .masks import bidirectional_mask, causal_mask, padding_mask, query_padding_mask
 from .scores import additive_scores, dot_product_scores, scaled_dot_product_scores
 from .softmax import softmax
+from . import minilm  # cheap: the model's files are read on first use, then cached
 
 __all__ = [
     "softmax",
@@ -42,5 +44,6 @@ __all__ = [
     "causal_mask", "bidirectional_mask", "padding_mask", "query_padding_mask",
     "attention", "weighted_sum",
     "split_heads", "merge_heads", "MultiHeadParams", "init_multi_head", "multi_head_attention",
+    "minilm",
 ]
 __version__ = "0.1.0"
