@@ -3,12 +3,24 @@
 Modules (one concept each)
 --------------------------
 softmax     stable softmax along any axis, with an optional boolean mask
+              softmax(scores, axis=-1, mask=None)
 scores      dot-product, scaled dot-product and additive (Bahdanau) scores
+              dot_product_scores(q, k), scaled_dot_product_scores(q, k),
+              additive_scores(q, k, W_q, W_k, w_v)
 masks       causal, bidirectional, key-padding and query-padding masks
+              causal_mask(L_q, L_k=None, align=None), bidirectional_mask(L_q, L_k=None),
+              padding_mask(valid_lens, L_k, side="right"), query_padding_mask(valid_lens, L_q)
 attention   scaled dot-product attention (output and weights) and the weighted sum
+              attention(q, k, v, mask=None, scale=None) -> (output, weights),
+              weighted_sum(weights, values)
 heads       multi-head attention: split/merge heads, projections W_Q, W_K, W_V, W_O
-plots       attention heatmaps, mixture bar charts, mask (access) maps
-examples    the source documents' worked examples as named data
+              split_heads(x, H), merge_heads(x), MultiHeadParams, init_multi_head(rng, d, H),
+              multi_head_attention(q, k, v, params, mask=None, average_weights=False)
+plots       attention heatmaps, mixture bar charts, mask (access) maps (import attnlib.plots)
+              use_book_style(), attention_heatmap(weights, queries, keys),
+              mixture_bars(weights, labels), access_map(mask, tokens)
+examples    the source documents' worked examples as named data (read-only arrays)
+              BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
 minilm      a real pretrained encoder (all-MiniLM-L6-v2) in numpy: weights, norms, interventions
 
@@ -16,20 +28,37 @@ Semantics (decided once, tested in tests/)
 ------------------------------------------
 * Shapes: arrays are ``(..., L, d)``: any leading batch and head axes, then positions, then
   features. Scores and weights are ``(..., L_q, L_k)``: one row per query, one column per key.
+  Leading axes broadcast. Multi-head weights are ``(..., H, L_q, L_k)`` (averaged over heads
+  only with ``average_weights=True``). Any length may be 0 (empty results, no error).
 * Masks are boolean and ``True`` means "may attend". A float or integer mask raises
   ``TypeError`` naming its dtype. Masks broadcast to the scores' shape and may not enlarge it.
+  Broadcasting aligns axes from the right: a key mask ``(B, 1, L_k)`` fits ``(B, L_q, L_k)``;
+  for a head axis insert ``mask[:, None]`` (``multi_head_attention`` does this itself).
+* Causal masks: the diagonal is allowed. When ``L_q != L_k`` you must say where the queries
+  sit among the keys, ``align="end"`` (the last ``L_q`` positions, as when decoding after a
+  cached prefix) or ``align="start"``; there is no silent default.
 * A query with no allowed key gets all-zero weights and a zero output: no NaN, no warning.
-* Masked keys never influence the output, whatever their keys or values hold. Padding never
-  changes the real tokens' results, on the left or the right. A batch element gives the same
-  result alone as inside a batch. Heads never mix tokens.
-* Masking selects entries (``numpy.where``); it never adds a "large negative constant", so it
-  is exact in every dtype.
-* float16 is computed in float32 and float32/float64 in their own precision, with the
-  maximum subtracted before exponentiating; results come back in the input dtype.
-* Shape mismatches raise ``ValueError`` naming both shapes; a model width not divisible by
-  the number of heads raises ``ValueError`` saying so.
+  Rows of weights therefore sum to 1, or to 0 when fully masked.
+* Masked keys never influence the output, whatever their keys or values hold (even NaN or
+  inf). Padding never changes the real tokens' results, on the left or the right. A batch
+  element gives the same result alone as inside a batch. Heads never mix tokens.
+* Masking selects entries (``numpy.where``, masked scores become exactly ``-inf`` before the
+  maximum is subtracted); it never adds a "large negative constant", so it is exact in every
+  dtype.
+* Numerics: every computation runs in float64, with the maximum subtracted before
+  exponentiating; float16 and float32 inputs are upcast inside and the results come back in
+  the input dtype (integers give float64). A result too large for the input dtype (say
+  float16 scores above 65504) raises ``OverflowError`` instead of becoming ``inf``. NaN or
+  +inf in a score, query, key or value that takes part raises ``ValueError``; a score of
+  -inf simply gets weight 0.
+* Errors: shape mismatches raise ``ValueError`` naming both shapes; a model width not
+  divisible by the number of heads raises ``ValueError`` saying so; a wrong dtype raises
+  ``TypeError`` naming it (booleans are refused as scores or values: a mask in the wrong
+  place).
 
-Sources: Bahdanau, Cho & Bengio (2015); Vaswani et al. (2017), section 3.2.
+Sources: Bahdanau, Cho & Bengio (2015), "Neural Machine Translation by Jointly Learning to
+Align and Translate", section 3.1 and appendix A; Vaswani et al. (2017), "Attention Is All
+You Need", section 3.2. Each function's docstring names its section or equation.
 """
 from .attention import attention, weighted_sum
 from .heads import MultiHeadParams, init_multi_head, merge_heads, multi_head_attention, split_heads
