@@ -23,6 +23,9 @@ examples    the source documents' worked examples as named data (read-only array
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
 minilm      a real pretrained encoder (all-MiniLM-L6-v2) in numpy: weights, norms, interventions
+bottleneck  an RNN encoder's single context vector versus attention over all its states
+              rnn_encode(x, W_x, W_h, b) -> (states, final), init_rnn(rng, m, h),
+              final_state_jacobians, decoder_context, recovery_experiment(lengths)
 
 Semantics (decided once, tested in tests/)
 ------------------------------------------
@@ -61,6 +64,8 @@ Align and Translate", section 3.1 and appendix A; Vaswani et al. (2017), "Attent
 You Need", section 3.2. Each function's docstring names its section or equation.
 """
 from .attention import attention, weighted_sum
+from .bottleneck import (RNNParams, decoder_context, final_state_jacobians, init_rnn,
+                         recovery_experiment, rnn_encode)
 from .heads import MultiHeadParams, init_multi_head, merge_heads, multi_head_attention, split_heads
 from .masks import bidirectional_mask, causal_mask, padding_mask, query_padding_mask
 from .scores import additive_scores, dot_product_scores, scaled_dot_product_scores
@@ -74,5 +79,7 @@ __all__ = [
     "attention", "weighted_sum",
     "split_heads", "merge_heads", "MultiHeadParams", "init_multi_head", "multi_head_attention",
     "minilm",
+    "rnn_encode", "init_rnn", "RNNParams", "final_state_jacobians", "decoder_context",
+    "recovery_experiment",
 ]
 __version__ = "0.1.0"
