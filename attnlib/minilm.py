@@ -310,16 +310,19 @@ def weighted_norms(weights, transformed) -> np.ndarray:
 class MiniLMOutput:
     """Everything one forward pass exposes, for one sentence of ``L`` tokens.
 
+    Layers and heads are counted from 0. With a batch of ``B`` head masks (see
+    :func:`forward`) every array below gets a leading axis of length ``B``.
+
     Attributes
     ----------
     tokens : list of str, length L
     ids : (L,) int64
     hidden_states : (7, L, 384) float32
-        ``[0]`` the embeddings after their LayerNorm, ``[n]`` the output of layer ``n``
-        (``[6]`` is the final representation).
+        ``[0]`` the embeddings after their LayerNorm, ``[l + 1]`` the output of layer ``l``
+        (``[-1]`` is the final representation).
     attention : (6, 12, L, L) float32
         ``attention[l, h, i, j]``: weight of key ``j`` for query ``i`` in head ``h`` of layer
-        ``l`` (layers and heads counted from 0). Each row sums to 1.
+        ``l``. Each row sums to 1.
     transformed : (6, 12, L, 384) float32
         ``transformed[l, h, j] = f^h(x_j) = (x_j W_V^h + b_V^h) W_O^h``, where ``x`` is the
         input of layer ``l`` (Kobayashi et al. 2020).
@@ -352,7 +355,7 @@ class MiniLMOutput:
     def layer_norms(self) -> np.ndarray:
         """``||sum_h alpha^h_ij f^h(x_j)||``: key ``j``'s contribution to query ``i`` in a whole
         layer, all heads together (Kobayashi et al. 2020, section 5). Shape (6, L, L)."""
-        contrib = np.einsum("lhij,lhjd->lijd", self.attention.astype(np.float64),
+        contrib = np.einsum("...lhij,...lhjd->...lijd", self.attention.astype(np.float64),
                             self.transformed.astype(np.float64))
         return np.linalg.norm(contrib, axis=-1)
 
@@ -361,7 +364,7 @@ class MiniLMOutput:
 
         Summing over heads and adding ``b_O`` gives the attention sub-layer's output.
         """
-        return np.einsum("lhij,lhjd->lhid", self.attention, self.transformed)
+        return np.einsum("...lhij,...lhjd->...lhid", self.attention, self.transformed)
 
 
 def _check_head_mask(head_mask) -> np.ndarray:
@@ -370,39 +373,45 @@ def _check_head_mask(head_mask) -> np.ndarray:
     m = np.asarray(head_mask)
     if m.dtype != np.bool_:
         raise TypeError(f"head_mask must be boolean (True = the head takes part); got dtype {m.dtype}")
-    if m.shape != (NUM_LAYERS, NUM_HEADS):
-        raise ValueError(f"head_mask must have shape ({NUM_LAYERS}, {NUM_HEADS}) "
-                         f"(layers, heads); got shape {m.shape}")
+    if m.shape[-2:] != (NUM_LAYERS, NUM_HEADS) or m.ndim not in (2, 3):
+        raise ValueError(f"head_mask must have shape ({NUM_LAYERS}, {NUM_HEADS}) (layers, heads) "
+                         f"or (B, {NUM_LAYERS}, {NUM_HEADS}) for a batch of masks; got shape {m.shape}")
     return m
 
 
+def _linear(x, W, b):
+    """``x @ W + b`` for x of shape (..., d_in), as one matrix product over all rows."""
+    flat = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    return (flat @ W + b).reshape(x.shape[:-1] + (W.shape[1],))
+
+
 def encoder_layer(x, layer: EncoderLayer, keep_heads=None):
-    """One post-LN encoder layer on ``x`` of shape (L, 384), float32.
+    """One post-LN encoder layer on ``x`` of shape (..., L, 384), float32.
 
     Parameters
     ----------
-    keep_heads : (12,) bool, optional
+    keep_heads : (..., 12) bool, optional
         ``False`` removes that head's contribution ``sum_j alpha_ij f^h(x_j)`` from the
-        attention output (the same as Hugging Face's ``head_mask`` of zeros).
+        attention output (what a Hugging Face ``head_mask`` of zeros does).
 
     Returns
     -------
-    out : (L, 384) the layer's output
-    weights : (12, L, L) every head's attention weights
-    transformed : (12, L, 384) ``f^h(x_j)`` for every head and key
+    out : (..., L, 384) the layer's output
+    weights : (..., 12, L, L) every head's attention weights
+    transformed : (..., 12, L, 384) ``f^h(x_j)`` for every head and key
     """
     p = layer.attn
-    q = split_heads(x @ p.W_Q + p.b_Q, NUM_HEADS)      # (12, L, 64)
-    k = split_heads(x @ p.W_K + p.b_K, NUM_HEADS)
-    v = split_heads(x @ p.W_V + p.b_V, NUM_HEADS)
-    heads, weights = attention(q, k, v)                # (12, L, 64), (12, L, L)
+    q = split_heads(_linear(x, p.W_Q, p.b_Q), NUM_HEADS)   # (..., 12, L, 64)
+    k = split_heads(_linear(x, p.W_K, p.b_K), NUM_HEADS)
+    v = split_heads(_linear(x, p.W_V, p.b_V), NUM_HEADS)
+    heads, weights = attention(q, k, v)                # (..., 12, L, 64), (..., 12, L, L)
     if keep_heads is not None:
-        heads = heads * keep_heads[:, None, None]
-    attn_out = merge_heads(heads) @ p.W_O + p.b_O      # (L, 384)
+        heads = heads * keep_heads[..., :, None, None]
+    attn_out = _linear(merge_heads(heads), p.W_O, p.b_O)   # (..., L, 384)
     W_O_heads = p.W_O.reshape(NUM_HEADS, D_HEAD, D_MODEL)   # rows of W_O, head by head
-    transformed = v @ W_O_heads                        # (12, L, 384): f^h(x_j)
+    transformed = v @ W_O_heads                        # (..., 12, L, 384): f^h(x_j)
     h1 = layer_norm(x + attn_out, layer.ln1_gain, layer.ln1_bias)
-    ff = gelu(h1 @ layer.W_1 + layer.b_1) @ layer.W_2 + layer.b_2
+    ff = _linear(gelu(_linear(h1, layer.W_1, layer.b_1)), layer.W_2, layer.b_2)
     out = layer_norm(h1 + ff, layer.ln2_gain, layer.ln2_bias)
     return out, weights, transformed
 
@@ -415,13 +424,14 @@ def forward(text_or_ids, *, head_mask=None) -> MiniLMOutput:
     text_or_ids : str, or 1-D sequence of int token ids
         A str is tokenized with :func:`encode` (``[CLS] ... [SEP]`` added). Ids are used as
         given, which lets an experiment swap one token for another at the same position.
-    head_mask : array_like of bool, shape (6, 12), optional
+    head_mask : array_like of bool, shape (6, 12) or (B, 6, 12), optional
         ``head_mask[l, h] = False`` removes head ``h`` of layer ``l`` from the attention
-        output (an intervention). Default: every head takes part.
+        output (an intervention). Default: every head takes part. A stack of ``B`` masks runs
+        the sentence ``B`` times in one batched pass (much faster than ``B`` calls).
 
     Returns
     -------
-    MiniLMOutput
+    MiniLMOutput (arrays with a leading axis ``B`` for a stack of masks)
 
     Raises
     ------
@@ -429,7 +439,7 @@ def forward(text_or_ids, *, head_mask=None) -> MiniLMOutput:
         If the input is neither a str nor integer ids, or ``head_mask`` is not boolean.
     ValueError
         If there are more than 512 tokens, an id lies outside the vocabulary, or
-        ``head_mask`` does not have shape (6, 12).
+        ``head_mask`` has neither shape (6, 12) nor (B, 6, 12).
     ModuleNotFoundError
         If the model package is not installed (the message gives the install command).
 
@@ -442,13 +452,17 @@ def forward(text_or_ids, *, head_mask=None) -> MiniLMOutput:
     L = ids.size
     x = w.word_embeddings[ids] + w.position_embeddings[:L] + w.token_type_embeddings[0]
     x = layer_norm(x, w.emb_ln_gain, w.emb_ln_bias)
+    if mask.ndim == 3:
+        x = np.repeat(x[None], mask.shape[0], axis=0)
     hidden = [x]
     weights, transformed = [], []
     for n, layer in enumerate(w.layers):
-        x, a, f = encoder_layer(x, layer, None if mask[n].all() else mask[n])
+        keep = mask[..., n, :]
+        x, a, f = encoder_layer(x, layer, None if keep.all() else keep)
         hidden.append(x)
         weights.append(a)
         transformed.append(f)
-    return MiniLMOutput(tokens=tokens, ids=ids, hidden_states=np.stack(hidden),
-                        attention=np.stack(weights), transformed=np.stack(transformed),
-                        head_mask=mask.copy())
+    axis = mask.ndim - 2          # the layer axis comes after the batch axis, if any
+    return MiniLMOutput(tokens=tokens, ids=ids, hidden_states=np.stack(hidden, axis=axis),
+                        attention=np.stack(weights, axis=axis),
+                        transformed=np.stack(transformed, axis=axis), head_mask=mask.copy())

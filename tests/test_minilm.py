@@ -179,6 +179,8 @@ def test_head_mask_errors(bank):
         minilm.forward(list(bank.ids), head_mask=np.ones((6, 12), dtype=np.int64))
     with pytest.raises(ValueError, match=r"\(12, 6\)"):
         minilm.forward(list(bank.ids), head_mask=np.ones((12, 6), dtype=bool))
+    with pytest.raises(ValueError, match=r"\(2, 2, 6, 12\)"):
+        minilm.forward(list(bank.ids), head_mask=np.ones((2, 2, 6, 12), dtype=bool))
 
 
 # ---- Kobayashi norms ----------------------------------------------------------------------
@@ -239,3 +241,18 @@ def test_no_torch_or_transformers_needed():
             "bad = [m for m in ('torch', 'transformers') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_stack_of_head_masks_equals_separate_runs(bank):
+    masks = np.ones((3, 6, 12), dtype=bool)
+    masks[1, 0, 10] = False
+    masks[2, 5, [3, 7]] = False
+    batch = minilm.forward(list(bank.ids), head_mask=masks)
+    assert batch.hidden_states.shape == (3, 7, 11, 384)
+    assert batch.attention.shape == (3, 6, 12, 11, 11)
+    assert batch.layer_norms().shape == (3, 6, 11, 11)
+    for b in range(3):
+        one = minilm.forward(list(bank.ids), head_mask=masks[b])
+        np.testing.assert_allclose(batch.hidden_states[b], one.hidden_states, atol=1e-5)
+        np.testing.assert_allclose(batch.attention[b], one.attention, atol=1e-6)
+    np.testing.assert_allclose(batch.hidden_states[0], bank.hidden_states, atol=1e-5)
