@@ -1,0 +1,160 @@
+"""Checkers for the exercises of the chapter "Several heads".
+
+* :func:`check_head_weights`  every head's weights for given scores, one row per head
+* :func:`check_head_shapes`   the shapes along multi-head attention, from input to output
+* :func:`check_merge_heads`   the reader's own ``merge_heads`` function
+
+Expected answers are computed with attnlib (:func:`attnlib.softmax`,
+:func:`attnlib.multi_head_attention`, :func:`attnlib.merge_heads`);
+source: Vaswani et al. (2017), section 3.2.2.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+
+from ..heads import init_multi_head, merge_heads as _merge_heads, split_heads
+from ..attention import attention
+from ..softmax import softmax
+from . import check_close, check_function
+
+#: The names :func:`check_head_shapes` expects, in the order of the computation.
+HEAD_SHAPE_NAMES = ("X", "Q", "Q_heads", "weights", "head_outputs", "merged", "output")
+
+
+def check_head_weights(answer, scores, *, atol: float = 1e-3) -> bool:
+    """Check every head's attention weights, worked out by hand.
+
+    Parameters
+    ----------
+    answer : array_like of float, shape (H, L)
+        Row ``h`` holds head ``h``'s weights over the ``L`` positions.
+    scores : array_like of float, shape (H, L)
+        Row ``h`` holds head ``h``'s scores.
+    atol : float, absolute tolerance (default 1e-3)
+
+    Returns
+    -------
+    bool
+        True when every row matches ``attnlib.softmax(scores, axis=-1)``. A wrong answer
+        names the head and position; if the rows do not each sum to one, it says so.
+    """
+    expected = softmax(np.asarray(scores, dtype=float), axis=-1)
+    ok = check_close(answer, expected, name="your weights", atol=atol)
+    got = np.asarray(answer, dtype=float)
+    if not ok and got.shape == expected.shape:
+        if abs(got.sum() - 1.0) < 0.01 and expected.shape[0] > 1:
+            print("Hint: your weights sum to 1 over all heads together; each head distributes "
+                  "its own total of one, so every row must sum to 1.")
+        elif not np.allclose(got.sum(axis=-1), 1.0, atol=0.01):
+            print("Hint: a row of yours does not sum to 1; apply softmax to each head's row.")
+    return ok
+
+
+def _expected_head_shapes(batch: int, length: int, d_model: int, num_heads: int) -> dict:
+    rng = np.random.default_rng(0)
+    params = init_multi_head(rng, d_model, num_heads)
+    X = rng.normal(size=(batch, length, d_model))
+    Q = X @ params.W_Q
+    qh = split_heads(Q, num_heads)
+    kh = split_heads(X @ params.W_K, num_heads)
+    vh = split_heads(X @ params.W_V, num_heads)
+    heads, weights = attention(qh, kh, vh)
+    merged = _merge_heads(heads)
+    output = merged @ params.W_O
+    arrays = {"X": X, "Q": Q, "Q_heads": qh, "weights": weights, "head_outputs": heads,
+              "merged": merged, "output": output}
+    return {name: tuple(arrays[name].shape) for name in HEAD_SHAPE_NAMES}
+
+
+def check_head_shapes(answer: dict, *, batch: int, length: int, d_model: int,
+                      num_heads: int) -> bool:
+    """Check the shapes along one multi-head self-attention layer.
+
+    Parameters
+    ----------
+    answer : dict
+        Maps each name of :data:`HEAD_SHAPE_NAMES` to a tuple of ints: ``X`` (the input),
+        ``Q`` (``X W_Q``), ``Q_heads`` (after ``split_heads``), ``weights`` (every head's
+        weights), ``head_outputs``, ``merged`` (after ``merge_heads``) and ``output``
+        (after ``W_O``).
+    batch, length, d_model, num_heads : int
+
+    Returns
+    -------
+    bool, True when every shape is right; otherwise each wrong or missing one is named.
+
+    Raises
+    ------
+    TypeError
+        If ``answer`` is not a dict.
+    ValueError
+        If ``d_model`` is not divisible by ``num_heads`` (from attnlib).
+    """
+    if not isinstance(answer, dict):
+        raise TypeError(f"check_head_shapes expects a dict of shapes; got {type(answer).__name__}")
+    expected = _expected_head_shapes(batch, length, d_model, num_heads)
+    problems = []
+    for name in HEAD_SHAPE_NAMES:
+        if name not in answer:
+            problems.append(f"{name} is missing")
+            continue
+        got = tuple(int(s) for s in np.atleast_1d(answer[name]))
+        if got != expected[name]:
+            problems.append(f"{name} has shape {expected[name]}, not {got}")
+    extra = sorted(set(answer) - set(HEAD_SHAPE_NAMES))
+    if extra:
+        problems.append(f"unexpected names {extra}")
+    if problems:
+        print("Not yet: " + "; ".join(problems) + ".")
+        return False
+    print(f"Correct: all {len(HEAD_SHAPE_NAMES)} shapes are right for batch={batch}, "
+          f"length={length}, d_model={d_model}, num_heads={num_heads}.")
+    return True
+
+
+def _merge_cases():
+    x = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)           # (H=2, L=3, d_head=4)
+    rng = np.random.default_rng(2)
+    return [
+        ("2 heads, 3 positions, d_head = 4", (x,)),
+        ("4 heads, 5 positions, d_head = 2", (rng.normal(size=(4, 5, 2)),)),
+        ("a batch of 2, 3 heads, 4 positions, d_head = 2", (rng.normal(size=(2, 3, 4, 2)),)),
+    ]
+
+
+def check_merge_heads(fn) -> bool:
+    """Compare the reader's ``fn(x)``, ``(..., H, L, d_head) -> (..., L, H * d_head)``,
+    with :func:`attnlib.merge_heads`.
+
+    A function that reshapes without first moving the head axis behind the positions
+    returns the right shape with the wrong numbers (it mixes tokens); the verdict says so.
+
+    Returns
+    -------
+    bool, True when every case matches exactly (within 1e-12).
+    """
+    if not callable(fn):
+        raise TypeError(f"check_merge_heads expects a function; got {type(fn).__name__}")
+    for label, args in _merge_cases():
+        verdict = io.StringIO()
+        with contextlib.redirect_stdout(verdict):
+            ok = check_function(fn, _merge_heads, [args], name="your merge_heads", atol=1e-12)
+        if not ok:
+            print(f"Input: {label}.")
+            print(verdict.getvalue().strip())
+            x = args[0]
+            plain = x.reshape(x.shape[:-3] + (x.shape[-2], x.shape[-3] * x.shape[-1]))
+            try:
+                got = np.asarray(fn(*args), dtype=float)
+            except Exception:  # already reported above
+                got = None
+            if got is not None and got.shape == plain.shape and np.array_equal(got, plain):
+                print("Hint: the shape is right but the numbers are not: reshaping (H, L, d_head) "
+                      "straight to (L, H * d_head) mixes positions. Swap the head and position "
+                      "axes first.")
+            return False
+    print(f"Correct: your merge_heads matches attnlib.merge_heads on all {len(_merge_cases())} inputs.")
+    return True
