@@ -1,0 +1,105 @@
+"""The built website in a real browser (Chromium via Playwright), with the network blocked.
+
+For every page: no console error, no failed request, no request to another host, math typeset
+by MathJax (served by the site itself) with no raw TeX left in the text, every image loaded.
+On every notebook page: a Binder link to that very notebook and a live-code (Thebe) button.
+Exercise solutions are collapsed until their title is clicked. A full-page screenshot of every
+page is saved under ``_build/screenshots/``.
+"""
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import yaml
+
+from sitepages import REPO, SITE, notebook_source, site_pages
+
+PAGES = site_pages()
+if not PAGES:
+    pytest.skip(f"no built site at {SITE}: run `make test-browser` (it builds first)",
+                allow_module_level=True)
+NOTEBOOK_PAGES = [p for p in PAGES if notebook_source(p)]
+CONFIG = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+
+
+def _pages_with_solutions() -> list[str]:
+    return [p for p in PAGES if 'class="solution' in (SITE / p).read_text(encoding="utf-8")]
+
+
+def test_the_site_has_pages():
+    assert "index.html" in PAGES
+    assert any(p.startswith("chapters/") for p in PAGES), PAGES
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_loads_without_errors_or_other_hosts(visit, page):
+    seen = visit(page)
+    assert seen["external_requests"] == [], f"{page} requested other hosts"
+    assert seen["failed_requests"] == [], f"{page} has failed requests"
+    assert seen["bad_responses"] == [], f"{page} has HTTP errors"
+    assert seen["console_errors"] == [], f"{page} logged console errors"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_math_is_typeset(visit, page):
+    seen = visit(page)
+    assert seen["raw_math"] == [], f"{page} shows raw TeX instead of typeset math"
+    if seen["nMath"]:
+        assert seen["has_mathjax"], f"{page} has {seen['nMath']} math elements but no MathJax"
+        assert seen["untypesetMath"] == [], f"{page}: math elements MathJax did not typeset"
+        assert seen["nMjx"] >= seen["nMath"]
+    assert seen["mathErrors"] == [], f"{page}: MathJax reported TeX errors"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_image_loads(visit, page):
+    seen = visit(page)
+    assert seen["brokenImages"] == [], f"{page} has images that did not load"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_screenshot_saved(visit, page):
+    shot = visit(page)["screenshot"]
+    assert shot.is_file() and shot.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_notebook_page_launches_that_notebook(visit, page):
+    """The Binder link opens this notebook, in the repository and branch of _config.yml."""
+    seen = visit(page)
+    repo_url = CONFIG["repository"]["url"].rstrip("/")
+    owner_repo = urlparse(repo_url).path.strip("/")
+    branch = CONFIG["repository"].get("branch", "main")
+    binderhub = CONFIG["launch_buttons"]["binderhub_url"].rstrip("/")
+    expected_prefix = f"{binderhub}/v2/gh/{owner_repo}/{branch}"
+    notebook = notebook_source(page)
+    matching = []
+    for href in seen["binderLinks"]:
+        parsed = urlparse(href)
+        urlpath = parse_qs(parsed.query).get("urlpath", [""])[0]
+        if href.startswith(expected_prefix) and urlpath.endswith(f"/{notebook}") \
+                and urlpath.split("/", 1)[1] == notebook:
+            matching.append(href)
+    assert matching, (f"{page}: no Binder link to {expected_prefix}?urlpath=.../{notebook}; "
+                      f"found {seen['binderLinks']}")
+    assert seen["thebeButtons"] >= 1, f"{page} has no live-code (Thebe) button"
+
+
+@pytest.mark.parametrize("page", _pages_with_solutions())
+def test_solutions_collapsed_until_clicked(visit, new_page, page):
+    seen = visit(page)
+    for solution in seen["solutions"]:
+        assert "dropdown" in solution["classes"].split(), (
+            f"{page}: solution {solution['id']} is not collapsible (use :class: dropdown)")
+    tab = new_page(page)
+    solutions = tab.locator(".solution")
+    assert solutions.count() == len(seen["solutions"]) > 0
+    for i in range(solutions.count()):
+        solution = solutions.nth(i)
+        body = solution.locator(":scope > :not(.admonition-title)").first
+        solution.scroll_into_view_if_needed()
+        assert not body.is_visible(), f"{page}: solution {i + 1} is open before any click"
+        solution.locator(":scope > .admonition-title").click()
+        body.wait_for(state="visible", timeout=5000)
+        assert body.is_visible(), f"{page}: solution {i + 1} did not open when clicked"
