@@ -23,6 +23,8 @@ examples    the source documents' worked examples as named data (read-only array
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
 minilm      a real pretrained encoder (all-MiniLM-L6-v2) in numpy: weights, norms, interventions
+explorers   interactive explorers (score, scale, query, mask, head): pure state, figure, widget
+exercises   checkers for the chapters' exercises: check_close, check_function, one module per topic
 bottleneck  an RNN encoder's single context vector versus attention over all its states
               rnn_encode(x, W_x, W_h, b) -> (states, final), init_rnn(rng, m, h),
               final_state_jacobians, decoder_context, recovery_experiment(lengths)

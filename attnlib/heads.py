@@ -170,7 +170,9 @@ def init_multi_head(rng: np.random.Generator, d_model: int, num_heads: int, *,
 
     Returns
     -------
-    MultiHeadParams without biases; ``W_*`` drawn from ``U(-a, a)``, ``a = sqrt(6 / (n_in + n_out))``.
+    MultiHeadParams without biases, float64: ``W_Q`` of shape (d_query_in, d_model), ``W_K``
+    (d_key_in, d_model), ``W_V`` (d_value_in, d_model), ``W_O`` (d_model, d_out), each drawn
+    from ``U(-a, a)`` with ``a = sqrt(6 / (n_in + n_out))``.
 
     Raises
     ------

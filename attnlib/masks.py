@@ -130,8 +130,8 @@ def padding_mask(valid_lens, n_keys: int, *, side: str = "right") -> np.ndarray:
     Example: ``padding_mask([2, 0], 4)[:, 0]`` is ``[[T, T, F, F], [F, F, F, F]]``;
     with ``side="left"`` the first row becomes ``[F, F, T, T]``.
 
-    Source: the key-padding masks of Vaswani et al. (2017) implementations; Zhang et al.,
-    "Dive into Deep Learning", section 11.3 (``masked_softmax`` with valid lengths).
+    Source: Zhang et al., "Dive into Deep Learning" (2023), section 11.3 (``masked_softmax``
+    with valid lengths); the key-padding masks of Vaswani et al. (2017) implementations.
     """
     if side not in ("right", "left"):
         raise ValueError(f"side must be 'right' or 'left'; got {side!r}")
@@ -152,10 +152,26 @@ def query_padding_mask(valid_lens, n_queries: int, *, side: str = "right") -> np
     Combine with a key mask by ``&``. Padding queries then get all-zero weights and a
     zero output, so they cannot leak anything into later layers.
 
-    Parameters, errors: as for :func:`padding_mask`, with ``valid_lens`` of shape ``(B,)``
-    and ``n_queries`` the padded query length. Returns bool, shape ``(B, L_q, 1)``.
+    Parameters
+    ----------
+    valid_lens : array_like of int, shape (B,)
+    n_queries : int, ``L_q``, the padded query length
+    side : {"right", "left"}, where the padding sits
 
-    Source: as for :func:`padding_mask`.
+    Returns
+    -------
+    numpy.ndarray of bool, shape (B, L_q, 1): ``True`` for real queries.
+
+    Raises
+    ------
+    TypeError
+        If the lengths are not integers (their dtype is named).
+    ValueError
+        If a length is negative or larger than ``n_queries``, ``valid_lens`` is not 1-D,
+        or ``side`` is unknown.
+
+    Source: Zhang et al., "Dive into Deep Learning" (2023), section 11.3; the padding
+    masks of Vaswani et al. (2017) implementations.
     """
     if side not in ("right", "left"):
         raise ValueError(f"side must be 'right' or 'left'; got {side!r}")

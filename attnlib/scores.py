@@ -85,7 +85,26 @@ def scaled_dot_product_scores(queries, keys) -> np.ndarray:
     queries and keys are independent with mean 0 and variance 1 (the raw dot product has
     variance ``d_k``).
 
-    Parameters, returns and errors as for :func:`dot_product_scores`.
+    Parameters
+    ----------
+    queries : array_like, shape (..., L_q, d_k), float or integer
+    keys : array_like, shape (..., L_k, d_k); leading axes broadcast with ``queries``
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., L_q, L_k)
+        ``S[..., i, j] = q_i · k_j / sqrt(d_k)``, in the inputs' common float dtype
+        (integers give float64). Computed in float64 inside.
+
+    Raises
+    ------
+    TypeError
+        If an input is not a float or integer array (its dtype is named).
+    ValueError
+        If the feature sizes differ or are 0 (no ``sqrt(0)`` division), the leading axes do
+        not broadcast (both shapes named), or an input has fewer than 2 axes.
+    OverflowError
+        If a score does not fit the output dtype.
 
     Source: Vaswani et al. (2017), section 3.2.1, equation (1) and footnote 4.
     """
