@@ -28,6 +28,9 @@ exercises   checkers for the chapters' exercises: check_close, check_function, o
 bottleneck  an RNN encoder's single context vector versus attention over all its states
               rnn_encode(x, W_x, W_h, b) -> (states, final), init_rnn(rng, m, h),
               final_state_jacobians, decoder_context, recovery_experiment(lengths)
+tiled       attention tile by tile with an online softmax (FlashAttention-style): memory n * block
+              tiled_attention(q, k, v, mask=None, causal=False, align=None, block_size=None)
+              (computes float16/float32 inputs in float32, unlike the float64 policy below)
 
 Semantics (decided once, tested in tests/)
 ------------------------------------------
@@ -72,6 +75,7 @@ from .heads import MultiHeadParams, init_multi_head, merge_heads, multi_head_att
 from .masks import bidirectional_mask, causal_mask, padding_mask, query_padding_mask
 from .scores import additive_scores, dot_product_scores, scaled_dot_product_scores
 from .softmax import softmax
+from .tiled import tiled_attention
 from . import minilm  # cheap: the model's files are read on first use, then cached
 
 __all__ = [
@@ -83,5 +87,6 @@ __all__ = [
     "minilm",
     "rnn_encode", "init_rnn", "RNNParams", "final_state_jacobians", "decoder_context",
     "recovery_experiment",
+    "tiled_attention",
 ]
 __version__ = "0.1.0"

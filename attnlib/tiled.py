@@ -1,0 +1,266 @@
+"""Tiled attention: the same result as :func:`attnlib.attention`, without the n x n scores.
+
+Plain attention builds every score ``Q K^T`` at once: ``L_q * L_k`` numbers per head, which
+for 65,536 positions is 16 GB in float32. Tiled attention visits the keys one block at a time
+and keeps, for every query, only three running quantities:
+
+* ``m``   the largest score seen so far (the running maximum),
+* ``l``   the sum of ``exp(score - m)`` over the keys seen so far (the running sum),
+* ``acc`` the sum of ``exp(score - m) * value`` over the keys seen so far.
+
+When a new block of keys arrives with a larger maximum ``m_new``, the old sums were computed
+relative to the old ``m``; multiplying them by ``exp(m - m_new)`` re-expresses them relative to
+``m_new`` (the "online softmax" rescaling). After the last block, ``acc / l`` is exactly
+``softmax(scores) @ V``. Memory grows with ``L_q * block`` instead of ``L_q * L_k``.
+
+Queries are tiled too, so one tile of scores (``block_q x block_k`` per head) stays in the
+processor's cache while it is exponentiated, summed and multiplied by the values.
+
+Sources: Milakov & Gimelshein (2018), "Online normalizer calculation for softmax",
+algorithm 3; Dao et al. (2022), "FlashAttention", section 3.1 and algorithm 1.
+"""
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
+                          require_ndim)
+
+#: Target number of score entries in one tile: 262,144 float32 numbers are 1 MB, the size
+#: of a typical per-core L2 cache, so a tile is exponentiated, summed and multiplied by the
+#: values while it is still in the cache.
+TILE_ENTRIES = 262_144
+
+
+def default_block_sizes(n_queries: int, n_keys: int) -> tuple[int, int]:
+    """Block sizes ``(block_q, block_k)`` for one tile of about :data:`TILE_ENTRIES` scores.
+
+    Keys get the longer side (up to 1,024), so each query block needs few rescalings, and
+    the query side fills the rest (256 for long sequences). Blocks never exceed the lengths.
+    """
+    block_k = min(max(int(n_keys), 1), 1024)
+    block_q = min(max(int(n_queries), 1), TILE_ENTRIES // block_k)
+    return block_q, block_k
+
+
+def _block_sizes(block_size, n_queries, n_keys):
+    if block_size is None:
+        return default_block_sizes(n_queries, n_keys)
+    sizes = (block_size, block_size) if np.ndim(block_size) == 0 else tuple(block_size)
+    if len(sizes) != 2:
+        raise ValueError(f"block_size must be an int or a pair (block_q, block_k); got {block_size!r}")
+    for s in sizes:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or s < 1:
+            raise ValueError(f"block sizes must be positive integers; got {block_size!r}")
+    return int(sizes[0]), int(sizes[1])
+
+
+def _causal_offset(causal: bool, align, n_queries: int, n_keys: int) -> int | None:
+    """Query ``i`` may attend key ``j`` when ``j <= i + offset`` (as in :func:`causal_mask`)."""
+    if align is not None and align not in ("start", "end"):
+        raise ValueError(f"align must be 'start' or 'end'; got {align!r}")
+    if not causal:
+        if align is not None:
+            raise ValueError("align only applies to causal attention; pass causal=True or drop align")
+        return None
+    if n_queries != n_keys and align is None:
+        raise ValueError(
+            f"causal attention with L_q={n_queries} != L_k={n_keys}: say which positions the "
+            "queries occupy with align='end' (queries are the last L_q positions) or "
+            "align='start' (queries are the first L_q positions)"
+        )
+    return n_keys - n_queries if align == "end" else 0
+
+
+def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, align=None,
+                    scale: float | None = None, block_size=None, return_lse: bool = False,
+                    workers: int = 1):
+    """Scaled dot-product attention computed tile by tile with an online softmax.
+
+    Gives the same output as ``attnlib.attention(queries, keys, values, mask)[0]`` (up to
+    rounding), but never holds more than one ``block_q x block_k`` tile of scores per head.
+
+    Parameters
+    ----------
+    queries : array_like, shape (..., L_q, d_k)
+    keys : array_like, shape (..., L_k, d_k)
+    values : array_like, shape (..., L_k, d_v)
+        Leading (batch, head) axes broadcast, as in :func:`attnlib.attention`.
+    mask : array_like of bool, optional
+        Broadcastable to ``(..., L_q, L_k)``; ``True`` = may attend. It is sliced one tile at
+        a time (a broadcast mask such as ``(B, 1, L_k)`` costs no extra memory).
+    causal : bool
+        Also apply a causal mask, generated tile by tile (no ``L_q x L_k`` array is built).
+        Tiles that lie entirely above the diagonal are skipped.
+    align : {"start", "end"}, required when ``causal`` and ``L_q != L_k``
+        Where the queries sit among the keys, exactly as in :func:`attnlib.causal_mask`.
+    scale : float, optional
+        Multiplies ``Q K^T``; default ``1 / sqrt(d_k)``.
+    block_size : int or (int, int), optional
+        ``block_q`` and ``block_k``, the tile's height (queries) and width (keys). Any positive
+        sizes work, including sizes that do not divide the lengths or exceed them. Default:
+        :func:`default_block_sizes` (a tile that fits the L2 cache).
+    workers : int
+        Number of threads that share the query blocks (default 1). numpy releases the GIL in
+        matrix products and element-wise functions, so 2 threads can use 2 cores for the
+        exponentials too; the result is identical for any number of workers.
+    return_lse : bool
+        Also return the log-sum-exp of each query's allowed scaled scores,
+        ``log(sum_j exp(s_j))``, shape ``(..., L_q)`` in the compute dtype (float32 for
+        float16/float32 inputs); ``-inf`` for a query with no allowed key.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., L_q, d_v), in the inputs' float dtype
+        A query with no allowed key gets a zero output (no NaN, no warning). float16 is
+        computed in float32, float32 and float64 in their own precision (unlike
+        :func:`attnlib.attention`, which works in float64: here a float64 tile would take
+        twice the cache); float32 results agree with it to about 1e-6.
+    lse : numpy.ndarray, shape (..., L_q), only if ``return_lse``
+
+    Raises
+    ------
+    TypeError
+        If ``mask`` is not boolean (its dtype is named) or an input is not real.
+    ValueError
+        If shapes disagree (both shapes named), a block size is not a positive integer,
+        ``causal`` with ``L_q != L_k`` lacks ``align``, or a query, key or value that takes
+        part in attention holds NaN or inf.
+
+    Sources: Milakov & Gimelshein (2018), algorithm 3 (online softmax); Dao et al. (2022),
+    "FlashAttention", algorithm 1 (tiling); Vaswani et al. (2017), equation (1).
+    """
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    v = as_float_array(values, "values")
+    require_ndim(q, 2, "queries", "(..., L_q, d_k)")
+    require_ndim(k, 2, "keys", "(..., L_k, d_k)")
+    require_ndim(v, 2, "values", "(..., L_k, d_v)")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"queries {q.shape} and keys {k.shape} must have the same d_k (last axis)")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"keys {k.shape} and values {v.shape} must have the same number of "
+                         "positions L_k (second-to-last axis)")
+    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
+    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
+    scores_shape = batch + (n_q, n_k)
+    offset = _causal_offset(causal, align, n_q, n_k)
+    allowed = None
+    if mask is not None:
+        allowed = as_bool_mask(mask)
+        check_mask_shape(allowed, scores_shape)
+        allowed = np.broadcast_to(allowed, scores_shape)  # a view: no memory is copied
+    block_q, block_k = _block_sizes(block_size, n_q, n_k)
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive integer; got {workers!r}")
+
+    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    # float16 is computed in float32 and float32/float64 in their own precision, as
+    # FlashAttention does: the running maximum keeps every exponential <= 1, so float32 is
+    # stable, and a tile of float32 scores takes half the cache of float64 ones.
+    work = np.promote_types(out_dtype, np.float32)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+    # One (L, d) matrix per batch/head element: broadcast the leading axes, then flatten
+    # them. Only the O(L * d) inputs are copied, never anything of size L_q * L_k.
+    n_batch = math.prod(batch)
+    q = np.broadcast_to(q.astype(work) * work.type(scale), batch + q.shape[-2:])  # fold in the scale once
+    q = q.reshape(n_batch, n_q, q.shape[-1])
+    k = np.broadcast_to(k.astype(work, copy=False), batch + k.shape[-2:]).reshape(n_batch, n_k, k.shape[-1])
+    v = np.broadcast_to(v.astype(work, copy=False), batch + v.shape[-2:]).reshape(n_batch, n_k, d_v)
+    # With finite inputs (the usual case) no tile needs its keys or values cleaned.
+    all_finite = bool(np.isfinite(q).all() and np.isfinite(k).all() and np.isfinite(v).all())
+
+    output = np.zeros((n_batch, n_q, d_v), dtype=work)
+    lse = np.full((n_batch, n_q), -np.inf, dtype=work)
+
+    def one_query_block(b, q0):
+        """Attend queries q0 .. q0 + block_q - 1 of batch element b to all keys, block by block."""
+        q1 = min(q0 + block_q, n_q)
+        where = np.unravel_index(b, batch) if allowed is not None else None
+        m = np.full(q1 - q0, -np.inf, dtype=work)   # running maximum of each query's scores
+        l = np.zeros(q1 - q0, dtype=work)           # running sum of exp(score - m)
+        acc = np.zeros((q1 - q0, d_v), dtype=work)  # running sum of exp(score - m) * value
+        for k0 in range(0, n_k, block_k):
+            k1 = min(k0 + block_k, n_k)
+            tile = _tile_mask(allowed, where, offset, q0, q1, k0, k1)
+            if tile is False:
+                continue  # every entry of this tile is masked: it cannot change anything
+            q_t, k_t, v_t = q[b, q0:q1], k[b, k0:k1], v[b, k0:k1]
+            if not all_finite:
+                q_t, k_t, v_t = _clean_tile(q_t, k_t, v_t, tile)
+            s = q_t @ k_t.T                             # 1. this tile's (already scaled) scores
+            if tile is not True:
+                s = np.where(tile, s, -np.inf)          # selection, not a large constant
+            tile_max = s.max(axis=-1)
+            if np.isnan(tile_max).any() or (tile_max == np.inf).any():
+                raise ValueError(f"scores overflow {work} (NaN or +inf at positions that may "
+                                 "be attended); pass the inputs as float64")
+            m_new = np.maximum(m, tile_max)             # 2. the new running maximum
+            # A query with no allowed key so far keeps m = -inf: use 0 there (no -inf - -inf).
+            m_safe = np.where(m_new > -np.inf, m_new, 0.0).astype(work, copy=False)
+            alpha = np.exp(m - m_safe)                  # 3. re-expresses the old sums w.r.t. m_new
+            np.subtract(s, m_safe[:, None], out=s)
+            np.exp(s, out=s)                            # masked entries: exp(-inf) = 0
+            l *= alpha                                  # 4. update the running sum ...
+            l += s.sum(axis=-1)
+            acc *= alpha[:, None]                       # 5. ... and the running weighted values
+            acc += s @ v_t
+            m = m_new
+        seen = l > 0                                    # 6. normalise once, at the end
+        np.divide(acc, l[:, None], out=output[b, q0:q1], where=seen[:, None])
+        lse[b, q0:q1] = np.where(seen, m + np.log(np.where(seen, l, 1.0)), -np.inf)
+
+    blocks = [(b, q0) for b in range(n_batch) for q0 in range(0, n_q, block_q)]
+    if workers > 1 and len(blocks) > 1:
+        # Query blocks are independent; numpy releases the GIL inside matmul and ufuncs,
+        # so threads spread the element-wise work (exp, sums) over the cores.
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(lambda block: one_query_block(*block), blocks))
+    else:
+        for b, q0 in blocks:
+            one_query_block(b, q0)
+    output = output.reshape(batch + (n_q, d_v)).astype(out_dtype, copy=False)
+    lse = lse.reshape(batch + (n_q,))
+    return (output, lse) if return_lse else output
+
+
+def _tile_mask(allowed, where, offset, q0, q1, k0, k1):
+    """The tile's boolean mask, or ``True`` (all allowed) / ``False`` (all masked)."""
+    tile = True
+    if offset is not None:
+        if k0 > q1 - 1 + offset:           # every key lies after every query's last allowed key
+            return False
+        if k1 - 1 > q0 + offset:           # the diagonal crosses the tile
+            i = np.arange(q0, q1)[:, None]
+            j = np.arange(k0, k1)[None, :]
+            tile = j <= i + offset
+    if allowed is not None:
+        sub = allowed[where + (slice(q0, q1), slice(k0, k1))]
+        tile = sub if tile is True else sub & tile
+    if tile is not True and not tile.any():
+        return False
+    if tile is not True and tile.all():
+        return True
+    return tile
+
+
+def _clean_tile(q_t, k_t, v_t, tile):
+    """Zero queries, keys and values the tile never uses; reject non-finite ones it uses.
+
+    A masked key may hold NaN or inf (``0 * NaN`` would otherwise leak into the output),
+    exactly as in :func:`attnlib.attention`.
+    """
+    if tile is not True:
+        used_keys = np.any(tile, axis=0)[:, None]
+        asking = np.any(tile, axis=1)[:, None]
+        k_t = np.where(used_keys, k_t, 0.0).astype(k_t.dtype, copy=False)
+        v_t = np.where(used_keys, v_t, 0.0).astype(v_t.dtype, copy=False)
+        q_t = np.where(asking, q_t, 0.0).astype(q_t.dtype, copy=False)
+    if not (np.isfinite(q_t).all() and np.isfinite(k_t).all() and np.isfinite(v_t).all()):
+        raise ValueError("queries, keys or values that take part in attention hold NaN or inf")
+    return q_t, k_t, v_t

@@ -1,0 +1,297 @@
+"""Tests of attnlib.tiled: tiled (online-softmax) attention equals plain attention.
+
+The reference is ``attnlib.attention``, which builds all L_q x L_k scores at once (a different
+algorithm: one softmax over whole rows), plus values worked out by hand (issue 3, cases 2
+and 3) and a log-sum-exp computed directly in float64. The memory test measures, with
+tracemalloc, that the peak allocation grows like n * block and not like n^2.
+"""
+import math
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlib import attention, causal_mask, padding_mask
+from attnlib.tiled import default_block_sizes, tiled_attention
+
+T, F = True, False
+SETTINGS = settings(max_examples=60, deadline=None)
+TOL = {np.float32: 1e-5, np.float64: 1e-10}
+
+
+def _inputs(rng, batch, n_q, n_k, d, d_v, dtype):
+    q = rng.normal(size=batch + (n_q, d)).astype(dtype)
+    k = rng.normal(size=batch + (n_k, d)).astype(dtype)
+    v = rng.normal(size=batch + (n_k, d_v)).astype(dtype)
+    return q, k, v
+
+
+def _mask(kind, rng, batch, n_q, n_k, block_k):
+    """A mask of the given kind, and the arguments that ask tiled_attention for it."""
+    if kind == "none":
+        return None, {}
+    if kind == "random":
+        return rng.random(batch + (n_q, n_k)) < 0.6, {}
+    if kind in ("causal-start", "causal-end"):
+        align = kind.split("-")[1]
+        return causal_mask(n_q, n_k, align=align), {"causal": True, "align": align}
+    if kind in ("pad-right", "pad-left"):
+        b = math.prod(batch[:1]) if batch else 1
+        lens = rng.integers(0, n_k + 1, size=b)
+        m = padding_mask(lens, n_k, side=kind.split("-")[1])      # (b, 1, L_k)
+        m = m.reshape(batch[:1] + (1,) * (len(batch) - 1) + (1, n_k)) if batch else m[0]
+        return m, {}
+    if kind == "empty-rows":                    # some queries may attend nothing at all
+        m = rng.random(batch + (n_q, n_k)) < 0.7
+        m[..., ::2, :] = False
+        return m, {}
+    if kind == "empty-tiles":                   # whole key blocks that nobody may attend
+        m = np.ones(batch + (n_q, n_k), dtype=bool)
+        for k0 in range(0, n_k, 2 * block_k):
+            m[..., k0:k0 + block_k] = False
+        return m, {}
+    raise AssertionError(kind)
+
+
+KINDS = ["none", "random", "causal-start", "causal-end", "pad-right", "pad-left",
+         "empty-rows", "empty-tiles"]
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    batch=st.sampled_from([(), (2,), (2, 3), (1, 2)]),
+    n_q=st.integers(0, 40),
+    n_k=st.integers(0, 40),
+    d=st.integers(1, 8),
+    d_v=st.integers(1, 6),
+    block=st.one_of(st.integers(1, 50), st.tuples(st.integers(1, 20), st.integers(1, 20)), st.none()),
+    kind=st.sampled_from(KINDS),
+    causal_too=st.booleans(),
+    dtype=st.sampled_from([np.float32, np.float64]),
+)
+def test_tiled_equals_plain_attention(seed, batch, n_q, n_k, d, d_v, block, kind, causal_too,
+                                      dtype):
+    rng = np.random.default_rng(seed)
+    q, k, v = _inputs(rng, batch, n_q, n_k, d, d_v, dtype)
+    block_k = block if isinstance(block, int) else (block[1] if block else max(n_k, 1))
+    mask, extra = _mask(kind, rng, batch, n_q, n_k, block_k)
+    full = mask
+    if causal_too and not extra:                # a mask and a causal constraint together
+        extra = {"causal": True, "align": "end"}
+        causal = causal_mask(n_q, n_k, align="end")
+        full = causal if mask is None else mask & causal
+    elif extra:
+        mask = None                             # the causal mask is generated tile by tile
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want, _ = attention(q, k, v, full)
+        got = tiled_attention(q, k, v, mask, block_size=block, **extra)
+    assert got.dtype == dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=TOL[dtype])
+
+
+def test_issue3_case2_worked_by_hand():
+    """softmax([1, 0] / sqrt 2) = [.6698, .3302]; output .6698*[1,2] + .3302*[3,4]."""
+    q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    k = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    v = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    mask = np.array([[T, T, F], [F, F, F]])
+    w0 = 1 / (1 + math.exp(-1 / math.sqrt(2)))
+    expected = np.array([[w0 * 1 + (1 - w0) * 3, w0 * 2 + (1 - w0) * 4], [0.0, 0.0]])
+    for block in (1, 2, 3, 10, (1, 2)):
+        out = tiled_attention(q, k, v, mask, block_size=block)
+        np.testing.assert_allclose(out, expected, atol=1e-12)
+    np.testing.assert_allclose(expected, [[1.6605, 2.6605], [0, 0]], atol=1e-4)
+
+
+def test_issue3_case3_causal_zero_scores():
+    """Zero scores, values 1, 2, 3: position t averages the first t values -> 1, 1.5, 2."""
+    q = np.zeros((3, 1))
+    k = np.zeros((3, 1))
+    v = np.array([[1.0], [2.0], [3.0]])
+    for block in (1, 2, 3, 4):
+        out = tiled_attention(q, k, v, causal=True, block_size=block)
+        np.testing.assert_allclose(out[:, 0], [1.0, 1.5, 2.0], atol=1e-15)
+
+
+def test_causal_alignment_for_cross_lengths():
+    """Lq=2, Lk=4, zero scores, values 1..4: 'start' sees keys <= i, 'end' keys <= i + 2."""
+    q, k = np.zeros((2, 1)), np.zeros((4, 1))
+    v = np.arange(1.0, 5.0)[:, None]
+    start = tiled_attention(q, k, v, causal=True, align="start", block_size=1)
+    end = tiled_attention(q, k, v, causal=True, align="end", block_size=3)
+    np.testing.assert_allclose(start[:, 0], [1.0, 1.5], atol=1e-15)
+    np.testing.assert_allclose(end[:, 0], [2.0, 2.5], atol=1e-15)
+    with pytest.raises(ValueError, match="align"):
+        tiled_attention(q, k, v, causal=True)
+    with pytest.raises(ValueError, match="align"):
+        tiled_attention(q, k, v, align="end")
+    with pytest.raises(ValueError, match="align"):
+        tiled_attention(q, k, v, causal=True, align="middle")
+
+
+def test_fully_masked_rows_give_zeros_without_warnings():
+    rng = np.random.default_rng(1)
+    q, k, v = _inputs(rng, (2,), 5, 7, 3, 4, np.float32)
+    mask = np.ones((2, 5, 7), dtype=bool)
+    mask[0, 1] = False
+    mask[1] = False                          # one batch element attends nothing at all
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, lse = tiled_attention(q, k, v, mask, block_size=(2, 3), return_lse=True)
+    assert not np.isnan(out).any()
+    assert np.all(out[0, 1] == 0) and np.all(out[1] == 0)
+    assert np.isneginf(lse[0, 1]) and np.isneginf(lse[1]).all()
+    assert np.isfinite(lse[0, [0, 2, 3, 4]]).all()
+
+
+def test_entirely_masked_tiles_are_skipped_whatever_they_hold():
+    """Keys 4..7 form one tile that no query may attend; NaN and inf there change nothing."""
+    rng = np.random.default_rng(2)
+    q, k, v = _inputs(rng, (), 6, 12, 4, 3, np.float64)
+    mask = np.ones((6, 12), dtype=bool)
+    mask[:, 4:8] = False
+    k_bad, v_bad = k.copy(), v.copy()
+    k_bad[4:8] = np.nan
+    v_bad[4:8] = np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = tiled_attention(q, k_bad, v_bad, mask, block_size=4)
+    keep = np.r_[0:4, 8:12]
+    want, _ = attention(q, k[keep], v[keep])      # the same keys, the masked ones removed
+    np.testing.assert_allclose(out, want, atol=1e-12)
+
+
+def test_poisoned_masked_keys_inside_partly_masked_tiles():
+    rng = np.random.default_rng(3)
+    q, k, v = _inputs(rng, (2,), 4, 9, 3, 2, np.float64)
+    lens = np.array([5, 9])
+    mask = padding_mask(lens, 9)                  # batch 0: keys 5..8 are padding
+    k_bad, v_bad = k.copy(), v.copy()
+    k_bad[0, 5:] = np.inf
+    v_bad[0, 5:] = np.nan
+    out = tiled_attention(q, k_bad, v_bad, mask, block_size=(3, 4))
+    want0, _ = attention(q[0], k[0, :5], v[0, :5])
+    want1, _ = attention(q[1], k[1], v[1])
+    np.testing.assert_allclose(out[0], want0, atol=1e-12)
+    np.testing.assert_allclose(out[1], want1, atol=1e-12)
+    k_bad[1, 0] = np.nan                          # a key that is attended: refused
+    with pytest.raises(ValueError, match="NaN or inf"):
+        tiled_attention(q, k_bad, v_bad, mask, block_size=(3, 4))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_padding_never_changes_the_real_tokens(side):
+    rng = np.random.default_rng(4)
+    real_q, real_k, real_v = _inputs(rng, (), 5, 5, 4, 3, np.float64)
+    pad = 3
+    zeros = np.zeros((pad, 4))
+    if side == "right":
+        k = np.vstack([real_k, zeros + 100.0])
+        v = np.vstack([real_v, zeros[:, :3] - 100.0])
+    else:
+        k = np.vstack([zeros + 100.0, real_k])
+        v = np.vstack([zeros[:, :3] - 100.0, real_v])
+    mask = padding_mask([5], 8, side=side)[0]
+    out = tiled_attention(real_q, k, v, mask, block_size=3)
+    want, _ = attention(real_q, real_k, real_v)
+    np.testing.assert_allclose(out, want, atol=1e-12)
+
+
+def test_batch_element_alone_equals_inside_the_batch_and_workers_agree():
+    rng = np.random.default_rng(5)
+    q, k, v = _inputs(rng, (3, 2), 33, 21, 8, 5, np.float32)
+    together = tiled_attention(q, k, v, block_size=(8, 5))
+    threaded = tiled_attention(q, k, v, block_size=(8, 5), workers=2)
+    np.testing.assert_array_equal(together, threaded)
+    alone = tiled_attention(q[1, 0], k[1, 0], v[1, 0], block_size=(8, 5))
+    np.testing.assert_array_equal(together[1, 0], alone)
+
+
+def test_float16_is_computed_in_float32_and_returned_as_float16():
+    rng = np.random.default_rng(6)
+    q, k, v = _inputs(rng, (2,), 16, 24, 8, 4, np.float16)
+    q, k = q * np.float16(30), k * np.float16(30)   # scores up to ~1e4: exp overflows float16
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = tiled_attention(q, k, v, block_size=5)
+    assert out.dtype == np.float16
+    want, _ = attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
+    np.testing.assert_allclose(out.astype(np.float64), want, atol=5e-3)
+
+
+def test_log_sum_exp_matches_the_direct_formula():
+    rng = np.random.default_rng(7)
+    q, k, v = _inputs(rng, (2,), 6, 10, 4, 3, np.float64)
+    mask = rng.random((2, 6, 10)) < 0.5
+    mask[0, 0] = False
+    _, lse = tiled_attention(q, k, v, mask, block_size=3, return_lse=True)
+    for b in range(2):
+        for i in range(6):
+            allowed = [j for j in range(10) if mask[b, i, j]]
+            s = [float(q[b, i] @ k[b, j]) / 2.0 for j in allowed]   # sqrt(d_k) = 2
+            want = math.log(sum(math.exp(x) for x in s)) if s else -math.inf
+            assert lse[b, i] == pytest.approx(want, abs=1e-12)
+
+
+def test_large_scores_do_not_overflow_float32():
+    q = np.array([[100.0, 0.0]], dtype=np.float32)
+    k = np.array([[100.0, 0.0], [90.0, 0.0], [-100.0, 0.0]], dtype=np.float32)
+    v = np.array([[1.0], [2.0], [3.0]], dtype=np.float32)
+    out = tiled_attention(q, k, v, block_size=1, scale=1.0)   # scores 10000, 9000, -10000
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, [[1.0]], atol=1e-6)
+
+
+def test_errors_name_what_is_wrong():
+    q, k, v = np.zeros((2, 3)), np.zeros((4, 3)), np.zeros((4, 5))
+    with pytest.raises(TypeError, match="float64"):
+        tiled_attention(q, k, v, np.ones((2, 4)))
+    with pytest.raises(ValueError, match=r"\(1, 2, 2\).*\(2, 4\)"):
+        tiled_attention(q, k, v, np.ones((1, 2, 2), dtype=bool))
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(4, 2\)"):
+        tiled_attention(q, np.zeros((4, 2)), v)
+    with pytest.raises(ValueError, match=r"\(4, 3\).*\(5, 5\)"):
+        tiled_attention(q, k, np.zeros((5, 5)))
+    for bad in (0, -1, 1.5, (1, 2, 3), (2, 0), True):
+        with pytest.raises(ValueError, match="block"):
+            tiled_attention(q, k, v, block_size=bad)
+    with pytest.raises(ValueError, match="workers"):
+        tiled_attention(q, k, v, workers=0)
+    with pytest.raises(ValueError, match="shape"):
+        tiled_attention(np.zeros(3), k, v)
+
+
+def test_default_blocks_fit_the_lengths_and_a_one_megabyte_tile():
+    assert default_block_sizes(5, 3) == (5, 3)
+    bq, bk = default_block_sizes(100_000, 100_000)
+    assert bq * bk * 4 <= 1 << 20 and bq >= 64 and bk >= 256
+
+
+def _peak_bytes(n, block, d=16):
+    rng = np.random.default_rng(8)
+    q, k, v = _inputs(rng, (), n, n, d, d, np.float32)
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    tiled_attention(q, k, v, block_size=block)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak
+
+
+def test_peak_memory_grows_like_n_times_block_not_n_squared():
+    n, block = 8192, 256
+    peak = _peak_bytes(n, block)
+    scores_bytes = n * n * 4                      # 256 MiB of float32 scores
+    tile_bytes = block * block * 4
+    inputs_bytes = n * 16 * 4
+    # What tiling needs: a few tiles plus a few copies of the (n, d) inputs and output.
+    assert peak < 4 * tile_bytes + 8 * inputs_bytes
+    assert peak < scores_bytes / 50
+    # Doubling n doubles (not quadruples) the peak.
+    half = _peak_bytes(n // 2, block)
+    assert peak / half < 2.5
