@@ -1,0 +1,157 @@
+"""Checkers for the exercises of the chapter "Masks, self- and cross-attention".
+
+* :func:`check_visible`       which tokens one query may attend under a given mask
+* :func:`check_causal_mask`   the reader's own causal-mask function
+* :func:`check_padding_mask`  a key padding mask written out by hand
+
+Masks are boolean and ``True`` means "may attend", as everywhere in attnlib. Expected
+answers come from :mod:`attnlib.masks`; source: Vaswani et al. (2017), section 3.2.3.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..masks import causal_mask, padding_mask
+
+
+def _as_token_list(answer) -> list:
+    if isinstance(answer, str):
+        raise TypeError("give the tokens as a list of strings, e.g. ['The', 'bank'], not one string")
+    return [str(t) for t in answer]
+
+
+def check_visible(answer, query, *, tokens, mask) -> bool:
+    """Check the list of tokens that ``query`` may attend under ``mask``.
+
+    Parameters
+    ----------
+    answer : sequence of str
+        The tokens the reader thinks the query may attend, in sentence order.
+    query : int or str
+        The querying position, or its token (the first occurrence is used).
+    tokens : sequence of str
+        The sentence, one token per position (keys and queries).
+    mask : array_like of bool, shape (L, L)
+        ``True`` = may attend.
+
+    Returns
+    -------
+    bool, True when ``answer`` lists exactly the allowed tokens in order; otherwise the
+    missing and the forbidden tokens are named.
+
+    Raises
+    ------
+    TypeError if the mask is not boolean or the answer is a single string; ValueError if
+    the query is not in the sentence or the mask does not match the tokens.
+    """
+    tokens = [str(t) for t in tokens]
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise TypeError(f"mask must be boolean (True = may attend); got dtype {m.dtype}")
+    if m.shape != (len(tokens), len(tokens)):
+        raise ValueError(f"mask of shape {m.shape} does not match {len(tokens)} tokens")
+    if isinstance(query, str):
+        if query not in tokens:
+            raise ValueError(f"query {query!r} is not one of the tokens {tokens}")
+        query = tokens.index(query)
+    query = int(query)
+    expected = [tokens[j] for j in range(len(tokens)) if m[query, j]]
+    got = _as_token_list(answer)
+    if got == expected:
+        print(f"Correct: '{tokens[query]}' may attend {expected}.")
+        return True
+    missing = [t for t in expected if t not in got]
+    forbidden = [t for t in got if t not in expected]
+    parts = []
+    if missing:
+        parts.append(f"'{tokens[query]}' may also attend {missing}")
+    if forbidden:
+        parts.append(f"it may not attend {forbidden}")
+    if not parts:
+        parts.append(f"list the tokens in sentence order, with repeats: {len(expected)} tokens")
+    print("Not yet: " + "; ".join(parts) + ".")
+    return False
+
+
+def _first_difference(got: np.ndarray, want: np.ndarray) -> str:
+    i, j = (int(k) for k in np.argwhere(got != want)[0])
+    should = "may attend" if want[i, j] else "may not attend"
+    return f"query {i} {should} key {j}"
+
+
+def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
+    """Compare the reader's ``fn(n)`` with :func:`attnlib.causal_mask` for several ``n``.
+
+    ``fn(n)`` must return a boolean array of shape ``(n, n)`` with ``True`` where query ``i``
+    may attend key ``j`` (the key is not later than the query, the diagonal included).
+
+    Returns
+    -------
+    bool, True when every size matches; otherwise the first wrong cell is described.
+    """
+    if not callable(fn):
+        raise TypeError(f"check_causal_mask expects a function; got {type(fn).__name__}")
+    for n in sizes:
+        want = causal_mask(n)
+        try:
+            got = np.asarray(fn(n))
+        except Exception as exc:  # the reader's code: report, do not crash the notebook
+            print(f"Not yet: your function raised {type(exc).__name__}: {exc} for n={n}.")
+            return False
+        if got.shape != want.shape:
+            print(f"Not yet: for n={n} your mask has shape {got.shape}, expected {want.shape}.")
+            return False
+        if got.dtype != np.bool_:
+            print(f"Not yet: for n={n} your mask has dtype {got.dtype}; attnlib masks are boolean "
+                  "(True = may attend). Hint: compare positions, e.g. j <= i, or use astype(bool).")
+            return False
+        if not np.array_equal(got, want):
+            hint = ""
+            if np.array_equal(got, want.T):
+                hint = " Hint: your mask is transposed: rows are queries, columns are keys."
+            elif np.array_equal(got, want & ~np.eye(n, dtype=bool)):
+                hint = " Hint: a position may attend itself (the diagonal is allowed)."
+            print(f"Not yet: for n={n}, {_first_difference(got, want)}.{hint}")
+            return False
+    print(f"Correct: your causal mask matches attnlib.causal_mask for n = {', '.join(map(str, sizes))}.")
+    return True
+
+
+def check_padding_mask(answer, valid_lens, n_keys: int, *, side: str = "right") -> bool:
+    """Check a key padding mask written by hand, one row per sequence of the batch.
+
+    Parameters
+    ----------
+    answer : array_like of bool, shape (B, n_keys) (or (B, 1, n_keys) as attnlib returns)
+    valid_lens : sequence of int, length B
+    n_keys : int, the padded length
+    side : {"right", "left"}, where the padding sits
+
+    Returns
+    -------
+    bool, True when ``answer`` equals :func:`attnlib.padding_mask` (without its query axis).
+    """
+    want = padding_mask(np.asarray(valid_lens), n_keys, side=side)[:, 0, :]
+    got = np.asarray(answer)
+    if got.ndim == 3 and got.shape[1] == 1:
+        got = got[:, 0, :]
+    if got.shape != want.shape:
+        print(f"Not yet: your mask has shape {got.shape}, expected {want.shape} "
+              "(one row per sequence, one column per key).")
+        return False
+    if got.dtype != np.bool_:
+        print(f"Not yet: your mask has dtype {got.dtype}; attnlib masks are boolean "
+              "(True = real token that may be attended).")
+        return False
+    if not np.array_equal(got, want):
+        b, j = (int(k) for k in np.argwhere(got != want)[0])
+        what = "a real token" if want[b, j] else "padding"
+        extra = ""
+        other = "left" if side == "right" else "right"
+        if np.array_equal(got, padding_mask(np.asarray(valid_lens), n_keys, side=other)[:, 0, :]):
+            extra = f" Hint: that is {other} padding; here the padding sits on the {side}."
+        print(f"Not yet: in sequence {b}, key {j} is {what}, so it should be "
+              f"{bool(want[b, j])}.{extra}")
+        return False
+    print(f"Correct: the padding mask for lengths {list(map(int, valid_lens))} ({side} padding).")
+    return True
