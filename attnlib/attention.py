@@ -25,10 +25,11 @@ def weighted_sum(weights, values) -> np.ndarray:
     ----------
     weights : array_like, shape (..., L_q, L_k), or (L_k,) for a single query
     values : array_like, shape (..., L_k, d_v); leading axes broadcast with ``weights``
+        (1-D weights are shared by every leading index of ``values``)
 
     Returns
     -------
-    numpy.ndarray, shape (..., L_q, d_v) (or (d_v,) for 1-D weights), in the inputs' common
+    numpy.ndarray, shape (..., L_q, d_v) (or (..., d_v) for 1-D weights), in the inputs' common
     float dtype (integers give float64); computed in float64 inside.
 
     Raises
@@ -37,8 +38,9 @@ def weighted_sum(weights, values) -> np.ndarray:
         If an input is not a float or integer array (its dtype is named).
     ValueError
         If ``L_k`` differs between the two or the leading axes do not broadcast (both shapes
-        named), or ``values`` hold NaN or inf (a weight of 0 does not cancel NaN: 0 * NaN is
-        NaN. To exclude poisoned positions use :func:`attention` with a mask).
+        named), or ``weights`` or ``values`` hold NaN or inf (a weight of 0 does not
+        cancel NaN: 0 * NaN is NaN. To exclude poisoned positions use :func:`attention`
+        with a mask).
 
     Source: Vaswani et al. (2017), section 3.2 ("a weighted sum of the values");
     Bahdanau et al. (2015), equation (5) (the context vector ``c_i = sum_j a_ij h_j``).
@@ -53,13 +55,15 @@ def weighted_sum(weights, values) -> np.ndarray:
         raise ValueError(f"weights {w.shape} and values {v.shape} disagree on the number of "
                          "keys L_k (last axis of weights, second-to-last of values)")
     broadcast_batch(w.shape, v.shape, "weights", "values")
+    if not np.isfinite(w).all():
+        raise ValueError(f"weights {w.shape} hold NaN or inf")
     if not np.isfinite(v).all():
         raise ValueError(f"values {v.shape} hold NaN or inf")
     out_dtype = np.result_type(w.dtype, v.dtype)
     work = compute_dtype(out_dtype)
     out = w.astype(work) @ v.astype(work)
     out = to_dtype(out, out_dtype, "weighted sums")
-    return out[0] if single_query else out
+    return out[..., 0, :] if single_query else out      # drop the query axis we added
 
 
 def attention(queries, keys, values, mask=None, *, scale: float | None = None):

@@ -162,7 +162,7 @@ def init_multi_head(rng: np.random.Generator, d_model: int, num_heads: int, *,
 
     Parameters
     ----------
-    rng : numpy.random.Generator (e.g. ``np.random.default_rng(0)``, for reproducibility)
+    rng : numpy.random.Generator or int seed (e.g. ``np.random.default_rng(0)``, reproducible)
     d_model : int, total width of the heads
     num_heads : int, dividing ``d_model``
     d_query_in, d_key_in, d_value_in, d_out : int, optional
@@ -182,6 +182,7 @@ def init_multi_head(rng: np.random.Generator, d_model: int, num_heads: int, *,
     Source: Vaswani et al. (2017), section 3.2.2; Glorot & Bengio (2010), equation (16).
     """
     _num_heads(num_heads, d_model)
+    rng = np.random.default_rng(rng)        # a Generator is returned unchanged; a seed makes one
 
     def glorot(n_in, n_out):
         limit = np.sqrt(6.0 / (n_in + n_out))

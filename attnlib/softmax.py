@@ -77,7 +77,9 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
     #    use 0 there; its entries are all -inf anyway).
     m = np.max(s, axis=axis, keepdims=True, initial=-np.inf)
     m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(over="ignore"):  # s - m may overflow to -inf in float64: exp gives 0, exactly right
+    # s - m can overflow to -inf only for float64 scores near 1e308; exp(-inf) = 0 is then
+    # exactly the right weight, so that overflow is expected and silenced.
+    with np.errstate(over="ignore"):
         e = np.exp(s - m)
     # 3. Normalise. A slice with nothing allowed has total 0 and stays all zeros.
     total = np.sum(e, axis=axis, keepdims=True)

@@ -57,7 +57,7 @@ def random_qkv(rng, B, Lq, Lk, d, dv):
     return rng.normal(size=(B, Lq, d)), rng.normal(size=(B, Lk, d)), rng.normal(size=(B, Lk, dv))
 
 
-# --- issue 3, case 2: a partially and a fully masked query ----------------------------------------------
+# --- issue 3, case 2: a partially and a fully masked query ---------------------------------------
 
 def test_case2_scaled_masked_attention(no_warnings):
     q = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -73,7 +73,7 @@ def test_case2_scaled_masked_attention(no_warnings):
     np.testing.assert_allclose(out, [[1.6605, 2.6605], [0, 0]], atol=5e-5)
 
 
-# --- case 3: causal running mean ------------------------------------------------------------------------------
+# --- case 3: causal running mean -----------------------------------------------------------------
 
 def test_case3_causal_with_zero_scores_is_a_running_mean(no_warnings):
     out, w = attention(np.zeros((3, 1)), np.zeros((3, 1)), np.array([[1.0], [2.0], [3.0]]),
@@ -91,7 +91,7 @@ def test_causal_with_equal_scores_averages_the_prefix(n, seed):
         np.testing.assert_allclose(w[t, : t + 1], 1 / (t + 1), rtol=1e-12)
 
 
-# --- case 10: cross-attention ----------------------------------------------------------------------------------
+# --- case 10: cross-attention --------------------------------------------------------------------
 
 def test_case10_cross_attention_with_a_mask(no_warnings):
     out, w = attention(np.zeros((2, 1)), np.zeros((3, 1)), np.array([[1.0], [2.0], [3.0]]),
@@ -106,7 +106,7 @@ def test_case10_mask_of_the_wrong_shape_names_both_shapes():
                   mask=np.ones((1, 2, 2), dtype=bool))
 
 
-# --- the documents' worked examples -----------------------------------------------------------------------------
+# --- the documents' worked examples --------------------------------------------------------------
 
 def test_bank_example():
     ex = examples.BANK
@@ -127,7 +127,7 @@ def test_machine_learning_rocks_example():
     np.testing.assert_allclose(weighted_sum(w, ex.values), [0.156, 1.730], atol=5e-4)
 
 
-# --- agreement with the other modules ----------------------------------------------------------------------------
+# --- agreement with the other modules ------------------------------------------------------------
 
 @SETTINGS
 @given(st.integers(1, 3), st.integers(0, 4), st.integers(0, 4), st.integers(1, 4), st.integers(1, 3),
@@ -156,7 +156,7 @@ def test_weights_are_softmax_of_scaled_scores_and_scale_one_is_plain_dot_product
                                atol=1e-12)
 
 
-# --- masked keys never influence the output ----------------------------------------------------------------------
+# --- masked keys never influence the output ------------------------------------------------------
 
 @pytest.mark.parametrize("poison", [np.nan, np.inf, -np.inf, 1e300, -1e300])
 def test_keys_and_values_no_query_may_attend_may_hold_anything(no_warnings, poison):
@@ -202,7 +202,7 @@ def test_nan_in_a_key_some_query_may_attend_is_an_error_not_a_silent_nan():
         attention(np.zeros((1, 1)), np.array([[np.inf], [0.0]]), np.zeros((2, 1)))
 
 
-# --- padding never changes the real tokens -------------------------------------------------------------------------
+# --- padding never changes the real tokens -------------------------------------------------------
 
 @SETTINGS
 @given(st.integers(1, 5), st.integers(0, 4), st.sampled_from(["left", "right"]), st.booleans(),
@@ -246,7 +246,7 @@ def test_key_padding_alone_keeps_real_tokens_with_finite_padding(n, pad, side, s
     np.testing.assert_allclose(out[real], ref_out, atol=1e-12)
 
 
-# --- batch independence ------------------------------------------------------------------------------------------------
+# --- batch independence --------------------------------------------------------------------------
 
 @SETTINGS
 @given(st.integers(2, 4), st.integers(1, 4), st.integers(1, 4), seeds)
@@ -262,7 +262,7 @@ def test_a_batch_element_alone_equals_it_inside_the_batch(B, Lq, Lk, seed):
         np.testing.assert_allclose(w[b], alone_w, atol=1e-12)
 
 
-# --- permutation equivariance and causality ---------------------------------------------------------------------------
+# --- permutation equivariance and causality ------------------------------------------------------
 
 @SETTINGS
 @given(st.integers(1, 6), seeds)
@@ -303,7 +303,7 @@ def test_decoding_after_a_prefix_with_end_alignment_equals_full_causal_attention
     np.testing.assert_allclose(new_w, full_w[prefix:], atol=1e-12)
 
 
-# --- dtypes and magnitudes ---------------------------------------------------------------------------------------------
+# --- dtypes and magnitudes -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 def test_low_precision_is_returned_in_its_dtype(no_warnings, dtype):
@@ -339,7 +339,7 @@ def test_integer_inputs_give_float64_and_the_same_result():
     np.testing.assert_allclose(out, attention(q * 1.0, k * 1.0, v * 1.0)[0], rtol=1e-15)
 
 
-# --- empty sequences -------------------------------------------------------------------------------------------------------
+# --- empty sequences -----------------------------------------------------------------------------
 
 def test_no_keys_gives_zero_outputs(no_warnings):
     out, w = attention(np.zeros((2, 3)), np.zeros((0, 3)), np.zeros((0, 4)))
@@ -352,7 +352,7 @@ def test_no_queries_gives_empty_outputs(no_warnings):
     assert out.shape == (0, 4) and w.shape == (0, 2)
 
 
-# --- errors ---------------------------------------------------------------------------------------------------------------------
+# --- errors --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shapes,pattern", [
     (((3,), (2, 3), (2, 1)), r"queries.*\(3,\)"),
@@ -382,7 +382,7 @@ def test_zero_features_need_an_explicit_scale_and_bad_scales_are_refused():
         attention(np.zeros((1, 2)), np.zeros((2, 2)), np.ones((2, 1)), scale=float("nan"))
 
 
-# --- weighted_sum ---------------------------------------------------------------------------------------------------------------
+# --- weighted_sum --------------------------------------------------------------------------------
 
 def test_weighted_sum_equals_a_loop_and_accepts_one_query():
     rng = np.random.default_rng(10)
@@ -393,6 +393,11 @@ def test_weighted_sum_equals_a_loop_and_accepts_one_query():
             np.testing.assert_allclose(got[b, i], sum(w[b, i, j] * v[b, j] for j in range(4)),
                                        atol=1e-12)
     np.testing.assert_allclose(weighted_sum(w[0, 0], v[0]), got[0, 0], atol=1e-12)
+    shared = weighted_sum(w[0, 0], v)                      # one query's weights, every batch
+    assert shared.shape == (2, 5)
+    for b in range(2):
+        np.testing.assert_allclose(shared[b], sum(w[0, 0, j] * v[b, j] for j in range(4)),
+                                   atol=1e-12)
 
 
 def test_weighted_sum_errors():
@@ -400,5 +405,7 @@ def test_weighted_sum_errors():
         weighted_sum(np.zeros((2, 3)), np.zeros((4, 5)))
     with pytest.raises(ValueError, match="NaN"):
         weighted_sum(np.array([1.0, 0.0]), np.array([[1.0], [np.nan]]))
+    with pytest.raises(ValueError, match="weights"):
+        weighted_sum(np.array([np.nan, 1.0]), np.array([[1.0], [2.0]]))
     with pytest.raises(TypeError, match="bool"):
         weighted_sum(np.array([True, False]), np.ones((2, 1)))

@@ -57,7 +57,7 @@ def random_params(rng, d_model, H, dq, dk, dv, d_out, biases=False):
     return MultiHeadParams(*mats, H, *bs)
 
 
-# --- split and merge: case 8 and its kind ---------------------------------------------------------------
+# --- split and merge: case 8 and its kind --------------------------------------------------------
 
 def test_case8_split_and_merge():
     X = np.arange(8).reshape(1, 2, 4)
@@ -117,7 +117,7 @@ def test_split_and_merge_bad_arguments():
         merge_heads(np.zeros((2, 4)))
 
 
-# --- multi-head attention: case 9 ----------------------------------------------------------------------------
+# --- multi-head attention: case 9 ----------------------------------------------------------------
 
 def test_case9_different_input_widths_shapes_and_loop():
     rng = np.random.default_rng(0)
@@ -157,7 +157,7 @@ def test_a_shared_mask_applies_to_every_head():
     np.testing.assert_allclose(out, ref_out, atol=1e-12)
 
 
-# --- case 11: per-head weights and their average ---------------------------------------------------------------
+# --- case 11: per-head weights and their average -------------------------------------------------
 
 def test_case11_per_head_weights_and_average_on_request():
     eye = np.eye(2)
@@ -175,7 +175,7 @@ def test_case11_per_head_weights_and_average_on_request():
     np.testing.assert_allclose(avg[0], [0.3845, 0.6155], atol=5e-5)
 
 
-# --- case 2, multi-head half: a fully masked head -----------------------------------------------------------------
+# --- case 2, multi-head half: a fully masked head ------------------------------------------------
 
 def test_case2_one_fully_masked_head_gives_no_nan():
     rng = np.random.default_rng(2)
@@ -195,7 +195,7 @@ def test_case2_one_fully_masked_head_gives_no_nan():
     np.testing.assert_allclose(out[0], head0 @ p.W_O[:2], atol=1e-12)
 
 
-# --- heads never mix tokens, padding, batches ---------------------------------------------------------------------
+# --- heads never mix tokens, padding, batches ----------------------------------------------------
 
 @SETTINGS
 @given(st.integers(1, 6), st.integers(1, 3), seeds)
@@ -240,7 +240,7 @@ def test_a_batch_element_alone_equals_it_inside_the_batch(B, L, seed):
         np.testing.assert_allclose(w[b], alone_w, atol=1e-12)
 
 
-# --- dtypes ---------------------------------------------------------------------------------------------------------------
+# --- dtypes --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 def test_low_precision_inputs_come_back_in_their_dtype(dtype):
@@ -256,7 +256,7 @@ def test_low_precision_inputs_come_back_in_their_dtype(dtype):
     np.testing.assert_allclose(out.astype(float), ref_out, atol=5e-3)
 
 
-# --- errors ---------------------------------------------------------------------------------------------------------------
+# --- errors --------------------------------------------------------------------------------------
 
 def test_input_that_does_not_fit_its_projection_names_both_shapes():
     p = init_multi_head(np.random.default_rng(0), 4, 2, d_key_in=5)
@@ -297,3 +297,4 @@ def test_init_multi_head_is_reproducible_and_glorot_bounded():
     np.testing.assert_array_equal(a.W_Q, b.W_Q)
     assert a.W_Q.shape == (3, 8) and a.W_O.shape == (8, 5)
     assert np.abs(a.W_Q).max() <= math.sqrt(6 / (3 + 8))
+    np.testing.assert_array_equal(init_multi_head(0, 8, 2, d_query_in=3, d_out=5).W_O, a.W_O)

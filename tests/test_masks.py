@@ -23,7 +23,7 @@ def soft(*xs):
     return [math.exp(x) / total for x in xs]
 
 
-# --- causal -------------------------------------------------------------------------------------------------
+# --- causal --------------------------------------------------------------------------------------
 
 def test_case3_causal_mask_of_three_positions_allows_the_diagonal():
     got = causal_mask(3)
@@ -105,7 +105,7 @@ def test_bidirectional_is_all_true():
         bidirectional_mask(-1)
 
 
-# --- padding: issue 3, case 1 ----------------------------------------------------------------------------
+# --- padding: issue 3, case 1 --------------------------------------------------------------------
 
 CASE1_SCORES = np.array([[[1, 2, 3, 4], [4, 3, 2, 1]], [[0.5, 1, 1.5, 2], [2, 1, 0, -1]]])
 

@@ -24,7 +24,7 @@ def image_axes(fig):
     return [ax for ax in fig.axes if ax.images]
 
 
-# --- attention_heatmap ---------------------------------------------------------------------------------
+# --- attention_heatmap ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shape,n_panels", [((1, 1, 2, 2), 1), ((1, 3, 2, 2), 3), ((2, 2, 2, 2), 4),
                                             ((2, 3, 2, 2), 6), ((2, 2), 1)])
@@ -80,7 +80,7 @@ def test_heatmap_bad_input(weights, kwargs, pattern):
         attention_heatmap(weights, **kwargs)
 
 
-# --- mixture_bars ----------------------------------------------------------------------------------------
+# --- mixture_bars --------------------------------------------------------------------------------
 
 def test_mixture_bars_returns_a_figure_with_one_bar_per_key():
     fig = mixture_bars([0.2, 0.5, 0.3], ["a", "b", "c"])
@@ -111,7 +111,7 @@ def test_mixture_bars_bad_input(weights, labels, pattern):
         mixture_bars(weights, labels)
 
 
-# --- access_map --------------------------------------------------------------------------------------------
+# --- access_map ----------------------------------------------------------------------------------
 
 def test_access_map_returns_a_figure_showing_the_mask():
     mask = np.array([[T, F, F], [T, T, F], [T, T, T]])

@@ -46,7 +46,7 @@ def loop_additive(q, k, Wq, Wk, wv):
 sizes = st.integers(1, 4)
 
 
-# --- the documents' numbers ----------------------------------------------------------------------------
+# --- the documents' numbers ----------------------------------------------------------------------
 
 def test_dot_product_of_the_worked_example_is_11():
     got = dot_product_scores(examples.DOT_PRODUCT_Q[None], examples.DOT_PRODUCT_K[None])
@@ -70,7 +70,7 @@ def test_bank_scores_are_2_1_0():
                                [[2.0, 1.0, 0.0]], atol=1e-15)
 
 
-# --- batched equals loops ----------------------------------------------------------------------------------
+# --- batched equals loops ------------------------------------------------------------------------
 
 @SETTINGS
 @given(sizes, sizes, sizes, sizes, st.integers(0, 2**32 - 1))
@@ -122,7 +122,7 @@ def test_additive_with_unbatched_keys_broadcasts():
                                atol=1e-12)
 
 
-# --- dtypes ------------------------------------------------------------------------------------------------------
+# --- dtypes --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [dot_product_scores, scaled_dot_product_scores])
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
@@ -165,7 +165,7 @@ def test_additive_keeps_float32():
     assert got.dtype == np.float32 and got.shape == (2, 4)
 
 
-# --- errors ---------------------------------------------------------------------------------------------------------
+# --- errors --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [dot_product_scores, scaled_dot_product_scores])
 def test_feature_mismatch_names_both_shapes(fn):

@@ -94,7 +94,7 @@ def test_case6_axis_0(no_warnings):
     np.testing.assert_allclose(got, [[0.1192, 0.1192], [0.8808, 0.8808]], atol=5e-5)
 
 
-# --- case 7: float16 -------------------------------------------------------------------------------
+# --- case 7: float16 -----------------------------------------------------------------------------
 
 def test_case7_float16_masked(no_warnings):
     got = softmax(np.array([[1, 2, 3, 4]], dtype=np.float16), mask=np.array([[T, T, F, F]]))
@@ -109,7 +109,7 @@ def test_case7_float16_fully_masked_row_is_zero(no_warnings):
     np.testing.assert_array_equal(got, np.zeros((1, 4)))
 
 
-# --- the kinds behind those cases -------------------------------------------------------------------
+# --- the kinds behind those cases ----------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_extreme_magnitudes_in_every_dtype(no_warnings, dtype):
@@ -150,7 +150,7 @@ def test_integer_scores_are_accepted_as_float64(no_warnings):
     np.testing.assert_array_equal(got, [0.25] * 4)
 
 
-# --- properties ---------------------------------------------------------------------------------------
+# --- properties ----------------------------------------------------------------------------------
 
 finite_rows = hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=6),
                          elements=st.floats(-1e6, 1e6))
@@ -220,7 +220,7 @@ def test_low_precision_is_returned_in_its_dtype_and_close_to_float64(scores, dty
                                atol=1e-3 if dtype == np.float16 else 1e-6)
 
 
-# --- errors -----------------------------------------------------------------------------------------------
+# --- errors --------------------------------------------------------------------------------------
 
 def test_mask_that_does_not_broadcast_names_both_shapes():
     with pytest.raises(ValueError, match=r"\(2, 2\).*\(2, 3\)"):
