@@ -127,8 +127,8 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
         If ``mask`` is not boolean (its dtype is named) or an input is not real.
     ValueError
         If shapes disagree (both shapes named), a block size is not a positive integer,
-        ``causal`` with ``L_q != L_k`` lacks ``align``, or a query, key or value that takes
-        part in attention holds NaN or inf.
+        ``causal`` with ``L_q != L_k`` lacks ``align``, ``d_k = 0`` comes without ``scale``,
+        or a query, key or value that takes part in attention holds NaN or inf.
 
     Sources: Milakov & Gimelshein (2018), algorithm 3 (online softmax); Dao et al. (2022),
     "FlashAttention", algorithm 1 (tiling); Vaswani et al. (2017), equation (1).
@@ -164,7 +164,13 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     # stable, and a tile of float32 scores takes half the cache of float64 ones.
     work = np.promote_types(out_dtype, np.float32)
     if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+        if q.shape[-1] == 0:
+            raise ValueError(f"queries {q.shape} have no features (d_k = 0): 1/sqrt(d_k) "
+                             "is undefined; pass scale= explicitly")
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    if (isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.number))
+            or not np.isfinite(scale)):
+        raise ValueError(f"scale must be a finite real number; got {scale!r}")
     # One (L, d) matrix per batch/head element: broadcast the leading axes, then flatten
     # them. Only the O(L * d) inputs are copied, never anything of size L_q * L_k.
     n_batch = math.prod(batch)

@@ -264,6 +264,14 @@ def test_errors_name_what_is_wrong():
         tiled_attention(q, k, v, workers=0)
     with pytest.raises(ValueError, match="shape"):
         tiled_attention(np.zeros(3), k, v)
+    with pytest.raises(ValueError, match="d_k = 0"):
+        tiled_attention(np.zeros((2, 0)), np.zeros((4, 0)), v)
+    for bad in (np.inf, np.nan, "2", True):
+        with pytest.raises(ValueError, match="scale"):
+            tiled_attention(q, k, v, scale=bad)
+    # with d_k = 0 and an explicit scale every score is 0: each query averages the values
+    out = tiled_attention(np.zeros((2, 0)), np.zeros((4, 0)), np.arange(4.0)[:, None], scale=1.0)
+    np.testing.assert_allclose(out, [[1.5], [1.5]], atol=1e-15)
 
 
 def test_default_blocks_fit_the_lengths_and_a_one_megabyte_tile():
