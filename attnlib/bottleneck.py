@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_float_array, compute_dtype, require_ndim
+from ._validation import as_float_array, compute_dtype, require_ndim, to_dtype
 from .attention import attention, weighted_sum
 from .scores import additive_scores
 from .softmax import softmax
@@ -110,6 +110,9 @@ def _check_rnn(inputs, W_x, W_h, b, h0):
         except ValueError:
             raise ValueError(f"the batch axes of h0 {h_prev.shape} and inputs {x.shape} "
                              "do not broadcast") from None
+    for name, a in (("inputs", x), ("W_x", Wx), ("W_h", Wh), ("b", bb), ("h0", h_prev)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} holds NaN or inf; the RNN would silently propagate it")
     out_dtype = np.result_type(x.dtype, Wx.dtype, Wh.dtype, bb.dtype, h_prev.dtype)
     work = compute_dtype(out_dtype)
     return tuple(a.astype(work, copy=False) for a in (x, Wx, Wh, bb, h_prev)) + (out_dtype,)
@@ -135,12 +138,14 @@ def rnn_encode(inputs, W_x, W_h, b, h0=None):
     final : numpy.ndarray, shape (..., h)
         ``h_T``, the single fixed-size context vector of an encoder-decoder without
         attention (equal to ``states[..., -1, :]``).
-        Both in the inputs' float dtype (float16 is computed in float32).
+        Both are computed in float64 and returned in the arguments' common float dtype
+        (integers give float64).
 
     Raises
     ------
     ValueError
-        If a shape does not fit (the shapes involved are named) or ``T`` is 0.
+        If a shape does not fit (the shapes involved are named), ``T`` is 0, or an
+        argument holds NaN or inf (named).
     TypeError
         If an argument does not hold real numbers (its dtype is named).
 
@@ -178,11 +183,13 @@ def final_state_jacobians(inputs, W_x, W_h, b, h0=None) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (..., T, h, m)
-        ``J[..., t, i, j] = d h_T[i] / d x_t[j]``, float64 or the inputs' float dtype.
+        ``J[..., t, i, j] = d h_T[i] / d x_t[j]``, computed in float64 and returned in the
+        arguments' common float dtype.
 
     Raises
     ------
-    As for :func:`rnn_encode`.
+    As for :func:`rnn_encode`; ``OverflowError`` if a Jacobian entry does not fit the
+    (float16) dtype it would be returned in.
 
     Source: Bengio, Simard & Frasconi (1994), section II (products of Jacobians);
     Pascanu et al. (2013) for the same product in this notation.
@@ -198,7 +205,7 @@ def final_state_jacobians(inputs, W_x, W_h, b, h0=None) -> np.ndarray:
         GD = G * deriv[..., t, None, :]                       # G @ D_t (scale the columns)
         J[..., t, :, :] = GD @ Wx.T                           # d h_T / d x_t
         G = GD @ Wh.T                                         # d h_T / d h_{t-1}
-    return J.astype(out_dtype, copy=False)
+    return to_dtype(J, out_dtype, "Jacobian entries")
 
 
 def attend_to_positions(states, positions, *, sharpness: float = 20.0):
@@ -313,7 +320,8 @@ def linear_recovery_r2(train_features, train_targets, test_features, test_target
     ------
     ValueError
         If shapes disagree (all four named), there are fewer training rows than
-        parameters ``h + 1``, or a test target is constant (R^2 undefined).
+        parameters ``h + 1``, an array holds NaN or inf, or a test target is constant
+        (R^2 undefined).
 
     Source: ordinary least squares and the coefficient of determination.
     """
@@ -333,6 +341,9 @@ def linear_recovery_r2(train_features, train_targets, test_features, test_target
     n, h = Ftr.shape[-2:]
     if n < h + 1:
         raise ValueError(f"need at least h + 1 = {h + 1} training rows; got {n} ({shapes})")
+    for name, a in zip(("train_features", "train_targets", "test_features", "test_targets"), arrays):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} holds NaN or inf")
     f_mean = Ftr.mean(axis=-2, keepdims=True)
     y_mean = Ytr.mean(axis=-2, keepdims=True)
     Fc, Yc = Ftr - f_mean, Ytr - y_mean

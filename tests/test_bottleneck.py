@@ -90,6 +90,33 @@ def test_bad_shapes_raise_value_error_naming_them(args, words):
         assert w in str(err.value)
 
 
+@pytest.mark.parametrize("which", ["inputs", "W_x", "W_h", "b"])
+def test_nan_or_inf_is_refused_not_propagated(which):
+    W_x, W_h, b = (a.copy() for a in _params())
+    args = {"inputs": np.ones((3, 2)), "W_x": W_x, "W_h": W_h, "b": b}
+    args[which].flat[0] = np.nan if which != "b" else np.inf
+    with pytest.raises(ValueError, match=which):
+        bn.rnn_encode(args["inputs"], args["W_x"], args["W_h"], args["b"])
+    F = np.random.default_rng(0).standard_normal((20, 2))
+    F[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        bn.linear_recovery_r2(F, F, np.ones((5, 2)) + np.arange(5)[:, None], np.arange(10.0).reshape(5, 2))
+
+
+def test_float16_round_trip():
+    W_x, W_h, b = _params()
+    x = np.random.default_rng(4).standard_normal((5, 2))
+    s16, f16 = bn.rnn_encode(x.astype(np.float16), W_x.astype(np.float16), W_h.astype(np.float16),
+                             b.astype(np.float16))
+    s64, _ = bn.rnn_encode(x.astype(np.float16).astype(float), W_x.astype(np.float16).astype(float),
+                           W_h.astype(np.float16).astype(float), b.astype(np.float16).astype(float))
+    assert s16.dtype == np.float16 and f16.dtype == np.float16
+    np.testing.assert_allclose(s16.astype(float), s64, atol=1e-3)
+    J16 = bn.final_state_jacobians(x.astype(np.float16), W_x.astype(np.float16),
+                                   W_h.astype(np.float16), b.astype(np.float16))
+    assert J16.dtype == np.float16
+
+
 def test_bad_h0_and_dtype():
     W_x, W_h, b = _params()
     with pytest.raises(ValueError, match="h0"):
