@@ -22,6 +22,8 @@ plots       attention heatmaps, mixture bar charts, mask (access) maps (import a
 examples    the source documents' worked examples as named data (read-only arrays)
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
+              random_dot_products(rng, d_k, n), score_variance(rng, d_k, n=20000, scaled=False),
+              mean_max_weight(rng, d_k, n_keys=10, n_samples=2000, scaled=True)
 minilm      a real pretrained encoder (all-MiniLM-L6-v2) in numpy: weights, norms, interventions
 explorers   interactive explorers (score, scale, query, mask, head): pure state, figure, widget
 exercises   checkers for the chapters' exercises: check_close, check_function, one module per topic
