@@ -77,12 +77,24 @@ def score_variance(rng: np.random.Generator, d_k: int, n_samples: int = 20_000, 
                    scaled: bool = False) -> float:
     """Sample variance of random dot-product scores (expected: ``d_k`` raw, 1 scaled).
 
-    Parameters and errors as for :func:`random_dot_products`.
+    Parameters
+    ----------
+    rng, d_k, scaled : as for :func:`random_dot_products`
+    n_samples : int >= 1, the number of scores (shape ``(n_samples,)``) whose variance is taken
 
     Returns
     -------
     float
-        The sample variance (mean of squared deviations) of ``n_samples`` scores.
+        The sample variance (mean of squared deviations) of ``n_samples`` scores. With
+        independent standard-normal components its expectation is ``d_k`` (raw) or 1 (scaled);
+        its relative standard error is about ``sqrt((2 + 6 / d_k) / n_samples)``.
+
+    Raises
+    ------
+    TypeError if ``rng`` is not a Generator; ValueError if ``d_k`` or ``n_samples`` is not a
+    positive integer.
+
+    Source: Vaswani et al. (2017), section 3.2.1, footnote 4.
     """
     return float(np.var(random_dot_products(rng, d_k, n_samples, scaled=scaled)))
 
@@ -105,10 +117,16 @@ def mean_max_weight(rng: np.random.Generator, d_k: int, n_keys: int = 10,
     Returns
     -------
     float in [1 / n_keys, 1]
+        The mean over ``n_samples`` queries of the largest entry of a softmax row of shape
+        ``(n_keys,)``.
 
     Raises
     ------
-    TypeError / ValueError as for :func:`random_dot_products` (also for ``n_keys``).
+    TypeError if ``rng`` is not a Generator; ValueError if ``d_k``, ``n_keys`` or ``n_samples``
+    is not a positive integer.
+
+    Source: Vaswani et al. (2017), section 3.2.1 (large dot products push softmax into
+    regions with extremely small gradients).
     """
     _check_args(rng, d_k, n_samples)
     if isinstance(n_keys, bool) or not isinstance(n_keys, (int, np.integer)) or n_keys < 1:

@@ -3,6 +3,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnlib.scaling import mean_max_weight, random_dot_products, score_variance
 
@@ -74,3 +76,18 @@ def test_bad_sizes_raise(bad):
 def test_rng_must_be_a_generator():
     with pytest.raises(TypeError, match="Generator"):
         random_dot_products(0, 4, 10)
+
+
+@pytest.mark.parametrize("fn", [random_dot_products, score_variance, mean_max_weight])
+def test_docstrings_give_shapes_errors_and_source(fn):
+    doc = fn.__doc__
+    assert "shape" in doc and "Raises" in doc and "Source" in doc and "(2017)" in doc
+
+
+@settings(max_examples=25, deadline=None)
+@given(d_k=st.integers(1, 64), n=st.integers(1, 50), seed=st.integers(0, 2**32 - 1))
+def test_scaled_scores_are_raw_scores_over_sqrt_dk(d_k, n, seed):
+    raw = random_dot_products(np.random.default_rng(seed), d_k, n)
+    scaled = random_dot_products(np.random.default_rng(seed), d_k, n, scaled=True)
+    assert raw.shape == (n,)
+    np.testing.assert_allclose(scaled * math.sqrt(d_k), raw, rtol=1e-12, atol=1e-12)
