@@ -158,7 +158,9 @@ def rnn_encode(inputs, W_x, W_h, b, h0=None):
     drive = x @ Wx + bb                       # (..., T, h): x_t W_x + b for every t at once
     states = []
     for t in range(T):
-        h_prev = np.tanh(drive[..., t, :] + h_prev @ Wh)
+        # h_prev @ W_h, written with einsum: for these small matrices it avoids multithreaded
+        # BLAS, which is many times slower than one thread when the CPU is shared.
+        h_prev = np.tanh(drive[..., t, :] + np.einsum("...i,ij->...j", h_prev, Wh))
         states.append(h_prev)
     states = np.stack(states, axis=-2).astype(out_dtype, copy=False)   # (..., T, h)
     return states, states[..., -1, :].copy()
@@ -344,6 +346,12 @@ def linear_recovery_r2(train_features, train_targets, test_features, test_target
     for name, a in zip(("train_features", "train_targets", "test_features", "test_targets"), arrays):
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} holds NaN or inf")
+    r2 = np.mean(_r2_per_target(Ftr, Ytr, Fte, Yte), axis=-1)      # average over the m targets
+    return float(r2) if r2.ndim == 0 else r2
+
+
+def _r2_per_target(Ftr, Ytr, Fte, Yte) -> np.ndarray:
+    """Held-out R^2 of the least-squares affine reader, one per target column: (..., m)."""
     f_mean = Ftr.mean(axis=-2, keepdims=True)
     y_mean = Ytr.mean(axis=-2, keepdims=True)
     Fc, Yc = Ftr - f_mean, Ytr - y_mean
@@ -356,8 +364,7 @@ def linear_recovery_r2(train_features, train_targets, test_features, test_target
     if np.any(total == 0):
         raise ValueError("a test target is constant, so R^2 is undefined")
     resid = ((Yte - pred) ** 2).sum(axis=-2)
-    r2 = np.mean(1.0 - resid / total, axis=-1)
-    return float(r2) if r2.ndim == 0 else r2
+    return 1.0 - resid / total
 
 
 def capacity_bound(hidden_size: int, input_size: int, length: int) -> float:
@@ -466,11 +473,14 @@ def recovery_experiment(lengths, *, input_size: int = 2, hidden_size: int = 16,
         states, final = rnn_encode(x, *params)
         contexts, _ = attend_to_positions(states, np.arange(T))     # (N, T, h)
         tr, te = slice(0, n_train), slice(n_train, None)
-        # Position t as the leading axis: (T, N, .). One reader per position, fitted at once.
+        # Final-state reader: one feature vector for every position, so one least-squares
+        # fit serves all T * m target numbers at once; then average each position's m.
+        flat = x.reshape(x.shape[0], T * input_size)
+        per_number = _r2_per_target(final[tr], flat[tr], final[te], flat[te])
+        finals.append(per_number.reshape(T, input_size).mean(axis=-1))
+        # Attention reader: position t as the leading axis, (T, N, .), one reader each.
         xs = np.moveaxis(x, 1, 0)
-        fs = np.broadcast_to(final[None], (T,) + final.shape)
         cs = np.moveaxis(contexts, 1, 0)
-        finals.append(linear_recovery_r2(fs[:, tr], xs[:, tr], fs[:, te], xs[:, te]))
         attended.append(linear_recovery_r2(cs[:, tr], xs[:, tr], cs[:, te], xs[:, te]))
     return RecoveryResult(lengths=lengths, hidden_size=int(hidden_size), input_size=int(input_size),
                           final_by_position=tuple(finals), attention_by_position=tuple(attended))

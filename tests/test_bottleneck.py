@@ -345,3 +345,25 @@ def test_check_decoder_step(capsys):
     assert "sum to" in capsys.readouterr().out
     assert ex.check_decoder_step([1 / 3, 1 / 3, 1 / 3]) is False
     assert ex.check_decoder_step([0.1798, 0.6734, 0.1468], [0.6734, 0.1798]) is False
+
+
+def _lstsq_r2(Ftr, Ytr, Fte, Yte):
+    """Independent reader: numpy.linalg.lstsq with an explicit column of ones."""
+    coef = np.linalg.lstsq(np.column_stack([Ftr, np.ones(len(Ftr))]), Ytr, rcond=None)[0]
+    pred = np.column_stack([Fte, np.ones(len(Fte))]) @ coef
+    return np.mean(1 - ((Yte - pred) ** 2).sum(0) / ((Yte - Yte.mean(0)) ** 2).sum(0))
+
+
+def test_experiment_matches_a_manual_rerun():
+    # Re-run the documented procedure by hand for T = 3 and compare every number.
+    res = bn.recovery_experiment([3], input_size=2, hidden_size=5, n_train=300, n_test=200, seed=7)
+    rng = np.random.default_rng(7)
+    params = bn.init_rnn(rng, 2, 5, spectral_radius=0.9, input_scale=0.5)
+    x = rng.standard_normal((500, 3, 2))
+    states = np.stack([_loop_column_vectors(seq, *params) for seq in x])     # (500, 3, 5)
+    final = states[:, -1]
+    for t in range(3):
+        want_final = _lstsq_r2(final[:300], x[:300, t], final[300:], x[300:, t])
+        want_att = _lstsq_r2(states[:300, t], x[:300, t], states[300:, t], x[300:, t])
+        assert abs(res.final_by_position[0][t] - want_final) < 1e-6
+        assert abs(res.attention_by_position[0][t] - want_att) < 1e-6
