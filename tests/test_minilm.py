@@ -117,7 +117,7 @@ def test_shapes_and_dtypes(bank):
     assert bank.weighted_norms().shape == (6, 12, L, L)
     assert bank.layer_norms().shape == (6, L, L)
     assert bank.head_outputs().shape == (6, 12, L, 384)
-    assert bank.hidden_states.dtype == np.float32
+    assert bank.hidden_states.dtype == np.float64 and bank.attention.dtype == np.float64
     np.testing.assert_allclose(bank.attention.sum(axis=-1), 1.0, atol=1e-5)
 
 
