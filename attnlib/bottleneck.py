@@ -17,6 +17,12 @@ pieces the book uses to measure the difference:
 Conventions: row vectors, as everywhere in attnlib. Inputs are ``(..., T, m)`` (any leading
 batch axes, then ``T`` time steps of ``m`` features), hidden states ``(..., T, h)``, and a
 weight maps a row on its right: ``x_t @ W_x``.
+
+Sources: Cho et al. (2014), "Learning Phrase Representations using RNN Encoder-Decoder for
+Statistical Machine Translation"; Sutskever, Vinyals & Le (2014), "Sequence to Sequence
+Learning with Neural Networks"; Bahdanau, Cho & Bengio (2015), "Neural Machine Translation by
+Jointly Learning to Align and Translate", section 3; Bengio, Simard & Frasconi (1994),
+"Learning Long-Term Dependencies with Gradient Descent is Difficult" (vanishing gradients).
 """
 from __future__ import annotations
 
