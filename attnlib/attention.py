@@ -154,6 +154,7 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
 
     with np.errstate(over="ignore", invalid="ignore"):   # checked just below, by name
         scores = (q @ np.swapaxes(k, -1, -2)) * scale      # (..., L_q, L_k)
+    scores = np.broadcast_to(scores, scores_shape)         # batch axes may come from v alone
     if not np.isfinite(scores if allowed is None else scores[allowed]).all():
         raise OverflowError("an allowed attention score overflows float64")
     weights = softmax(scores, axis=-1, mask=allowed)       # (..., L_q, L_k), rows sum to 1 or 0

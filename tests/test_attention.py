@@ -156,6 +156,18 @@ def test_weights_are_softmax_of_scaled_scores_and_scale_one_is_plain_dot_product
                                atol=1e-12)
 
 
+def test_batch_axes_may_come_from_the_values_alone():
+    rng = np.random.default_rng(11)
+    q, k, v = rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(5, 4, 2))
+    mask = padding_mask([4, 3, 2, 1, 0], 4)                     # (5, 1, 4)
+    out, w = attention(q, k, v, mask=mask)
+    assert out.shape == (5, 2, 2) and w.shape == (5, 2, 4)
+    ref_out, ref_w = loop_attention(np.broadcast_to(q, (5, 2, 3)), np.broadcast_to(k, (5, 4, 3)),
+                                    v, np.broadcast_to(mask, (5, 2, 4)))
+    np.testing.assert_allclose(out, ref_out, atol=1e-12)
+    np.testing.assert_allclose(w, ref_w, atol=1e-12)
+
+
 # --- masked keys never influence the output ------------------------------------------------------
 
 @pytest.mark.parametrize("poison", [np.nan, np.inf, -np.inf, 1e300, -1e300])

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlib import additive_scores, dot_product_scores, scaled_dot_product_scores
+from attnlib import (additive_scores, dot_product_scores, padding_mask, scaled_dot_product_scores,
+                     softmax, weighted_sum)
 from attnlib import examples
 
 SETTINGS = settings(max_examples=30, deadline=None)
@@ -120,6 +121,32 @@ def test_additive_with_unbatched_keys_broadcasts():
     got = additive_scores(q, k, Wq, Wk, wv)
     np.testing.assert_allclose(got, loop_additive(q, np.broadcast_to(k, (2, 4, 2)), Wq, Wk, wv),
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_additive_attention_over_several_queries_batches_and_padded_keys(side):
+    # Bahdanau attention: softmax of additive scores over the real keys, then the weighted sum.
+    rng = np.random.default_rng(6)
+    B, Lq, Lk, dq, dk, h = 2, 3, 4, 2, 3, 5
+    q, k, v = rng.normal(size=(B, Lq, dq)), rng.normal(size=(B, Lk, dk)), rng.normal(size=(B, Lk, 2))
+    Wq, Wk, wv = rng.normal(size=(dq, h)), rng.normal(size=(dk, h)), rng.normal(size=h)
+    lens = [4, 2]
+    mask = padding_mask(lens, Lk, side=side)
+    k[~mask[:, 0]] = np.nan                       # padded keys hold garbage
+    w = softmax(additive_scores(q, k, Wq, Wk, wv), mask=mask)
+    context = weighted_sum(w, v)
+    for b in range(B):
+        real = range(Lk) if lens[b] == Lk else (range(lens[b]) if side == "right"
+                                                   else range(Lk - lens[b], Lk))
+        for i in range(Lq):
+            e = {j: sum(wv[u] * math.tanh(q[b, i] @ Wq[:, u] + k[b, j] @ Wk[:, u])
+                        for u in range(h)) for j in real}
+            total = sum(math.exp(x) for x in e.values())
+            for j in range(Lk):
+                assert w[b, i, j] == pytest.approx(math.exp(e[j]) / total if j in e else 0.0,
+                                                   abs=1e-12)
+            expected = sum(math.exp(e[j]) / total * v[b, j] for j in real)
+            np.testing.assert_allclose(context[b, i], expected, atol=1e-12)
 
 
 # --- dtypes --------------------------------------------------------------------------------------
