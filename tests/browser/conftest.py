@@ -85,6 +85,11 @@ def context(browser):
     ctx.close()
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_WIDGETS_DRAWN_JS = """() => Array.from(document.querySelectorAll(
+    'script[type="application/vnd.jupyter.widget-view+json"]'))
+    .every(view => view.parentElement.querySelector('.jupyter-widgets'))"""
+
 # JavaScript run in each page once it has loaded (and MathJax, if present, has typeset).
 _INSPECT_JS = r"""
 async () => {
@@ -123,6 +128,11 @@ async () => {
     binderLinks: Array.from(document.querySelectorAll("a[href*='mybinder.org']"))
                       .map(a => a.href),
     thebeButtons: document.querySelectorAll(".btn-launch-thebe, .thebe-launch-button").length,
+    widgetViews: document.querySelectorAll(
+        'script[type="application/vnd.jupyter.widget-view+json"]').length,
+    widgetsDrawn: Array.from(document.querySelectorAll(
+        'script[type="application/vnd.jupyter.widget-view+json"]'))
+        .filter(view => view.parentElement.querySelector(".jupyter-widgets")).length,
     solutions: Array.from(document.querySelectorAll(".solution")).map(el => ({
       id: el.id, classes: el.className})),
   };
@@ -158,6 +168,12 @@ def _visit(context, site_url: str, page_path: str) -> dict:
         page.wait_for_function("() => MathJax.startup.promise !== undefined", timeout=20000)
         page.evaluate("() => MathJax.startup.promise.then(() => true)")
     page.wait_for_load_state("networkidle")
+    if page.locator(f'script[type="{WIDGET_VIEW}"]').count():
+        # widget state embedded in the page: give the widgets manager time to draw them
+        try:
+            page.wait_for_function(_WIDGETS_DRAWN_JS, timeout=15000)
+        except Exception:  # noqa: BLE001 - reported by the widget test through the counts
+            pass
     info = page.evaluate(_INSPECT_JS)
     info["has_mathjax"] = has_mathjax
     text = info.pop("text")

@@ -1,7 +1,8 @@
 """The built website in a real browser (Chromium via Playwright), with the network blocked.
 
 For every page: no console error, no failed request, no request to another host, math typeset
-by MathJax (served by the site itself) with no raw TeX left in the text, every image loaded.
+by MathJax (served by the site itself) with no raw TeX left in the text, every image loaded,
+every embedded widget drawn.
 On every notebook page: a Binder link to that very notebook and a live-code (Thebe) button.
 Exercise solutions are collapsed until their title is clicked. A full-page screenshot of every
 page is saved under ``_build/screenshots/``.
@@ -56,6 +57,15 @@ def test_math_is_typeset(visit, page):
 def test_every_image_loads(visit, page):
     seen = visit(page)
     assert seen["brokenImages"] == [], f"{page} has images that did not load"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_embedded_widgets_are_drawn(visit, page):
+    """Widget state stored in a notebook is drawn on the static page (not left blank)."""
+    seen = visit(page)
+    assert seen["widgetsDrawn"] == seen["widgetViews"], (
+        f"{page}: {seen['widgetViews'] - seen['widgetsDrawn']} of {seen['widgetViews']} "
+        "embedded widgets were not drawn")
 
 
 @pytest.mark.parametrize("page", PAGES)
