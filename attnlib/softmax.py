@@ -59,9 +59,9 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
     if mask is None:
         allowed = np.ones(s.shape, dtype=bool)
     else:
-        m = as_bool_mask(mask)
-        check_mask_shape(m, s.shape)
-        allowed = np.broadcast_to(m, s.shape)
+        given = as_bool_mask(mask)
+        check_mask_shape(given, s.shape)
+        allowed = np.broadcast_to(given, s.shape)
     bad = allowed & (np.isnan(s) | (s == np.inf))
     if bad.any():
         raise ValueError(
