@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import (as_bool_mask, as_float_array, broadcast_batch, compute_dtype,
-                          require_ndim, to_dtype)
+from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
+                          compute_dtype, require_ndim, to_dtype)
 from .attention import attention
 
 
@@ -265,6 +265,7 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
     H = params.num_heads
     if mask is not None:
         mask = as_bool_mask(mask)
+        given_shape = mask.shape
         shared_ndim = len(batch) + 2                 # the layout batch + (L_q, L_k)
         if 2 <= mask.ndim <= shared_ndim:
             mask = np.expand_dims(mask, -3)          # the same mask for every head
@@ -274,7 +275,15 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
                                  f"at the head axis (third from the end), but there are {H} heads")
         elif mask.ndim > shared_ndim + 1:
             raise ValueError(f"mask of shape {mask.shape} has too many axes for inputs with "
-                             f"batch shape {batch}: use batch + (L_q, L_k) or batch + (H, L_q, L_k)")
+                             f"batch shape {batch}: use batch + (L_q, L_k) or "
+                             "batch + (H, L_q, L_k)")
+        shared_shape = batch + (q.shape[-2], k.shape[-2])
+        per_head_shape = batch + (H, q.shape[-2], k.shape[-2])
+        try:
+            check_mask_shape(mask, per_head_shape)
+        except ValueError:
+            raise ValueError(f"mask of shape {given_shape} fits neither the shared layout "
+                             f"{shared_shape} nor the per-head layout {per_head_shape}") from None
 
     qh = split_heads(_project(q, params.W_Q, params.b_Q), H)   # (..., H, L_q, d_head)
     kh = split_heads(_project(k, params.W_K, params.b_K), H)   # (..., H, L_k, d_head)
