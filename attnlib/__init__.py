@@ -33,6 +33,18 @@ bottleneck  an RNN encoder's single context vector versus attention over all its
 tiled       attention tile by tile with an online softmax (FlashAttention-style): memory n * block
               tiled_attention(q, k, v, mask=None, causal=False, align=None, block_size=None)
               (computes float16/float32 inputs in float32, unlike the float64 policy below)
+backward    gradients: softmax and scaled dot-product attention backward passes (with masks)
+              softmax_backward(weights, grad_weights, axis=-1, mask=None),
+              attention_backward(q, k, v, grad_output, mask=None, scale=None) -> (dq, dk, dv),
+              numerical_gradient(f, x, eps=1e-6), relative_error(analytic, numeric)
+context_task  a synthetic task where context decides the sense of "bank" (and "bat", "spring")
+              make_context_task(n, rng), encode_sentences(sentences), ContextBatch, VOCAB
+training    one-layer self-attention classifier, its backward pass, Adam, training loop
+              train_context_classifier(seed=0, pooling="attention"), context_datasets(seed),
+              forward(model, batch), accuracy(model, batch), loss_and_gradients(model, batch)
+adversarial_attention  attention override and a Jain & Wallace style counterfactual search
+              predict_with_attention(model, batch, weights),
+              search_alternative_attention(model, batch, index=0, epsilon=0.01)
 
 Semantics (decided once, tested in tests/)
 ------------------------------------------
@@ -78,6 +90,8 @@ from .masks import bidirectional_mask, causal_mask, padding_mask, query_padding_
 from .scores import additive_scores, dot_product_scores, scaled_dot_product_scores
 from .softmax import softmax
 from .tiled import tiled_attention
+from .backward import attention_backward, softmax_backward
+from .training import train_context_classifier
 from . import minilm  # cheap: the model's files are read on first use, then cached
 
 __all__ = [
@@ -90,5 +104,6 @@ __all__ = [
     "rnn_encode", "init_rnn", "RNNParams", "final_state_jacobians", "decoder_context",
     "recovery_experiment",
     "tiled_attention",
+    "softmax_backward", "attention_backward", "train_context_classifier",
 ]
 __version__ = "0.1.0"
