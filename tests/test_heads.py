@@ -298,3 +298,12 @@ def test_init_multi_head_is_reproducible_and_glorot_bounded():
     assert a.W_Q.shape == (3, 8) and a.W_O.shape == (8, 5)
     assert np.abs(a.W_Q).max() <= math.sqrt(6 / (3 + 8))
     np.testing.assert_array_equal(init_multi_head(0, 8, 2, d_query_in=3, d_out=5).W_O, a.W_O)
+
+
+def test_empty_sequences():
+    p = init_multi_head(0, 4, 2)
+    out, w = multi_head_attention(np.zeros((0, 4)), np.ones((3, 4)), np.ones((3, 4)), p)
+    assert out.shape == (0, 4) and w.shape == (2, 0, 3)
+    out, w = multi_head_attention(np.ones((2, 4)), np.zeros((0, 4)), np.zeros((0, 4)), p)
+    assert w.shape == (2, 2, 0)
+    np.testing.assert_array_equal(out, np.zeros((2, 4)))      # no key: every head gives 0
