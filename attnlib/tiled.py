@@ -270,3 +270,105 @@ def _clean_tile(q_t, k_t, v_t, tile):
     if not (np.isfinite(q_t).all() and np.isfinite(k_t).all() and np.isfinite(v_t).all()):
         raise ValueError("queries, keys or values that take part in attention hold NaN or inf")
     return q_t, k_t, v_t
+
+
+#: Codes of :func:`tile_plan`.
+SKIPPED, PARTLY_MASKED, FULL = 0, 1, 2
+
+
+def tile_plan(n_queries: int, n_keys: int | None = None, block_size=1, *, causal: bool = False,
+              align=None, mask=None) -> np.ndarray:
+    """What :func:`tiled_attention` does with each tile: skip it, mask part of it, or use all of it.
+
+    Parameters
+    ----------
+    n_queries, n_keys : int
+        ``L_q`` and ``L_k`` (``n_keys`` defaults to ``n_queries``).
+    block_size, causal, align, mask
+        As for :func:`tiled_attention`; ``mask`` must be 2-D, ``(L_q, L_k)``.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (ceil(L_q / block_q), ceil(L_k / block_k))
+        :data:`SKIPPED` (0) for a tile whose every entry is masked (never computed),
+        :data:`PARTLY_MASKED` (1) for a tile that needs its mask, :data:`FULL` (2) otherwise.
+
+    Raises
+    ------
+    ValueError
+        For a bad length, block size, alignment or mask shape (as :func:`tiled_attention`).
+    TypeError
+        If ``mask`` is not boolean.
+    """
+    n_keys = n_queries if n_keys is None else n_keys
+    n_queries, n_keys = int(n_queries), int(n_keys)
+    if n_queries < 0 or n_keys < 0:
+        raise ValueError(f"lengths must be non-negative; got L_q={n_queries}, L_k={n_keys}")
+    block_q, block_k = _block_sizes(block_size, n_queries, n_keys)
+    offset = _causal_offset(causal, align, n_queries, n_keys)
+    allowed = None
+    if mask is not None:
+        allowed = as_bool_mask(mask)
+        if allowed.ndim != 2:
+            raise ValueError(f"tile_plan takes a 2-D mask (L_q, L_k); got shape {allowed.shape}")
+        check_mask_shape(allowed, (n_queries, n_keys))
+        allowed = np.broadcast_to(allowed, (n_queries, n_keys))
+    q_starts, k_starts = range(0, n_queries, block_q), range(0, n_keys, block_k)
+    plan = np.zeros((len(q_starts), len(k_starts)), dtype=int)
+    for a, q0 in enumerate(q_starts):
+        for b, k0 in enumerate(k_starts):
+            tile = _tile_mask(allowed, (), offset, q0, min(q0 + block_q, n_queries),
+                              k0, min(k0 + block_k, n_keys))
+            plan[a, b] = SKIPPED if tile is False else FULL if tile is True else PARTLY_MASKED
+    return plan
+
+
+def online_softmax_trace(scores, values, block_size: int = 1) -> list[dict]:
+    """The online softmax of one query, step by step: what the running quantities hold.
+
+    Parameters
+    ----------
+    scores : array_like, shape (L,)
+        One query's (already scaled) scores, all allowed.
+    values : array_like, shape (L, d_v)
+    block_size : int
+        Keys per block.
+
+    Returns
+    -------
+    list of dict, one per block, with keys ``"keys"`` (the positions in the block),
+    ``"block max"``, ``"running max m"``, ``"rescale exp(m_old - m)"``, ``"running sum l"``
+    and ``"output so far"`` (``acc / l``: the attention output over the keys seen so far).
+    After the last block, ``m + log(l)`` is the log-sum-exp of the scores and the output is
+    ``softmax(scores) @ values``.
+
+    Raises
+    ------
+    ValueError
+        If the lengths disagree, ``scores`` is not 1-D or is empty, or holds NaN or inf.
+
+    Source: Milakov & Gimelshein (2018), algorithm 3; Dao et al. (2022), algorithm 1.
+    """
+    s = as_float_array(scores, "scores").astype(np.float64)
+    v = as_float_array(values, "values").astype(np.float64)
+    if s.ndim != 1 or s.size == 0:
+        raise ValueError(f"scores must be a non-empty 1-D array; got shape {s.shape}")
+    if v.ndim != 2 or v.shape[0] != s.shape[0]:
+        raise ValueError(f"values must have shape (L, d_v) with L = {s.shape[0]}; got {v.shape}")
+    if not np.isfinite(s).all() or not np.isfinite(v).all():
+        raise ValueError("scores and values must be finite")
+    block, _ = _block_sizes(block_size, 1, 1)
+    m, l, acc, steps = -np.inf, 0.0, np.zeros(v.shape[1]), []
+    for k0 in range(0, s.size, block):
+        blk = s[k0:k0 + block]
+        m_new = max(m, float(blk.max()))
+        alpha = math.exp(m - m_new)
+        p = np.exp(blk - m_new)
+        l = l * alpha + float(p.sum())
+        acc = acc * alpha + p @ v[k0:k0 + block]
+        m = m_new
+        steps.append({"keys": list(range(k0, min(k0 + block, s.size))),
+                      "block max": float(blk.max()), "running max m": m,
+                      "rescale exp(m_old - m)": alpha, "running sum l": l,
+                      "output so far": acc / l})
+    return steps

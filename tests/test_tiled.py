@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlib import attention, causal_mask, padding_mask
-from attnlib.tiled import default_block_sizes, tiled_attention
+from attnlib.tiled import (FULL, PARTLY_MASKED, SKIPPED, default_block_sizes,
+                           online_softmax_trace, tile_plan, tiled_attention)
 
 T, F = True, False
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -303,3 +304,58 @@ def test_peak_memory_grows_like_n_times_block_not_n_squared():
     # Doubling n doubles (not quadruples) the peak.
     half = _peak_bytes(n // 2, block)
     assert peak / half < 2.5
+
+
+def test_tile_plan_for_a_causal_mask_counts_tiles_by_hand():
+    """12 positions in blocks of 4: the 3 tiles above the diagonal are skipped, the 3 on it
+    are partly masked, the 3 below it are used whole."""
+    plan = tile_plan(12, 12, 4, causal=True)
+    np.testing.assert_array_equal(plan, [[PARTLY_MASKED, SKIPPED, SKIPPED],
+                                         [FULL, PARTLY_MASKED, SKIPPED],
+                                         [FULL, FULL, PARTLY_MASKED]])
+    # L_q = 6 queries at the end of 12 keys: query i sees keys j <= i + 6.
+    plan = tile_plan(6, 12, (2, 4), causal=True, align="end")
+    assert plan[0].tolist() == [FULL, PARTLY_MASKED, SKIPPED]
+    assert plan[2].tolist() == [FULL, FULL, PARTLY_MASKED]
+    # A user mask: key block 1 is blocked for everyone.
+    mask = np.ones((4, 8), dtype=bool)
+    mask[:, 4:] = False
+    mask[0, 0] = False
+    assert tile_plan(4, 8, 4, mask=mask).tolist() == [[PARTLY_MASKED, SKIPPED]]
+    with pytest.raises(TypeError):
+        tile_plan(4, 8, 4, mask=mask.astype(int))
+    with pytest.raises(ValueError, match="align"):
+        tile_plan(4, 8, 4, causal=True)
+
+
+@given(n=st.integers(1, 40), block=st.integers(1, 12), seed=st.integers(0, 1000))
+@settings(max_examples=25, deadline=None)
+def test_skipped_tiles_really_hold_no_allowed_entry(n, block, seed):
+    mask = np.random.default_rng(seed).random((n, n)) < 0.2
+    plan = tile_plan(n, n, block, causal=True, mask=mask)
+    full = mask & causal_mask(n)
+    for a in range(plan.shape[0]):
+        for b in range(plan.shape[1]):
+            sub = full[a * block:(a + 1) * block, b * block:(b + 1) * block]
+            expected = SKIPPED if not sub.any() else FULL if sub.all() else PARTLY_MASKED
+            assert plan[a, b] == expected
+
+
+def test_online_softmax_trace_of_the_scores_2_4_1():
+    """Blocks [2, 4] then [1]: the max becomes 4 at once; the last block adds e^(1-4)."""
+    steps = online_softmax_trace([2.0, 4.0, 1.0], np.eye(3), block_size=2)
+    assert [s["keys"] for s in steps] == [[0, 1], [2]]
+    assert steps[0]["running max m"] == 4.0 and steps[1]["running max m"] == 4.0
+    assert steps[0]["running sum l"] == pytest.approx(math.exp(-2) + 1.0, abs=1e-15)
+    assert steps[1]["running sum l"] == pytest.approx(math.exp(-2) + 1.0 + math.exp(-3), abs=1e-15)
+    total = math.exp(2) + math.exp(4) + math.exp(1)
+    np.testing.assert_allclose(steps[1]["output so far"],
+                               [math.exp(2) / total, math.exp(4) / total, math.exp(1) / total],
+                               atol=1e-15)
+    # Increasing scores force a rescaling at every step: exp(m_old - m_new) = exp(-1).
+    steps = online_softmax_trace([0.0, 1.0, 2.0], np.ones((3, 1)), block_size=1)
+    assert [s["rescale exp(m_old - m)"] for s in steps[1:]] == pytest.approx([math.exp(-1)] * 2)
+    with pytest.raises(ValueError):
+        online_softmax_trace([], np.ones((0, 1)))
+    with pytest.raises(ValueError):
+        online_softmax_trace([1.0, np.nan], np.ones((2, 1)))
