@@ -20,9 +20,11 @@ ASSETS_STAMP := $(ASSETS)/README.txt
 WIDGETS_DIST := node_modules/@jupyter-widgets/html-manager/dist
 # The fresh-environment check (what Binder does): a new venv from requirements.txt + postBuild.
 BINDER_VENV ?= /tmp/attention-executable-binder-check
+# Only for `make lab` (reading the notebooks locally); the book and the tests do not need it.
+JUPYTERLAB := jupyterlab==4.6.6
 
 .PHONY: install assets book test test-unit test-notebooks test-build test-browser chromium \
-	binder-check execute serve clean
+	binder-check lab execute serve clean
 
 install: $(STAMP)
 
@@ -79,7 +81,8 @@ chromium:
 		$$SUDO apt-get update && $$SUDO apt-get install -y chromium; }
 
 ## binder-check: what Binder does, from scratch: a new venv from requirements.txt alone, the
-## postBuild step, then every chapter executed in it (outputs are not written back)
+## postBuild step, then every chapter executed in it (outputs are not written back). The venv
+## is left in $(BINDER_VENV) for inspection and replaced by the next run.
 binder-check:
 	rm -rf $(BINDER_VENV)
 	$(PYTHON) -m venv $(BINDER_VENV)
@@ -88,7 +91,12 @@ binder-check:
 	PATH="$(abspath $(BINDER_VENV))/bin:$$PATH" ./postBuild
 	cd chapters && MPLBACKEND=Agg "$(abspath $(BINDER_VENV))/bin/jupyter" execute --timeout=600 \
 		$(notdir $(NOTEBOOKS))
-	rm -rf $(BINDER_VENV)
+	@echo "binder-check: all $(words $(NOTEBOOKS)) notebooks ran in a fresh environment"
+
+## lab: open the chapters in JupyterLab (installed into .venv on first use; not needed otherwise)
+lab: install
+	$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/python -m pip install $(JUPYTERLAB)
+	$(BIN)/jupyter lab chapters/
 
 ## execute: re-run every chapter in place (after editing a notebook or attnlib)
 execute: install
