@@ -1,0 +1,143 @@
+"""Checkers for the exercises of the chapter "What is learned, what is computed".
+
+* :func:`check_learned_or_computed`  sort quantities into learned parameters and computed results
+* :func:`check_score_gradient`       a softmax backward pass worked out by hand
+* :func:`check_softmax_jacobian`     the reader's own function for ``diag(p) - p p^T``
+
+Expected answers come from :mod:`attnlib.backward` (the softmax derivative) and from the
+model description in :mod:`attnlib.training`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backward import softmax_backward
+from ..softmax import softmax
+from . import check_close
+
+#: The quantities of the chapter's classifier and whether each is learned or computed.
+LEARNED_OR_COMPUTED = {
+    "W_Q": "learned",
+    "W_K": "learned",
+    "W_V": "learned",
+    "W_out": "learned",
+    "b_out": "learned",
+    "scores": "computed",
+    "attention weights": "computed",
+    "attention output": "computed",
+    "0.6652": "computed",
+}
+
+_WHY = {
+    "learned": "it is a parameter: training adjusts it, and it stays fixed while the model reads.",
+    "computed": "it is worked out afresh from the input each time; no training step stores it.",
+}
+
+
+def check_learned_or_computed(answers) -> bool:
+    """Check a dict mapping quantity names to ``"learned"`` or ``"computed"``.
+
+    Parameters
+    ----------
+    answers : dict
+        Keys among :data:`LEARNED_OR_COMPUTED` (all of them are required); values the
+        strings ``"learned"`` or ``"computed"`` (case and surrounding spaces ignored).
+
+    Returns
+    -------
+    bool: True when every quantity is sorted correctly; otherwise each mistake is printed
+    with the reason.
+
+    Raises
+    ------
+    TypeError if ``answers`` is not a dict.
+    """
+    if not isinstance(answers, dict):
+        raise TypeError(f"answers must be a dict name -> 'learned'/'computed'; got {type(answers).__name__}")
+    missing = [k for k in LEARNED_OR_COMPUTED if k not in answers]
+    if missing:
+        print(f"Not yet: please sort every quantity; missing {missing}.")
+        return False
+    wrong = []
+    for name, want in LEARNED_OR_COMPUTED.items():
+        got = str(answers[name]).strip().lower()
+        if got not in ("learned", "computed"):
+            print(f"Not yet: the answer for {name!r} must be 'learned' or 'computed'; got {answers[name]!r}.")
+            return False
+        if got != want:
+            wrong.append(name)
+            print(f"Not yet: {name!r} is {want}: {_WHY[want]}")
+    if wrong:
+        return False
+    print(f"Correct: all {len(LEARNED_OR_COMPUTED)} quantities are sorted right.")
+    return True
+
+
+def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bool:
+    """Check ``dLoss/dscores`` worked out by hand from softmax weights and ``dLoss/dweights``.
+
+    Parameters
+    ----------
+    answer : array_like, shape (L,) -- the reader's gradient with respect to the scores
+    weights : array_like, shape (L,) -- softmax weights ``p``
+    upstream : array_like, shape (L,) -- ``g = dLoss/dp``
+    atol : float -- absolute tolerance (default 1e-3, for hand-rounded answers)
+
+    Returns
+    -------
+    bool. When wrong, a hint is printed if the answer does not sum to zero (every softmax
+    score gradient does) or if it equals the upstream gradient (the Jacobian was forgotten).
+    """
+    p = np.asarray(weights, dtype=float)
+    g = np.asarray(upstream, dtype=float)
+    expected = softmax_backward(p, g)
+    ok = check_close(answer, expected, name="your score gradient", atol=atol)
+    got = np.asarray(answer, dtype=float)
+    if not ok and got.shape == expected.shape:
+        if np.allclose(got, g, atol=atol):
+            print("Hint: that is dLoss/dweights itself; multiply by the softmax Jacobian diag(p) - p p^T.")
+        elif abs(got.sum()) > 10 * atol:
+            print(f"Hint: your entries sum to {got.sum():.4f}; a softmax score gradient always sums to 0.")
+    return ok
+
+
+def _reference_jacobian(p: np.ndarray) -> np.ndarray:
+    """Column j of the Jacobian is the softmax backward pass of the unit vector e_j."""
+    return np.stack([softmax_backward(p, np.eye(len(p))[j]) for j in range(len(p))], axis=1)
+
+
+def check_softmax_jacobian(fn) -> bool:
+    """Try the reader's ``fn(p)`` (returning the (L, L) softmax Jacobian) on several rows.
+
+    The expected matrix is built from :func:`attnlib.backward.softmax_backward`, one column
+    per unit vector, so it does not reuse the formula the reader is asked to write.
+
+    Returns
+    -------
+    bool: True when ``fn`` matches on every test row within 1e-9.
+    """
+    if not callable(fn):
+        raise TypeError(f"check_softmax_jacobian expects a function; got {type(fn).__name__}")
+    rows = [softmax(np.array([2.0, 1.0, 0.0])), softmax(np.array([2.0, 4.0, 1.0])),
+            np.array([1.0, 0.0]), softmax(np.array([0.3, -1.2, 2.5, 0.0]))]
+    for p in rows:
+        want = _reference_jacobian(p)
+        try:
+            got = np.asarray(fn(p.copy()), dtype=float)
+        except Exception as exc:  # the reader's code: report, do not crash the notebook
+            print(f"Not yet: your function raised {type(exc).__name__}: {exc} for p = {np.round(p, 4).tolist()}.")
+            return False
+        if got.shape != want.shape:
+            print(f"Not yet: for p of length {len(p)} the Jacobian has shape {want.shape}; yours has {got.shape}.")
+            return False
+        if not np.allclose(got, want, atol=1e-9):
+            hint = ""
+            if np.allclose(got, np.diag(p), atol=1e-9):
+                hint = " Hint: you have diag(p); subtract the outer product p p^T."
+            elif np.allclose(got, -np.outer(p, p), atol=1e-9):
+                hint = " Hint: you have -p p^T; add diag(p)."
+            print(f"Not yet: for p = {np.round(p, 4).tolist()} you returned {np.round(got, 4).tolist()}, "
+                  f"expected {np.round(want, 4).tolist()}.{hint}")
+            return False
+    print(f"Correct: your Jacobian matches on all {len(rows)} test rows.")
+    return True

@@ -1,0 +1,49 @@
+"""Checkers of chapter 10's exercises accept right answers and explain wrong ones."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlib.exercises import learning
+
+
+def test_learned_or_computed(capsys):
+    right = dict(learning.LEARNED_OR_COMPUTED)
+    assert learning.check_learned_or_computed(right)
+    assert "Correct" in capsys.readouterr().out
+    wrong = dict(right, **{"0.6652": "learned"})
+    assert not learning.check_learned_or_computed(wrong)
+    assert "'0.6652' is computed" in capsys.readouterr().out
+    assert not learning.check_learned_or_computed({"W_Q": "learned"})
+    assert "missing" in capsys.readouterr().out
+    assert not learning.check_learned_or_computed(dict(right, W_Q="maybe"))
+    with pytest.raises(TypeError):
+        learning.check_learned_or_computed(["W_Q"])
+    # the intended categories, stated independently of the module's table
+    for name in ("W_Q", "W_K", "W_V", "W_out", "b_out"):
+        assert right[name] == "learned"
+    for name in ("scores", "attention weights", "0.6652"):
+        assert right[name] == "computed"
+
+
+def test_score_gradient_by_hand(capsys):
+    p = np.exp([2.0, 1.0, 0.0]) / np.exp([2.0, 1.0, 0.0]).sum()
+    # p_0 * (e_0 - p), worked by hand with p = (0.6652, 0.2447, 0.0900)
+    hand = [0.6652 * (1 - 0.6652), -0.6652 * 0.2447, -0.6652 * 0.0900]
+    assert learning.check_score_gradient(hand, p, [1.0, 0.0, 0.0])
+    assert not learning.check_score_gradient([1.0, 0.0, 0.0], p, [1.0, 0.0, 0.0])
+    assert "Jacobian" in capsys.readouterr().out
+    assert not learning.check_score_gradient([0.2, 0.2, 0.2], p, [1.0, 0.0, 0.0])
+    assert "sum to 0" in capsys.readouterr().out
+
+
+def test_softmax_jacobian_function(capsys):
+    assert learning.check_softmax_jacobian(lambda p: np.diag(p) - np.outer(p, p))
+    assert not learning.check_softmax_jacobian(lambda p: np.diag(p))
+    assert "subtract the outer product" in capsys.readouterr().out
+    assert not learning.check_softmax_jacobian(lambda p: np.outer(p, p).T - np.diag(p))
+    assert not learning.check_softmax_jacobian(lambda p: 1 / 0)
+    assert "ZeroDivisionError" in capsys.readouterr().out
+    assert not learning.check_softmax_jacobian(lambda p: np.zeros(3))
+    with pytest.raises(TypeError):
+        learning.check_softmax_jacobian("diag(p) - pp^T")
