@@ -1,0 +1,160 @@
+"""Checkers for the exercises of the chapter "The cost of attention".
+
+* :func:`check_score_entries`  how many scores one head computes for ``n`` positions
+* :func:`check_score_memory`   how much memory those scores take, in GiB
+* :func:`check_skipped_tiles`  how many tiles causal tiled attention never computes
+* :func:`check_merge`          the reader's rescaling step of the online softmax
+
+Expected answers come from attnlib (:func:`attnlib.scaled_dot_product_scores` for the shape
+of the score matrix, :func:`attnlib.tiled.tile_plan` for the tiles) or, for the online
+softmax, from the scores themselves. Sources: Vaswani et al. (2017), section 4 (the
+quadratic cost of self-attention); Milakov & Gimelshein (2018); Dao et al. (2022).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..scores import scaled_dot_product_scores
+from ..tiled import SKIPPED, tile_plan
+from . import check_close
+
+GIB = 2**30
+
+
+def _entries(n: int) -> int:
+    """Entries of one head's score matrix for ``n`` positions (the shape of a real one)."""
+    shape = scaled_dot_product_scores(np.zeros((n, 1)), np.zeros((n, 1))).shape
+    return math.prod(shape)
+
+
+def check_score_entries(answer, n: int) -> bool:
+    """Check the number of attention scores one head computes for ``n`` positions.
+
+    Parameters
+    ----------
+    answer : int
+    n : int, the sequence length (kept small enough to build the score matrix: n <= 4096)
+
+    Returns
+    -------
+    bool, True when ``answer`` equals ``n * n``; a hint otherwise.
+    """
+    if not 0 <= int(n) <= 4096:
+        raise ValueError(f"n must lie between 0 and 4096 for this checker; got {n}")
+    expected = _entries(int(n))
+    ok = check_close(answer, expected, name="your number of scores", atol=0.5)
+    if not ok:
+        if np.isclose(float(answer), 2 * n):
+            print("Hint: every query is compared with every key, not only with its neighbours.")
+        elif np.isclose(float(answer), n * (n + 1) / 2):
+            print("Hint: that counts a causal mask's allowed pairs; the full matrix has n x n.")
+        else:
+            print("Hint: one score per (query, key) pair, and there are n queries and n keys.")
+    return ok
+
+
+def check_score_memory(answer_gib, n: int, *, heads: int = 1, bytes_per_entry: int = 4) -> bool:
+    """Check the memory, in GiB (2**30 bytes), of ``heads`` score matrices of ``n x n``.
+
+    Parameters
+    ----------
+    answer_gib : float
+    n, heads : int
+    bytes_per_entry : int, 4 for float32, 2 for float16, 8 for float64
+
+    Returns
+    -------
+    bool, True when ``answer_gib`` is within 1% of ``heads * n**2 * bytes_per_entry / 2**30``.
+    """
+    expected = heads * n * n * bytes_per_entry / GIB
+    ok = check_close(answer_gib, expected, name="your memory in GiB", atol=0.01 * expected)
+    if not ok:
+        got = float(answer_gib)
+        if np.isclose(got, expected * GIB / 1e9, rtol=0.01):
+            print("Hint: that is in GB (10^9 bytes); the exercise asks for GiB (2^30 bytes).")
+        elif np.isclose(got * heads, expected, rtol=0.01):
+            print("Hint: every head has its own score matrix: multiply by the number of heads.")
+        else:
+            print("Hint: entries x bytes per entry x heads, then divide by 2^30.")
+    return ok
+
+
+def check_skipped_tiles(answer, n: int, block: int) -> bool:
+    """Check how many tiles causal tiled attention skips for ``n`` positions in blocks of ``block``.
+
+    Parameters
+    ----------
+    answer : int
+    n, block : int
+
+    Returns
+    -------
+    bool, True when ``answer`` equals the number of :data:`attnlib.tiled.SKIPPED` tiles of
+    :func:`attnlib.tiled.tile_plan` ``(n, n, block, causal=True)``.
+    """
+    plan = tile_plan(n, n, block, causal=True)
+    expected = int((plan == SKIPPED).sum())
+    ok = check_close(answer, expected, name="your number of skipped tiles", atol=0.5)
+    if not ok:
+        t = plan.shape[0]
+        if int(answer) == t * (t + 1) // 2:
+            print("Hint: that counts the tiles that are computed; the question asks for the "
+                  "skipped ones.")
+        else:
+            print(f"Hint: there are {t} x {t} tiles; a tile is skipped when every key in it "
+                  "comes after every query in it.")
+    return ok
+
+
+def _block_summary(scores):
+    s = np.asarray(scores, dtype=float)
+    m = float(s.max())
+    return m, float(np.exp(s - m).sum())
+
+
+_MERGE_CASES = [
+    ([2.0, 4.0], [1.0]),           # the second block has the smaller maximum
+    ([1.0], [2.0, 4.0]),           # the second block has the larger maximum
+    ([0.5, 0.5], [0.5]),           # equal maxima
+    ([-700.0, -701.0], [-699.0]),  # exp(m) alone would underflow to 0
+    ([700.0], [710.0, 705.0]),     # exp(m) alone would overflow to inf
+]
+
+
+def check_merge(fn) -> bool:
+    """Check the reader's ``fn(m_a, l_a, m_b, l_b) -> (m, l)``, the online-softmax merge.
+
+    ``(m_a, l_a)`` summarises block a of scores: its maximum and ``sum exp(s - m_a)``.
+    The merged pair must summarise both blocks together: ``m = max`` of all scores and
+    ``l = sum exp(s - m)`` over all of them. The expected pair is computed from the scores
+    themselves, not from a merge formula.
+
+    Returns
+    -------
+    bool, True when every case matches within 1e-9 (relative); the first failure is printed.
+    """
+    for a, b in _MERGE_CASES:
+        m_a, l_a = _block_summary(a)
+        m_b, l_b = _block_summary(b)
+        want_m, want_l = _block_summary(a + b)
+        try:
+            with np.errstate(all="raise"):
+                got = fn(m_a, l_a, m_b, l_b)
+            got_m, got_l = (float(x) for x in got)
+        except Exception as exc:  # the reader's code: report, do not crash the notebook
+            print(f"Not yet: fn{(m_a, round(l_a, 4), m_b, round(l_b, 4))} raised "
+                  f"{type(exc).__name__}: {exc}.")
+            return False
+        if not (math.isclose(got_m, want_m, rel_tol=1e-9)
+                and math.isclose(got_l, want_l, rel_tol=1e-9)):
+            print(f"Not yet: for blocks {a} and {b}, (m, l) should be "
+                  f"({want_m:.4f}, {want_l:.4f}); yours is ({got_m:.4f}, {got_l:.4f}).")
+            if math.isclose(got_l, l_a + l_b, rel_tol=1e-9) and m_a != m_b:
+                print("Hint: l_a and l_b are measured from different maxima; multiply each by "
+                      "exp(its max - the new max) before adding.")
+            return False
+    print(f"Correct: your merge agrees on all {len(_MERGE_CASES)} pairs of blocks, including "
+          "scores near +-700 where exp alone overflows.")
+    return True
