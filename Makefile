@@ -24,7 +24,7 @@ BINDER_VENV ?= /tmp/attention-executable-binder-check
 JUPYTERLAB := jupyterlab==4.6.6
 
 .PHONY: install assets book test test-unit test-notebooks test-build test-browser chromium \
-	binder-check lab execute serve clean
+	binder-check lab execute serve clean bench
 
 install: $(STAMP)
 
@@ -101,6 +101,11 @@ lab: install
 ## execute: re-run every chapter in place (after editing a notebook or attnlib)
 execute: install
 	for nb in $(NOTEBOOKS); do $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
+
+## bench: time and peak memory of plain and tiled attention (and torch, if installed) for
+## n = 128 ... 65,536; writes chapters/data/bench.csv and chapters/images/bench.png (not part of test)
+bench: install
+	$(BIN)/python tests/benchmarks/bench_attention.py
 
 ## serve: preview the built site at http://127.0.0.1:8000
 serve:
