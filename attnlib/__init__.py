@@ -36,7 +36,7 @@ tiled       attention tile by tile with an online softmax (FlashAttention-style)
 backward    gradients: softmax and scaled dot-product attention backward passes (with masks)
               softmax_backward(weights, grad_weights, axis=-1, mask=None),
               attention_backward(q, k, v, grad_output, mask=None, scale=None) -> (dq, dk, dv),
-              numerical_gradient(f, x, eps=1e-6), relative_error(analytic, numeric)
+              numerical_gradient(f, x, eps=1e-5), relative_error(analytic, numeric)
 context_task  a synthetic task where context decides the sense of "bank" (and "bat", "spring")
               make_context_task(n, rng), encode_sentences(sentences), ContextBatch, VOCAB
 training    one-layer self-attention classifier, its backward pass, Adam, training loop

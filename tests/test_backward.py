@@ -12,7 +12,7 @@ from attnlib.backward import attention_backward, numerical_gradient, relative_er
 TOL = 1e-6
 
 
-def central_difference(f, x, eps=1e-6):
+def central_difference(f, x, eps=1e-5):
     """An independent finite-difference loop (not attnlib's), float64."""
     x = np.array(x, dtype=np.float64)
     grad = np.zeros_like(x)

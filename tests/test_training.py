@@ -16,7 +16,7 @@ from attnlib.training import (PARAMETER_NAMES, Adam, accuracy, attention_map, co
 STATED_ACCURACY = 0.99
 
 
-def central_difference(f, x, eps=1e-6):
+def central_difference(f, x, eps=1e-5):
     x = np.array(x, dtype=np.float64)
     grad = np.zeros_like(x)
     for idx in np.ndindex(x.shape):
