@@ -110,6 +110,7 @@ def test_solutions_collapsed_until_clicked(visit, new_page, page):
         body = solution.locator(":scope > :not(.admonition-title)").first
         solution.scroll_into_view_if_needed()
         assert not body.is_visible(), f"{page}: solution {i + 1} is open before any click"
-        solution.locator(":scope > .admonition-title").click()
+        # the chevron button a reader clicks (the title itself holds a link to the exercise)
+        solution.locator(":scope > .admonition-title .toggle-button").click()
         body.wait_for(state="visible", timeout=5000)
         assert body.is_visible(), f"{page}: solution {i + 1} did not open when clicked"
