@@ -7,7 +7,7 @@ Each explorer has three layers, so that nothing a reader sees depends on a runni
 2. a **figure function** (``*_figure``) that draws a state and returns the ``Figure``; the
    chapters store its PNG so the static website shows the default state;
 3. a thin **widget class** built with ipywidgets: its controls feed the pure function, its
-   ``readout`` shows the numbers and its ``output`` redraws the figure. Tests set a control's
+   ``readout`` shows the numbers and its ``image`` shows the redrawn figure as a PNG. Tests set a control's
    value and read the numbers back from ``readout``.
 
 Controls have labels a learner understands, bounded ranges and steps; every state function
@@ -16,6 +16,7 @@ accepts the controls' extreme values without raising.
 from __future__ import annotations
 
 import html
+import io
 import math
 
 import matplotlib.pyplot as plt
@@ -93,7 +94,9 @@ class _Explorer:
 
         self._widgets = widgets
         self.readout = widgets.HTML()
-        self.output = widgets.Output()
+        # The figure is shown as a PNG inside an Image widget (not an Output widget), so
+        # redrawing sends widget state only: no display messages leak into notebook cells.
+        self.image = widgets.Image(format="png")
         self.live_figure = live_figure
         self.state: dict = {}
 
@@ -106,19 +109,17 @@ class _Explorer:
         self.state = self.compute()
         self.readout.value = _table(self.rows())
         if self.live_figure:
-            from IPython.display import display
-
             fig = self.figure()
-            with self.output:
-                self.output.clear_output(wait=True)
-                display(fig)
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format="png")
             plt.close(fig)
+            self.image.value = buffer.getvalue()
 
     @property
     def widget(self):
         """The whole explorer as one widget (controls, numbers, figure)."""
         w = self._widgets
-        return w.VBox([w.VBox(list(self.controls)), self.readout, self.output])
+        return w.VBox([w.VBox(list(self.controls)), self.readout, self.image])
 
     def _ipython_display_(self):
         from IPython.display import display

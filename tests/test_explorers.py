@@ -186,3 +186,11 @@ def test_cost_explorer_controls():
     assert ex.state["score_entries"] == 1
     fig = ex.figure()
     plt.close(fig)
+
+
+def test_live_figure_is_redrawn_as_png_when_a_control_moves():
+    ex = X.ScoresExplorer()
+    first = bytes(ex.image.value)
+    assert first.startswith(b"\x89PNG")
+    ex.sliders[0].value = -5.0
+    assert bytes(ex.image.value).startswith(b"\x89PNG") and bytes(ex.image.value) != first
