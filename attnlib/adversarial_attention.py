@@ -22,6 +22,19 @@ Public API
 ``jensen_shannon(p, q)`` and ``total_variation(p, q)``
     the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in [0, 1]).
 
+Example
+-------
+>>> from attnlib.training import train_context_classifier, forward
+>>> from attnlib.context_task import encode_sentences
+>>> model = train_context_classifier(seed=0)                  # a few seconds, deterministic
+>>> batch = encode_sentences(["The fisherman repaired his net beside the bank."])
+>>> own = forward(model, batch).query_weights                 # (1, 9): the model's own row
+>>> bool(abs(predict_with_attention(model, batch, own) - forward(model, batch).probs).max() < 1e-12)
+True
+>>> found = search_alternative_attention(model, batch, epsilon=0.01)
+>>> found.feasible, found.prediction_tvd <= 0.01, found.jsd > 0.2
+(True, True, True)
+
 Source: Jain & Wallace (2019), "Attention is not Explanation", NAACL, section 4.2 and
 Algorithm 2 (there: BiLSTM encoders with one attention layer; here: one self-attention layer).
 """
