@@ -28,8 +28,10 @@ def central_difference(f, x, eps=1e-5):
 
 
 def rel(a, b):
+    """Relative error of two gradients; absolute when both are (numerically) zero."""
     a, b = np.asarray(a), np.asarray(b)
-    return np.linalg.norm(a - b) / max(np.linalg.norm(a), np.linalg.norm(b))
+    scale = max(np.linalg.norm(a), np.linalg.norm(b))
+    return np.linalg.norm(a - b) / scale if scale > 1e-8 else np.linalg.norm(a - b)
 
 
 def test_softmax_backward_equals_explicit_jacobian():
@@ -160,3 +162,14 @@ def test_numerical_gradient_and_relative_error_helpers():
         relative_error([1.0, 2.0], [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="one finite number"):
         numerical_gradient(lambda t: t, x)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.integers(0, 10_000), st.integers(1, 3), st.integers(1, 4), st.integers(1, 3))
+def test_attention_backward_random_shapes_and_masks(seed, n_q, n_k, d):
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)), rng.normal(size=(n_k, 2))
+    mask = rng.random((n_q, n_k)) < 0.6   # may hide whole rows or columns
+    dq, dk, dv = _check_attention(q, k, v, rng.normal(size=(n_q, 2)), mask=mask)
+    assert np.all(dq[~mask.any(axis=1)] == 0.0)
+    assert np.all(dk[~mask.any(axis=0)] == 0.0) and np.all(dv[~mask.any(axis=0)] == 0.0)

@@ -211,3 +211,12 @@ def test_search_finds_a_different_distribution_with_the_same_prediction(trained)
     assert jensen_shannon(r.weights, r.original_weights) == pytest.approx(r.jsd)
     with pytest.raises(ValueError, match="epsilon"):
         search_alternative_attention(model, b, epsilon=0.0)
+
+
+def test_mean_pooling_map_is_uniform_over_real_tokens(trained):
+    b = ct.make_context_task(5, np.random.default_rng(9))
+    full = attention_map(trained["mean"], b)
+    for i in range(5):
+        n = b.lengths[i]
+        np.testing.assert_allclose(full[i, :, :n], 1.0 / n)
+        assert np.all(full[i, :, n:] == 0.0)
