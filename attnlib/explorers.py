@@ -38,6 +38,7 @@ __all__ = [
     "mask_state", "mask_figure", "MaskExplorer",
     "heads_state", "heads_figure", "HeadsExplorer",
     "cost_state", "cost_figure", "CostExplorer",
+    "learned_state", "learned_figure", "LearnedExplorer",
 ]
 
 
@@ -614,3 +615,86 @@ class CostExplorer(_Explorer):
 
     def figure(self):
         return cost_figure(self.state)
+
+
+# --------------------------------------------------------------------------- learned vs computed
+def learned_state(model, sentence: str) -> dict:
+    """Run a trained context classifier (frozen parameters) on one sentence.
+
+    Parameters
+    ----------
+    model : attnlib.training.ContextClassifier, e.g. from ``train_context_classifier(seed=0)``
+    sentence : str, words from ``attnlib.context_task.VOCAB`` with exactly one ambiguous word
+
+    Returns
+    -------
+    dict with ``words`` (tuple), ``ambiguous`` (the ambiguous word), ``weights`` (L,) the
+    ambiguous word's attention weights, ``probs`` (2,) and ``sense`` (the predicted sense name).
+
+    Raises
+    ------
+    ValueError (from ``encode_sentences``) naming an unknown word, or when the sentence does
+    not hold exactly one ambiguous word.
+    """
+    from .context_task import SENSES, encode_sentences
+    from .training import forward
+
+    batch = encode_sentences([sentence])
+    result = forward(model, batch)
+    words = tuple(batch.words(0))
+    ambiguous = words[int(batch.query_index[0])]
+    probs = result.probs[0]
+    return {"words": words, "ambiguous": ambiguous, "weights": result.query_weights[0, :len(words)],
+            "probs": probs, "sense": SENSES[ambiguous][int(np.argmax(probs))]}
+
+
+def learned_figure(state: dict) -> plt.Figure:
+    """The ambiguous word's attention over the sentence, and the predicted sense."""
+    fig = mixture_bars(state["weights"], state["words"],
+                       title=f"attention from '{state['ambiguous']}': predicted sense "
+                             f"'{state['sense']}' ({state['probs'].max():.2f})")
+    fig.set_size_inches(max(6.0, 0.75 * len(state["words"])), 3.0)
+    return fig
+
+
+class LearnedExplorer(_Explorer):
+    """Edit a sentence; a trained model with frozen parameters computes new attention weights.
+
+    The parameters never change while you type: only the input does, and with it the weights
+    and the prediction (the chapter's point about learned versus computed).
+    """
+
+    def __init__(self, model=None, *, live_figure: bool = True):
+        super().__init__(live_figure)
+        from .training import train_context_classifier
+
+        self.model = train_context_classifier(seed=0) if model is None else model
+        w = self._widgets
+        self.sentence = w.Text(value="The fisherman repaired his net beside the bank.",
+                               description="sentence", style={"description_width": "initial"},
+                               layout=w.Layout(width="95%"))
+        self.controls = [self.sentence]
+        self.error = ""
+        self._last_good: dict = {}
+        self._connect(self.controls)
+
+    def compute(self) -> dict:
+        try:
+            self._last_good = learned_state(self.model, self.sentence.value)
+            self.error = ""
+        except ValueError as exc:       # an unknown word while typing: keep the last result
+            self.error = str(exc)
+            if not self._last_good:
+                raise
+        return self._last_good
+
+    def rows(self):
+        s = self.state
+        rows = [("words", " | ".join(s["words"])), ("weights", _fmt(s["weights"])),
+                ("predicted sense", f"{s['sense']} (p = {s['probs'].max():.4f})")]
+        if self.error:
+            rows.insert(0, ("not understood", self.error))
+        return rows
+
+    def figure(self):
+        return learned_figure(self.state)

@@ -155,7 +155,8 @@ def test_heads_explorer_controls():
 
 
 @pytest.mark.parametrize("cls", [X.ScoresExplorer, X.ScaleExplorer, X.QueryKeyExplorer,
-                                 X.MaskExplorer, X.HeadsExplorer, X.CostExplorer])
+                                 X.MaskExplorer, X.HeadsExplorer, X.CostExplorer,
+                                 X.LearnedExplorer])
 def test_every_explorer_draws_a_figure_and_is_one_widget(cls):
     ex = cls(live_figure=False)
     fig = ex.figure()
@@ -194,3 +195,33 @@ def test_live_figure_is_redrawn_as_png_when_a_control_moves():
     assert first.startswith(b"\x89PNG")
     ex.sliders[0].value = -5.0
     assert bytes(ex.image.value).startswith(b"\x89PNG") and bytes(ex.image.value) != first
+
+
+@pytest.fixture(scope="module")
+def trained():
+    from attnlib.training import train_context_classifier
+
+    return train_context_classifier(seed=0)
+
+
+def test_learned_state_changes_with_the_input_not_the_parameters(trained):
+    before = {k: v.copy() for k, v in trained.params().items()}
+    river = X.learned_state(trained, "The fisherman repaired his net beside the bank.")
+    money = X.learned_state(trained, "The cashier was waiting with the money in the bank.")
+    assert river["ambiguous"] == money["ambiguous"] == "bank"
+    assert river["sense"] == "river" and money["sense"] == "money"
+    np.testing.assert_allclose(river["weights"].sum(), 1.0)
+    assert not np.allclose(river["weights"][-2], money["weights"][-2])   # weight on "bank" itself
+    for k, v in trained.params().items():
+        np.testing.assert_array_equal(v, before[k])
+    with pytest.raises(ValueError, match="vocabulary"):
+        X.learned_state(trained, "The zebra sat by the bank.")
+
+
+def test_learned_explorer_text_box(trained):
+    ex = X.LearnedExplorer(trained, live_figure=False)
+    assert "river" in ex.readout.value
+    ex.sentence.value = "They withdraw money in the bank."
+    assert "money (p =" in ex.readout.value
+    ex.sentence.value = "They withdraw money in the zebra."      # unknown word: keeps the last result
+    assert "not understood" in ex.readout.value and "money (p =" in ex.readout.value
