@@ -106,7 +106,10 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     workers : int
         Number of threads that share the query blocks (default 1). numpy releases the GIL in
         matrix products and element-wise functions, so 2 threads can use 2 cores for the
-        exponentials too; the result is identical for any number of workers.
+        exponentials too; the result is identical for any number of workers. Combine it with a
+        single-threaded BLAS (environment variable ``OPENBLAS_NUM_THREADS=1``, set before numpy
+        is imported): a tile's small matrix products gain little from BLAS threads, and on a
+        busy machine they can lose a lot. ``make bench`` measures this configuration.
     return_lse : bool
         Also return the log-sum-exp of each query's allowed scaled scores,
         ``log(sum_j exp(s_j))``, shape ``(..., L_q)`` in the compute dtype (float32 for
