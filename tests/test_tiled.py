@@ -359,3 +359,19 @@ def test_online_softmax_trace_of_the_scores_2_4_1():
         online_softmax_trace([], np.ones((0, 1)))
     with pytest.raises(ValueError):
         online_softmax_trace([1.0, np.nan], np.ones((2, 1)))
+
+
+def test_leading_axes_broadcast_and_integers_become_float64():
+    rng = np.random.default_rng(9)
+    q = rng.normal(size=(1, 5, 4))            # one query set shared by 3 batch elements
+    k = rng.normal(size=(3, 7, 4))
+    v = rng.normal(size=(7, 2))               # one value set shared by all
+    mask = rng.random((7,)) < 0.6             # a key mask broadcast over queries and batch
+    got = tiled_attention(q, k, v, mask, block_size=(2, 3))
+    want, _ = attention(q, k, v, mask)
+    assert got.shape == (3, 5, 2)
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    ints = tiled_attention(np.arange(6).reshape(3, 2), np.ones((4, 2), dtype=int),
+                           np.arange(4)[:, None], block_size=2)
+    assert ints.dtype == np.float64
+    np.testing.assert_allclose(ints[:, 0], [1.5, 1.5, 1.5], atol=1e-12)   # equal scores per row
