@@ -39,6 +39,7 @@ __all__ = [
     "heads_state", "heads_figure", "HeadsExplorer",
     "cost_state", "cost_figure", "CostExplorer",
     "learned_state", "learned_figure", "LearnedExplorer",
+    "model_state", "model_figure", "ModelExplorer",
 ]
 
 
@@ -698,3 +699,80 @@ class LearnedExplorer(_Explorer):
 
     def figure(self):
         return learned_figure(self.state)
+
+
+# --------------------------------------------------------------------------- a real model
+def model_state(sentence: str, layer: int, head: int) -> dict:
+    """One head of all-MiniLM-L6-v2 on a sentence: its attention map and its norm-weighted map.
+
+    Parameters
+    ----------
+    sentence : str
+    layer : int in [0, 6), head : int in [0, 12) (counted from 0)
+
+    Returns
+    -------
+    dict with ``tokens`` (list of L str), ``weights`` (L, L) the attention weights alpha,
+    ``norms`` (L, L) Kobayashi et al.'s ``||alpha_ij f(x_j)||``, and ``norm_share`` (L, L),
+    the norms of each row divided by the row's total, comparable with the weights.
+
+    Raises
+    ------
+    ValueError for a layer or head out of range (the ranges are named).
+
+    Source: Kobayashi et al. (2020), section 3.
+    """
+    from . import minilm
+
+    if not 0 <= int(layer) < 6 or not 0 <= int(head) < 12:
+        raise ValueError(f"layer must be in 0..5 and head in 0..11; got layer={layer}, head={head}")
+    out = minilm.forward(sentence)
+    weights = out.attention[int(layer), int(head)]
+    norms = minilm.weighted_norms(weights, out.transformed[int(layer), int(head)])
+    totals = norms.sum(axis=-1, keepdims=True)
+    share = np.divide(norms, totals, out=np.zeros_like(norms), where=totals > 0)
+    return {"tokens": list(out.tokens), "layer": int(layer), "head": int(head),
+            "weights": weights, "norms": norms, "norm_share": share}
+
+
+def model_figure(state: dict) -> plt.Figure:
+    """Attention weights next to the norm-weighted contributions (each row as shares of one)."""
+    from .plots import attention_heatmap
+
+    both = np.stack([state["weights"], state["norm_share"]])[None]   # (1, 2, L, L)
+    fig = attention_heatmap(both, state["tokens"], state["tokens"], annotate=False,
+                            titles=[f"weights, layer {state['layer']} head {state['head']}",
+                                    "norm-weighted ||α f(x)||, share per row"],
+                            panel_size=3.6)
+    return fig
+
+
+class ModelExplorer(_Explorer):
+    """Pick a sentence, a layer and a head of the pretrained model; compare weights and norms."""
+
+    def __init__(self, sentences=None, *, live_figure: bool = True):
+        super().__init__(live_figure)
+        w = self._widgets
+        style = {"description_width": "initial"}
+        options = list(sentences) if sentences is not None else [
+            examples.SENTENCES[k] for k in ("river", "money", "tired", "wide", "flood", "withdraw")]
+        self.sentence = w.Dropdown(options=options, value=options[0], description="sentence",
+                                   style=style, layout=w.Layout(width="95%"))
+        self.layer = w.IntSlider(value=0, min=0, max=5, description="layer", style=style)
+        self.head = w.IntSlider(value=10, min=0, max=11, description="head", style=style)
+        self.controls = [self.sentence, self.layer, self.head]
+        self._connect(self.controls)
+
+    def compute(self) -> dict:
+        return model_state(self.sentence.value, self.layer.value, self.head.value)
+
+    def rows(self):
+        s = self.state
+        cls_w = s["weights"][:, 0].mean()
+        cls_n = s["norm_share"][:, 0].mean()
+        return [("tokens", " | ".join(s["tokens"])),
+                ("mean weight on [CLS]", _fmt(cls_w)),
+                ("mean norm share of [CLS]", _fmt(cls_n))]
+
+    def figure(self):
+        return model_figure(self.state)

@@ -156,7 +156,7 @@ def test_heads_explorer_controls():
 
 @pytest.mark.parametrize("cls", [X.ScoresExplorer, X.ScaleExplorer, X.QueryKeyExplorer,
                                  X.MaskExplorer, X.HeadsExplorer, X.CostExplorer,
-                                 X.LearnedExplorer])
+                                 X.LearnedExplorer, X.ModelExplorer])
 def test_every_explorer_draws_a_figure_and_is_one_widget(cls):
     ex = cls(live_figure=False)
     fig = ex.figure()
@@ -225,3 +225,29 @@ def test_learned_explorer_text_box(trained):
     assert "money (p =" in ex.readout.value
     ex.sentence.value = "They withdraw money in the zebra."      # unknown word: keeps the last result
     assert "not understood" in ex.readout.value and "money (p =" in ex.readout.value
+
+
+def test_model_state_norms_are_weights_times_vector_lengths():
+    from attnlib import minilm
+
+    st = X.model_state("The fisherman repaired his net beside the bank.", 0, 10)
+    out = minilm.forward("The fisherman repaired his net beside the bank.")
+    f = out.transformed[0, 10]
+    i, j = st["tokens"].index("bank"), st["tokens"].index("fisherman")
+    # ||alpha_ij f(x_j)|| written out for one cell
+    assert np.isclose(st["norms"][i, j], st["weights"][i, j] * np.sqrt((f[j] ** 2).sum()))
+    np.testing.assert_allclose(st["norm_share"].sum(axis=1), 1.0)
+    np.testing.assert_allclose(st["weights"].sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="layer must be in 0..5"):
+        X.model_state("a bank", 6, 0)
+
+
+def test_model_explorer_controls():
+    ex = X.ModelExplorer(live_figure=False)
+    before = ex.state["weights"].copy()
+    ex.head.value = 3
+    assert ex.state["head"] == 3 and not np.allclose(before, ex.state["weights"])
+    ex.layer.value = ex.layer.max
+    ex.head.value = ex.head.max
+    ex.sentence.value = ex.sentence.options[-1]
+    assert ex.state["tokens"][0] == "[CLS]" and "[CLS]" in ex.readout.value
