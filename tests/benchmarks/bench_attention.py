@@ -45,7 +45,7 @@ PLAIN_MAX_SCORES = 8_192**2      # time budget: plain up to 1 head x 8,192^2 or 
 MAX_SCORES = {"tiled": 65_536**2,   # time budget: up to 1 x 65,536^2 or 8 x 16,384^2 scores
               "torch": 16_384**2}   # up to 1 x 16,384^2 or 8 x 4,096^2 scores
 FIELDS = ["method", "heads", "n", "d", "dtype", "threads", "status", "time_s", "repeats",
-          "peak_mb", "scores_mb", "gflops"]
+          "peak_mib", "scores_mib", "gflops"]     # MiB = 2**20 bytes
 
 
 # ----------------------------------------------------------------------------- child side
@@ -107,7 +107,7 @@ def _run_one(method: str, heads: int, n: int, threads: int) -> dict:
         peak = max(peak, _peak_rss_bytes() - base)
         if len(times) >= 5 or sum(times) >= budget:
             break
-    return {"time_s": min(times), "repeats": len(times), "peak_mb": peak / 2**20}
+    return {"time_s": min(times), "repeats": len(times), "peak_mib": peak / 2**20}
 
 
 def _matmul_gflops() -> float:
@@ -194,14 +194,14 @@ def parent_main(args) -> None:
           + ", ".join(f"{v:.1f} GFLOP/s with {k.split('_')[-1]} BLAS thread(s)"
                       for k, v in matmul.items() if v))
     rows = []
-    header = f"{'method':>6} {'H':>2} {'n':>6} {'time s':>9} {'peak MB':>9} {'GFLOP/s':>8}  note"
+    header = f"{'method':>6} {'H':>2} {'n':>6} {'time s':>9} {'peak MiB':>9} {'GFLOP/s':>8}  note"
     print(header)
     for heads in HEADS:
         for n in SIZES:
             for method in methods:
                 row = {"method": method, "heads": heads, "n": n, "d": D, "dtype": "float32",
-                       "threads": threads, "scores_mb": round(heads * n * n * 4 / 2**20, 3),
-                       "status": "", "time_s": "", "repeats": "", "peak_mb": "", "gflops": ""}
+                       "threads": threads, "scores_mib": round(heads * n * n * 4 / 2**20, 3),
+                       "status": "", "time_s": "", "repeats": "", "peak_mib": "", "gflops": ""}
                 reason = _plan(method, heads, n, args.quick)
                 if not reason:
                     # numpy's element-wise functions use one core; the tiled form spreads its
@@ -213,14 +213,14 @@ def parent_main(args) -> None:
                     else:
                         flops = 4 * n * n * D * heads
                         row.update(status="ok", time_s=round(res["time_s"], 6),
-                                   repeats=res["repeats"], peak_mb=round(res["peak_mb"], 1),
+                                   repeats=res["repeats"], peak_mib=round(res["peak_mib"], 1),
                                    gflops=round(flops / res["time_s"] / 1e9, 2))
                 if reason:
                     row["status"] = reason
                 rows.append(row)
                 if row["status"] == "ok":
                     print(f"{method:>6} {heads:>2} {n:>6} {row['time_s']:>9.4f} "
-                          f"{row['peak_mb']:>9.1f} {row['gflops']:>8.2f}")
+                          f"{row['peak_mib']:>9.1f} {row['gflops']:>8.2f}")
                 else:
                     print(f"{method:>6} {heads:>2} {n:>6} {'-':>9} {'-':>9} {'-':>8}  {row['status']}")
                 sys.stdout.flush()
@@ -275,8 +275,8 @@ def _targets(rows, max_diff, torch_version) -> list[dict]:
                     else "not measured"})
     big = _lookup(rows, "tiled", 1, 65_536)
     out.append({"target": "tiled reaches n=65,536 (1 head) with peak < 512 MB",
-                "met": (big["peak_mb"] < 512) if big else None,
-                "measured": (f"peak {big['peak_mb']:.1f} MB in {big['time_s']:.1f} s "
+                "met": (big["peak_mib"] * 2**20 < 512e6) if big else None,
+                "measured": (f"peak {big['peak_mib']:.1f} MiB in {big['time_s']:.1f} s "
                              f"(plain would need {65_536**2 * 4 / 2**30:.0f} GiB of scores)")
                 if big else "not measured"})
     ratios = []
@@ -298,6 +298,15 @@ def _targets(rows, max_diff, torch_version) -> list[dict]:
     return out
 
 
+def _typed(row: dict) -> dict:
+    """A CSV row with its numbers as numbers again."""
+    for key in ("heads", "n", "d", "threads"):
+        row[key] = int(row[key])
+    for key in ("time_s", "peak_mib", "scores_mib", "gflops"):
+        row[key] = float(row[key]) if row[key] != "" else ""
+    return row
+
+
 def _figure(rows) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -310,7 +319,7 @@ def _figure(rows) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
     for method in ("plain", "tiled", "torch"):
         for heads, style in ((1, "-"), (8, "--")):
-            pts = [(r["n"], r["time_s"], r["peak_mb"]) for r in rows
+            pts = [(r["n"], r["time_s"], r["peak_mib"]) for r in rows
                    if r["method"] == method and r["heads"] == heads and r["status"] == "ok"]
             if not pts:
                 continue
@@ -322,14 +331,15 @@ def _figure(rows) -> None:
     ns = sorted({r["n"] for r in rows})
     axes[1].plot(ns, [n * n * 4 / 2**20 for n in ns], color="grey", linestyle=":",
                  label="n x n float32 scores, 1 head")
-    for ax, title, unit in ((axes[0], "Time", "seconds"), (axes[1], "Peak extra memory", "MB")):
+    for ax, title, unit in ((axes[0], "Time", "seconds"),
+                            (axes[1], "Peak extra memory", "MiB (2^20 bytes)")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("sequence length n")
         ax.set_ylabel(unit)
         ax.set_title(title)
-    axes[1].axhline(512, color="black", linewidth=0.8)
-    axes[1].text(ns[0], 600, "512 MB", fontsize=8)
+    axes[1].axhline(512e6 / 2**20, color="black", linewidth=0.8)
+    axes[1].text(ns[0], 560, "512 MB (the target for n = 65,536)", fontsize=8)
     axes[0].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     PNG_PATH.parent.mkdir(parents=True, exist_ok=True)
@@ -341,12 +351,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n <= 4096 only; write nothing")
     parser.add_argument("--threads", type=int, default=min(os.cpu_count() or 1, 2))
+    parser.add_argument("--replot", action="store_true",
+                        help="redraw the figure from the stored CSV without measuring")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--heads", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child_main(args)
+    elif args.replot:
+        with open(CSV_PATH, newline="") as f:
+            rows = [_typed(r) for r in csv.DictReader(f)]
+        _figure(rows)
+        print(f"redrew {PNG_PATH} from {CSV_PATH}")
     else:
         parent_main(args)
 
