@@ -67,10 +67,12 @@ Semantics (decided once, tested in tests/)
 * Masking selects entries (``numpy.where``, masked scores become exactly ``-inf`` before the
   maximum is subtracted); it never adds a "large negative constant", so it is exact in every
   dtype.
-* Numerics: every computation runs in float64, with the maximum subtracted before
-  exponentiating; float16 and float32 inputs are upcast inside and the results come back in
-  the input dtype (integers give float64). A result too large for the input dtype (say
-  float16 scores above 65504) raises ``OverflowError`` instead of becoming ``inf``. NaN or
+* Numerics: float16 inputs are upcast to float32 inside; float32 and float64 are computed
+  in their own precision (float32 stays as fast as the hardware's float32 matrix products).
+  Softmax always subtracts the row maximum before exponentiating, so no exponential can
+  overflow at any magnitude. Results come back in the input dtype (integers give float64).
+  A result too large for its dtype (say float16 outputs above 65504, or float32 scores
+  beyond 3.4e38) raises ``OverflowError`` instead of becoming ``inf``. NaN or
   +inf in a score, query, key or value that takes part raises ``ValueError``; a score of
   -inf simply gets weight 0.
 * Errors: shape mismatches raise ``ValueError`` naming both shapes; a model width not

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
                           compute_dtype, require_ndim, to_dtype)
-from .softmax import softmax
+from .softmax import softmax_inplace
 
 
 def weighted_sum(weights, values) -> np.ndarray:
@@ -30,7 +30,7 @@ def weighted_sum(weights, values) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (..., L_q, d_v) (or (..., d_v) for 1-D weights), in the inputs' common
-    float dtype (integers give float64); computed in float64 inside.
+    float dtype (integers give float64); computed in float32 for float16/float32 inputs, else float64.
 
     Raises
     ------
@@ -92,7 +92,7 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     weights : numpy.ndarray, shape (..., L_q, L_k)
         One row per query, each summing to 1 (or 0 if fully masked). Both in the inputs'
         common float dtype (float16 in, float16 out; integers give float64), computed in
-        float64 inside. There is no dropout: the weights are exactly those used.
+        float32 (float16/float32 inputs) or float64 inside. There is no dropout: the weights are exactly those used.
 
     Raises
     ------
@@ -153,11 +153,17 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
                              "(mask such positions out)")
 
     with np.errstate(over="ignore", invalid="ignore"):   # checked just below, by name
-        scores = (q @ np.swapaxes(k, -1, -2)) * scale      # (..., L_q, L_k)
-    scores = np.broadcast_to(scores, scores_shape)         # batch axes may come from v alone
-    if not np.isfinite(scores if allowed is None else scores[allowed]).all():
-        raise OverflowError("an allowed attention score overflows float64")
-    weights = softmax(scores, axis=-1, mask=allowed)       # (..., L_q, L_k), rows sum to 1 or 0
+        scores = q @ np.swapaxes(k, -1, -2)                # (..., L_q, L_k)
+        scores *= scale
+    if scores.shape != scores_shape:                       # batch axes may come from v alone
+        scores = np.ascontiguousarray(np.broadcast_to(scores, scores_shape))
+    finite = np.isfinite(scores)
+    if allowed is not None:
+        finite |= ~allowed                                 # masked scores may be anything
+    if not finite.all():
+        raise OverflowError(f"an allowed attention score overflows {work}; "
+                            "pass float64 inputs or smaller queries and keys")
+    weights = softmax_inplace(scores, -1, allowed)         # (..., L_q, L_k), rows sum to 1 or 0
     output = weights @ v                                   # (..., L_q, d_v)
     return (to_dtype(output, out_dtype, "attention outputs"),
             to_dtype(weights, out_dtype, "attention weights"))

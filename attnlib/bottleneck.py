@@ -262,7 +262,8 @@ def attend_to_positions(states, positions, *, sharpness: float = 20.0):
     keys = np.eye(T)                                            # (T, T): key j = e_j
     queries = sharpness * keys[pos]                             # (L_q, T)
     contexts, weights = attention(queries, keys, H, scale=1.0)
-    return contexts, weights
+    # Queries and keys carry no batch axes, so every sequence gets the same weights: keep one.
+    return contexts, weights[(0,) * (weights.ndim - 2)]
 
 
 def decoder_context(decoder_states, encoder_states, W_q, W_k, w_v):

@@ -230,7 +230,7 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
     output : numpy.ndarray, shape (..., L_q, d_out)
     weights : numpy.ndarray, shape (..., H, L_q, L_k), or (..., L_q, L_k) if averaged
         Both in the common float dtype of ``queries``, ``keys`` and ``values`` (float16 in,
-        float16 out); computed in float64 inside.
+        float16 out); computed in float32 (float16/float32 in) or float64.
 
     Raises
     ------

@@ -59,7 +59,7 @@ def dot_product_scores(queries, keys) -> np.ndarray:
     -------
     numpy.ndarray, shape (..., L_q, L_k)
         ``S[..., i, j] = q_i · k_j``, in the inputs' common float dtype (integers give
-        float64). Computed in float64 inside.
+        float64). Computed in float32 for float16/float32 inputs, else float64.
 
     Raises
     ------
@@ -94,7 +94,7 @@ def scaled_dot_product_scores(queries, keys) -> np.ndarray:
     -------
     numpy.ndarray, shape (..., L_q, L_k)
         ``S[..., i, j] = q_i · k_j / sqrt(d_k)``, in the inputs' common float dtype
-        (integers give float64). Computed in float64 inside.
+        (integers give float64). Computed in float32 for float16/float32 inputs, else float64.
 
     Raises
     ------
@@ -131,7 +131,7 @@ def additive_scores(queries, keys, W_q, W_k, w_v) -> np.ndarray:
     -------
     numpy.ndarray, shape (..., L_q, L_k)
         ``e[..., i, j]`` for every query ``i`` and key ``j``, in the common float dtype of
-        ``queries`` and ``keys`` (integers give float64). Computed in float64 inside.
+        ``queries`` and ``keys`` (integers give float64). Computed in float32 for float16/float32 inputs, else float64.
 
     Raises
     ------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_bool_mask, as_float_array, check_mask_shape, compute_dtype
+from ._validation import as_bool_mask, as_float_array, check_mask_shape, compute_dtype, to_dtype
 
 
 def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
@@ -33,10 +33,10 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        Same shape as ``scores`` and the same float dtype (float16 in gives float16 out).
-        Computed in float64 inside. Each slice along ``axis`` sums to 1, or is all zeros
-        when every entry of it is masked (no NaN, no warning). An empty axis gives an empty
-        result.
+        Same shape as ``scores`` and the same float dtype (float16 in gives float16 out;
+        computed in float32 for float16/float32, else float64). Each slice along ``axis``
+        sums to 1, or is all zeros when every entry of it is masked (no NaN, no warning).
+        An empty axis gives an empty result.
 
     Raises
     ------
@@ -54,34 +54,42 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
     """
     x = as_float_array(scores, "scores")
     out_dtype = x.dtype
-    s = x.astype(compute_dtype(x.dtype))          # float64 inside, whatever comes in
-
-    if mask is None:
-        allowed = np.ones(s.shape, dtype=bool)
-    else:
+    s = x.astype(compute_dtype(x.dtype))          # a copy: float16 -> float32, else same dtype
+    allowed = None
+    if mask is not None:
         given = as_bool_mask(mask)
         check_mask_shape(given, s.shape)
         allowed = np.broadcast_to(given, s.shape)
-    bad = allowed & (np.isnan(s) | (s == np.inf))
+    bad = np.isnan(s) | (s == np.inf)
+    if allowed is not None:
+        bad &= allowed
     if bad.any():
         raise ValueError(
             "scores contain NaN or +inf at positions that may be attended "
             f"(first at index {tuple(int(i) for i in np.argwhere(bad)[0])}); "
             "mask them out or fix the scores")
-    allowed = allowed & (s != -np.inf)             # exp(-inf) = 0: such a key simply gets 0
+    return to_dtype(softmax_inplace(s, axis, allowed), out_dtype, "softmax weights")
 
-    # 1. Replace every masked entry by -inf *before* any arithmetic (no "large negative
-    #    constant": -inf is exact, and NaN or inf stored there can no longer leak).
-    s = np.where(allowed, s, -np.inf)
-    # 2. Subtract the largest allowed score of each slice (a fully masked slice has none:
-    #    use 0 there; its entries are all -inf anyway).
+
+def softmax_inplace(s: np.ndarray, axis: int = -1, allowed=None) -> np.ndarray:
+    """The softmax arithmetic itself, overwriting ``s`` (a float array the caller owns).
+
+    ``s`` must hold no NaN and no +inf where ``allowed`` (a boolean array of ``s``'s shape,
+    or None for "everything") is True; :func:`softmax` and :func:`attnlib.attention` check
+    that before calling. Returns ``s``, now holding the weights.
+    """
+    # 1. Masked entries become -inf *before* any arithmetic: exp(-inf) is exactly 0, so no
+    #    "large negative constant" is needed, and NaN or inf stored there cannot leak.
+    if allowed is not None:
+        np.copyto(s, -np.inf, where=~allowed)
+    # 2. Subtract each slice's largest score, so every exponent is <= 0 and exp cannot
+    #    overflow. A slice with nothing allowed has maximum -inf: use 0 (its entries stay -inf).
     m = np.max(s, axis=axis, keepdims=True, initial=-np.inf)
-    m = np.where(np.isfinite(m), m, 0.0)
-    # s - m can overflow to -inf only for float64 scores near 1e308; exp(-inf) = 0 is then
-    # exactly the right weight, so that overflow is expected and silenced.
-    with np.errstate(over="ignore"):
-        e = np.exp(s - m)
-    # 3. Normalise. A slice with nothing allowed has total 0 and stays all zeros.
-    total = np.sum(e, axis=axis, keepdims=True)
-    weights = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-    return weights.astype(out_dtype)
+    m[~np.isfinite(m)] = 0.0
+    with np.errstate(over="ignore"):   # s - m <= 0 can only overflow to -inf: weight 0, exact
+        s -= m
+    np.exp(s, out=s)
+    # 3. Normalise. A slice with nothing allowed sums to 0 and stays all zeros.
+    total = np.sum(s, axis=axis, keepdims=True)
+    np.divide(s, total, out=s, where=total > 0)
+    return s

@@ -332,8 +332,9 @@ def test_low_precision_is_returned_in_its_dtype(no_warnings, dtype):
     np.testing.assert_array_equal(out[1], 0)
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("dtype", [np.float16])
 def test_large_magnitudes_do_not_overflow(no_warnings, dtype):
+    # float16 is computed in float32, where a dot product of its largest numbers still fits.
     big = float(np.finfo(dtype).max) / 4
     q = np.array([[big, big]], dtype=dtype)
     k = np.array([[big, big], [-big, big], [big, -big]], dtype=dtype)   # scores +huge, 0, 0
@@ -342,6 +343,18 @@ def test_large_magnitudes_do_not_overflow(no_warnings, dtype):
     assert out.dtype == dtype and np.isfinite(out).all()
     np.testing.assert_array_equal(w, [[1, 0, 0]])
     np.testing.assert_array_equal(out, v[:1])
+
+
+def test_float32_scores_beyond_float32_raise_a_clear_error(no_warnings):
+    # float32 is computed in float32 (as fast as the hardware allows); a score beyond
+    # 3.4e38 cannot be represented, so attnlib says so instead of returning inf or NaN.
+    big = float(np.finfo(np.float32).max) / 4
+    q = np.array([[big, big]], dtype=np.float32)
+    k = np.array([[big, big], [-big, big]], dtype=np.float32)
+    with pytest.raises(OverflowError, match="float32"):
+        attention(q, k, np.ones((2, 1), dtype=np.float32))
+    out, w = attention(q.astype(np.float64), k.astype(np.float64), np.ones((2, 1)))
+    np.testing.assert_array_equal(w, [[1, 0]])           # float64 holds such scores
 
 
 def test_integer_inputs_give_float64_and_the_same_result():

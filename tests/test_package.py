@@ -54,7 +54,7 @@ def test_every_exported_name_exists_and_is_listed_in_the_docstring():
     "same result alone as inside a batch",
     "Heads never mix tokens",
     "large negative constant",
-    "float16 and float32 inputs are upcast",
+    "float16 inputs are upcast to float32",
     "naming both shapes",
     "not\n  divisible by the number of heads",
     'align="end"',
