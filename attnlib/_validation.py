@@ -112,3 +112,26 @@ def as_length(n, name: str) -> int:
     if n < 0:
         raise ValueError(f"{name} must be non-negative; got {n}")
     return n
+
+
+def check_qkv(queries, keys, values):
+    """Validate attention inputs; return ``(q, k, v, batch)`` with ``batch`` the broadcast
+    leading axes of all three.
+
+    Raises ``TypeError`` for non-real inputs and ``ValueError`` naming both shapes when
+    ``d_k`` or ``L_k`` disagree or the leading axes do not broadcast.
+    """
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    v = as_float_array(values, "values")
+    require_ndim(q, 2, "queries", "(..., L_q, d_k)")
+    require_ndim(k, 2, "keys", "(..., L_k, d_k)")
+    require_ndim(v, 2, "values", "(..., L_k, d_v)")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"queries {q.shape} and keys {k.shape} must have the same d_k (last axis)")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"keys {k.shape} and values {v.shape} must have the same number of "
+                         "positions L_k (second-to-last axis)")
+    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
+    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    return q, k, v, batch

@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 
-from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
-                          compute_dtype, require_ndim, to_dtype)
+from ._validation import (as_bool_mask, as_float_array, broadcast_batch,
+                          check_mask_shape, check_qkv, compute_dtype, require_ndim,
+                          to_dtype)
 from .softmax import softmax_inplace
 
 
@@ -108,19 +109,7 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
 
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1, equation (1).
     """
-    q = as_float_array(queries, "queries")
-    k = as_float_array(keys, "keys")
-    v = as_float_array(values, "values")
-    require_ndim(q, 2, "queries", "(..., L_q, d_k)")
-    require_ndim(k, 2, "keys", "(..., L_k, d_k)")
-    require_ndim(v, 2, "values", "(..., L_k, d_v)")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"queries {q.shape} and keys {k.shape} must have the same d_k (last axis)")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"keys {k.shape} and values {v.shape} must have the same number of "
-                         "positions L_k (second-to-last axis)")
-    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
-    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    q, k, v, batch = check_qkv(queries, keys, values)
     scores_shape = batch + (q.shape[-2], k.shape[-2])       # (..., L_q, L_k)
     if scale is None:
         if q.shape[-1] == 0:

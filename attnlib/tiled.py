@@ -26,8 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
-                          require_ndim)
+from ._validation import (as_bool_mask, as_float_array, check_mask_shape, check_qkv)
 
 #: Target number of score entries in one tile: 262,144 float32 numbers are 1 MB, the size
 #: of a typical per-core L2 cache, so a tile is exponentiated, summed and multiplied by the
@@ -136,19 +135,7 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     Sources: Milakov & Gimelshein (2018), algorithm 3 (online softmax); Dao et al. (2022),
     "FlashAttention", algorithm 1 (tiling); Vaswani et al. (2017), equation (1).
     """
-    q = as_float_array(queries, "queries")
-    k = as_float_array(keys, "keys")
-    v = as_float_array(values, "values")
-    require_ndim(q, 2, "queries", "(..., L_q, d_k)")
-    require_ndim(k, 2, "keys", "(..., L_k, d_k)")
-    require_ndim(v, 2, "values", "(..., L_k, d_v)")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"queries {q.shape} and keys {k.shape} must have the same d_k (last axis)")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"keys {k.shape} and values {v.shape} must have the same number of "
-                         "positions L_k (second-to-last axis)")
-    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
-    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    q, k, v, batch = check_qkv(queries, keys, values)
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     scores_shape = batch + (n_q, n_k)
     offset = _causal_offset(causal, align, n_q, n_k)

@@ -8,23 +8,11 @@ from hypothesis import strategies as st
 
 import attnlib
 from attnlib.backward import attention_backward, numerical_gradient, relative_error, softmax_backward
+from conftest import central_difference  # the suite's own finite differences
 
 TOL = 1e-6
 
 
-def central_difference(f, x, eps=1e-5):
-    """An independent finite-difference loop (not attnlib's), float64."""
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        old = x[idx]
-        x[idx] = old + eps
-        up = f(x)
-        x[idx] = old - eps
-        down = f(x)
-        x[idx] = old
-        grad[idx] = (up - down) / (2 * eps)
-    return grad
 
 
 def rel(a, b):

@@ -11,23 +11,10 @@ from attnlib.adversarial_attention import (jensen_shannon, predict_with_attentio
 from attnlib.training import (PARAMETER_NAMES, Adam, accuracy, attention_map, context_datasets,
                               forward, init_context_classifier, loss, loss_and_gradients,
                               train_context_classifier)
+from conftest import central_difference  # the suite's own finite differences
 
 #: The accuracy chapter 10 states for the attention model (test set, seed 0): "at least 0.99".
 STATED_ACCURACY = 0.99
-
-
-def central_difference(f, x, eps=1e-5):
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        old = x[idx]
-        x[idx] = old + eps
-        up = f(x)
-        x[idx] = old - eps
-        down = f(x)
-        x[idx] = old
-        grad[idx] = (up - down) / (2 * eps)
-    return grad
 
 
 @pytest.fixture(scope="module")

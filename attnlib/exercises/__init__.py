@@ -73,6 +73,44 @@ def check_function(fn, reference, cases, *, name: str | None = None, atol: float
     return True
 
 
+def check_shape_dict(answer, expected: dict, *, what: str, context: str) -> bool:
+    """Compare a dict of shapes written by the reader with the expected shapes.
+
+    Parameters
+    ----------
+    answer : dict mapping each name of ``expected`` to a tuple of ints
+    expected : dict mapping names to the true shapes (computed with attnlib)
+    what : str, the checker's name for error messages
+    context : str, the sizes the shapes were asked for (printed on success)
+
+    Returns
+    -------
+    bool, True if every name is present with the right shape and nothing else is given.
+
+    Raises
+    ------
+    TypeError if ``answer`` is not a dict.
+    """
+    if not isinstance(answer, dict):
+        raise TypeError(f"{what} expects a dict of shapes; got {type(answer).__name__}")
+    problems = []
+    for name, want in expected.items():
+        if name not in answer:
+            problems.append(f"{name} is missing")
+            continue
+        got = tuple(int(s) for s in np.atleast_1d(answer[name]))
+        if got != want:
+            problems.append(f"{name} has shape {want}, not {got}")
+    extra = sorted(set(answer) - set(expected))
+    if extra:
+        problems.append(f"unexpected names {extra}")
+    if problems:
+        print("Not yet: " + "; ".join(problems) + ".")
+        return False
+    print(f"Correct: all {len(expected)} shapes are right for {context}.")
+    return True
+
+
 def _short(args) -> str:
     text = ", ".join(np.array2string(np.asarray(a), precision=3, threshold=8) for a in args)
     return text if len(text) < 120 else text[:117] + "..."

@@ -18,7 +18,7 @@ import numpy as np
 from ..heads import init_multi_head, merge_heads as _merge_heads, split_heads
 from ..attention import attention
 from ..softmax import softmax
-from . import check_close, check_function
+from . import check_close, check_function, check_shape_dict
 
 #: The names :func:`check_head_shapes` expects, in the order of the computation.
 HEAD_SHAPE_NAMES = ("X", "Q", "Q_heads", "weights", "head_outputs", "merged", "output")
@@ -93,26 +93,10 @@ def check_head_shapes(answer: dict, *, batch: int, length: int, d_model: int,
     ValueError
         If ``d_model`` is not divisible by ``num_heads`` (from attnlib).
     """
-    if not isinstance(answer, dict):
-        raise TypeError(f"check_head_shapes expects a dict of shapes; got {type(answer).__name__}")
-    expected = _expected_head_shapes(batch, length, d_model, num_heads)
-    problems = []
-    for name in HEAD_SHAPE_NAMES:
-        if name not in answer:
-            problems.append(f"{name} is missing")
-            continue
-        got = tuple(int(s) for s in np.atleast_1d(answer[name]))
-        if got != expected[name]:
-            problems.append(f"{name} has shape {expected[name]}, not {got}")
-    extra = sorted(set(answer) - set(HEAD_SHAPE_NAMES))
-    if extra:
-        problems.append(f"unexpected names {extra}")
-    if problems:
-        print("Not yet: " + "; ".join(problems) + ".")
-        return False
-    print(f"Correct: all {len(HEAD_SHAPE_NAMES)} shapes are right for batch={batch}, "
-          f"length={length}, d_model={d_model}, num_heads={num_heads}.")
-    return True
+    return check_shape_dict(answer, _expected_head_shapes(batch, length, d_model, num_heads),
+                            what="check_head_shapes",
+                            context=f"batch={batch}, length={length}, d_model={d_model}, "
+                                    f"num_heads={num_heads}")
 
 
 def _merge_cases():

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..attention import attention as _attention
 from ..attention import weighted_sum as _weighted_sum
-from . import check_close, check_function
+from . import check_close, check_function, check_shape_dict
 
 #: The names :func:`check_shapes` expects, in the order of the computation.
 SHAPE_NAMES = ("X", "W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "weights", "Z")
@@ -89,25 +89,8 @@ def check_shapes(answer: dict, *, n: int, d: int, d_k: int, d_v: int) -> bool:
     TypeError
         If ``answer`` is not a dict.
     """
-    if not isinstance(answer, dict):
-        raise TypeError(f"check_shapes expects a dict of shapes; got {type(answer).__name__}")
-    expected = _expected_shapes(n, d, d_k, d_v)
-    problems = []
-    for name in SHAPE_NAMES:
-        if name not in answer:
-            problems.append(f"{name} is missing")
-            continue
-        got = tuple(int(s) for s in np.atleast_1d(answer[name]))
-        if got != expected[name]:
-            problems.append(f"{name} has shape {expected[name]}, not {got}")
-    extra = sorted(set(answer) - set(SHAPE_NAMES))
-    if extra:
-        problems.append(f"unexpected names {extra}")
-    if problems:
-        print("Not yet: " + "; ".join(problems) + ".")
-        return False
-    print(f"Correct: all {len(SHAPE_NAMES)} shapes are right for n={n}, d={d}, d_k={d_k}, d_v={d_v}.")
-    return True
+    return check_shape_dict(answer, _expected_shapes(n, d, d_k, d_v), what="check_shapes",
+                            context=f"n={n}, d={d}, d_k={d_k}, d_v={d_v}")
 
 
 def _attention_cases():
