@@ -57,6 +57,18 @@ BANK = WorkedExample(
     d_k=2,
 )
 
+#: "The cashier counted the money inside the bank.": the same query at "bank" as in
+#: :data:`BANK` (same token, same position, first layer), meeting new neighbours. The keys and
+#: values of "cashier" and "money" are invented; "bank" keeps its own key and value.
+CASHIER = WorkedExample(
+    name="cashier",
+    tokens=("cashier", "money", "bank"),
+    query=BANK.query,
+    keys=_frozen([[0.5, 1.0], [1.5, 0.0], [0.0, 1.0]]),
+    values=_frozen([[-1.0, 1.0], [-2.0, 0.0], [1.0, 1.0]]),
+    d_k=2,
+)
+
 #: Machine / Learning / Rocks: scores given directly. Weights ~[0.114, 0.844, 0.042];
 #: output ~[0.156, 1.730].
 MACHINE_LEARNING_ROCKS = WorkedExample(
