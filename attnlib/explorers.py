@@ -77,14 +77,21 @@ def scores_state(scores, values) -> dict:
 
 def scores_figure(state: dict, tokens) -> plt.Figure:
     """Bars of the weights next to the output vector's coordinates."""
-    fig, (ax_w, ax_o) = plt.subplots(1, 2, figsize=(7.0, 2.8), layout="constrained",
+    return _weights_and_output_figure(state["weights"], tokens, state["output"],
+                                      "attention weights", "output = weighted sum of values",
+                                      figsize=(7.0, 2.8), fmt="%.3f")
+
+
+def _weights_and_output_figure(weights, tokens, output, weights_title, output_title, *,
+                               figsize, fmt):
+    """Mixture bars (left) and the bars of an output vector's coordinates (right)."""
+    fig, (ax_w, ax_o) = plt.subplots(1, 2, figsize=figsize, layout="constrained",
                                      gridspec_kw={"width_ratios": [3, 2]})
-    mixture_bars(state["weights"], tokens, title="attention weights", ax=ax_w)
-    out = state["output"]
-    bars = ax_o.bar([f"out[{i}]" for i in range(out.size)], out, color=OKABE_ITO[2])
-    ax_o.bar_label(bars, fmt="%.3f", fontsize=8)
-    ax_o.set_title("output = weighted sum of values")
+    mixture_bars(weights, tokens, title=weights_title, ax=ax_w)
+    bars = ax_o.bar([f"out[{i}]" for i in range(output.size)], output, color=OKABE_ITO[2])
+    ax_o.bar_label(bars, fmt=fmt, fontsize=8)
     ax_o.axhline(0, color="black", linewidth=0.6)
+    ax_o.set_title(output_title)
     return fig
 
 
@@ -478,15 +485,9 @@ def heads_state(head_scores, values, W_O) -> dict:
 
 def heads_figure(state: dict, tokens) -> plt.Figure:
     """Each head's mixture as grouped bars, and the projected output."""
-    fig, (ax_w, ax_o) = plt.subplots(1, 2, figsize=(7.5, 2.9), layout="constrained",
-                                     gridspec_kw={"width_ratios": [3, 2]})
-    mixture_bars(state["weights"], tokens, title="one mixture per head", ax=ax_w)
-    out = state["output"]
-    bars = ax_o.bar([f"out[{i}]" for i in range(out.size)], out, color=OKABE_ITO[2])
-    ax_o.bar_label(bars, fmt="%.2f", fontsize=8)
-    ax_o.axhline(0, color="black", linewidth=0.6)
-    ax_o.set_title("concat(heads) · W_O")
-    return fig
+    return _weights_and_output_figure(state["weights"], tokens, state["output"],
+                                      "one mixture per head", "concat(heads) · W_O",
+                                      figsize=(7.5, 2.9), fmt="%.2f")
 
 
 class HeadsExplorer(_Explorer):

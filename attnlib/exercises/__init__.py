@@ -7,6 +7,10 @@ notebook cell; they never raise on a wrong answer, only on an answer of the wron
 """
 from __future__ import annotations
 
+import contextlib
+import io
+import warnings
+
 import numpy as np
 
 
@@ -70,6 +74,36 @@ def check_function(fn, reference, cases, *, name: str | None = None, atol: float
                   f"expected {np.round(want, 4).tolist()}.")
             return False
     print(f"Correct: {label} matches attnlib on all {len(cases)} test inputs.")
+    return True
+
+
+def check_labelled_cases(fn, reference, cases, *, name: str) -> bool:
+    """Run :func:`check_function` on named inputs, quietly, and explain the first failure.
+
+    Parameters
+    ----------
+    fn, reference : callables
+    cases : sequence of ``(label, args, hint)``: a description of the input for the reader,
+        the tuple of positional arguments, and a hint (or None) printed when ``fn`` fails there
+    name : str, how to call ``fn`` in the messages
+
+    Returns
+    -------
+    bool, True when ``fn`` matches ``reference`` on every case. numpy's warnings are silenced
+    while the reader's function runs: the verdict says what went wrong instead.
+    """
+    for label, args, hint in cases:
+        verdict = io.StringIO()
+        with np.errstate(all="ignore"), warnings.catch_warnings(), \
+                contextlib.redirect_stdout(verdict):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            ok = check_function(fn, reference, [args], name=name)
+        if not ok:
+            print(f"Input: {label}.")
+            print(verdict.getvalue().strip())
+            if hint:
+                print(f"Hint: {hint}")
+            return False
     return True
 
 

@@ -8,14 +8,10 @@ Every expected answer is computed with :func:`attnlib.softmax`
 """
 from __future__ import annotations
 
-import contextlib
-import io
-import warnings
-
 import numpy as np
 
 from ..softmax import softmax as _softmax
-from . import check_close, check_function
+from . import check_close, check_labelled_cases
 
 #: The inputs a home-made softmax must survive, in the order they are tried, with the hint
 #: printed when the reader's function fails on them.
@@ -81,18 +77,8 @@ def check_softmax(fn) -> bool:
     """
     if not callable(fn):
         raise TypeError(f"check_softmax expects a function; got {type(fn).__name__}")
-    for label, args, hint in SOFTMAX_CASES:
-        verdict = io.StringIO()
-        with np.errstate(all="ignore"), warnings.catch_warnings(), \
-                contextlib.redirect_stdout(verdict):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            ok = check_function(fn, _softmax, [args], name="your softmax")
-        if not ok:
-            print(f"Input: {label}.")
-            print(verdict.getvalue().strip())
-            if hint:
-                print(f"Hint: {hint}")
-            return False
+    if not check_labelled_cases(fn, _softmax, SOFTMAX_CASES, name="your softmax"):
+        return False
     print(f"Correct: your softmax matches attnlib.softmax on all {len(SOFTMAX_CASES)} inputs, "
           "including large and very negative scores and axis=0.")
     return True

@@ -9,15 +9,11 @@ Every expected answer is computed with attnlib (:func:`attnlib.weighted_sum`,
 """
 from __future__ import annotations
 
-import contextlib
-import io
-import warnings
-
 import numpy as np
 
 from ..attention import attention as _attention
 from ..attention import weighted_sum as _weighted_sum
-from . import check_close, check_function, check_shape_dict
+from . import check_close, check_labelled_cases, check_shape_dict
 
 #: The names :func:`check_shapes` expects, in the order of the computation.
 SHAPE_NAMES = ("X", "W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "weights", "Z")
@@ -134,18 +130,9 @@ def check_attention(fn) -> bool:
         return _attention(q, k, v)[0]
 
     cases = _attention_cases()
-    for label, args in cases:
-        verdict = io.StringIO()
-        with np.errstate(all="ignore"), warnings.catch_warnings(), \
-                contextlib.redirect_stdout(verdict):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            ok = check_function(fn, reference, [args], name="your attention")
-        if not ok:
-            print(f"Input: {label}.")
-            print(verdict.getvalue().strip())
-            if label in _HINTS:
-                print(f"Hint: {_HINTS[label]}")
-            return False
+    labelled = [(label, args, _HINTS.get(label)) for label, args in cases]
+    if not check_labelled_cases(fn, reference, labelled, name="your attention"):
+        return False
     print(f"Correct: your attention matches attnlib.attention on all {len(cases)} inputs, "
           "including cross-attention and large scores.")
     return True
