@@ -14,6 +14,19 @@ import warnings
 import numpy as np
 
 
+def try_reader(thunk, *, label: str, where: str = ""):
+    """Run the reader's code (``thunk()``); on any exception print a verdict instead of crashing.
+
+    Returns ``(True, value)`` on success, ``(False, None)`` after printing
+    ``"Not yet: <label> raised <Error>: <message><where>."``.
+    """
+    try:
+        return True, thunk()
+    except Exception as exc:  # the reader's code: report, do not crash the notebook
+        print(f"Not yet: {label} raised {type(exc).__name__}: {exc}{where}.")
+        return False, None
+
+
 def check_close(answer, expected, *, name: str = "your answer", atol: float = 1e-3) -> bool:
     """Compare a number or array with the expected value and say what is wrong, if anything.
 
@@ -64,10 +77,9 @@ def check_function(fn, reference, cases, *, name: str | None = None, atol: float
     label = name or getattr(fn, "__name__", "your function")
     for args in cases:
         want = np.asarray(reference(*args), dtype=float)
-        try:
-            got = np.asarray(fn(*args), dtype=float)
-        except Exception as exc:  # the reader's code: report, do not crash the notebook
-            print(f"Not yet: {label} raised {type(exc).__name__}: {exc} for input {_short(args)}.")
+        ok, got = try_reader(lambda: np.asarray(fn(*args), dtype=float), label=label,
+                             where=f" for input {_short(args)}")
+        if not ok:
             return False
         if got.shape != want.shape or not np.allclose(got, want, atol=atol, equal_nan=False):
             print(f"Not yet: for input {_short(args)}, {label} returned {np.round(got, 4).tolist()}, "

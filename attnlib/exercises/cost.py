@@ -18,7 +18,7 @@ import numpy as np
 
 from ..scores import scaled_dot_product_scores
 from ..tiled import SKIPPED, tile_plan
-from . import check_close
+from . import check_close, try_reader
 
 GIB = 2**30
 
@@ -139,14 +139,15 @@ def check_merge(fn) -> bool:
         m_a, l_a = _block_summary(a)
         m_b, l_b = _block_summary(b)
         want_m, want_l = _block_summary(a + b)
-        try:
+        def call():
             with np.errstate(all="raise"):
                 got = fn(m_a, l_a, m_b, l_b)
-            got_m, got_l = (float(x) for x in got)
-        except Exception as exc:  # the reader's code: report, do not crash the notebook
-            print(f"Not yet: fn{(m_a, round(l_a, 4), m_b, round(l_b, 4))} raised "
-                  f"{type(exc).__name__}: {exc}.")
+            return tuple(float(x) for x in got)
+
+        ok, got = try_reader(call, label=f"fn{(m_a, round(l_a, 4), m_b, round(l_b, 4))}")
+        if not ok:
             return False
+        got_m, got_l = got
         if not (math.isclose(got_m, want_m, rel_tol=1e-9)
                 and math.isclose(got_l, want_l, rel_tol=1e-9)):
             print(f"Not yet: for blocks {a} and {b}, (m, l) should be "

@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .. import minilm
-from . import check_close
+from . import check_close, try_reader
 
 #: The exercise's two keys: weights and transformed vectors f(x).
 NORM_EXERCISE_WEIGHTS = np.array([0.6, 0.1])
@@ -94,10 +94,9 @@ def norm_share_function(fn) -> bool:
     last = len(out.tokens) - 1
     for layer, key in ((2, 0), (0, 2), (5, last), (3, 8)):
         want = norm_share(out, layer, key)
-        try:
-            got = float(fn(out, layer, key))
-        except Exception as exc:  # the reader's code: report, do not crash the notebook
-            print(f"Not yet: norm_share(out, {layer}, {key}) raised {type(exc).__name__}: {exc}.")
+        ok, got = try_reader(lambda: float(fn(out, layer, key)),
+                             label=f"norm_share(out, {layer}, {key})")
+        if not ok:
             return False
         if not abs(got - want) <= 1e-6:
             weight = float(out.attention[layer, :, :, key].mean())

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..backward import softmax_backward
 from ..softmax import softmax
-from . import check_close
+from . import check_close, try_reader
 
 #: The quantities of the chapter's classifier and whether each is learned or computed.
 LEARNED_OR_COMPUTED = {
@@ -122,10 +122,9 @@ def check_softmax_jacobian(fn) -> bool:
             np.array([1.0, 0.0]), softmax(np.array([0.3, -1.2, 2.5, 0.0]))]
     for p in rows:
         want = _reference_jacobian(p)
-        try:
-            got = np.asarray(fn(p.copy()), dtype=float)
-        except Exception as exc:  # the reader's code: report, do not crash the notebook
-            print(f"Not yet: your function raised {type(exc).__name__}: {exc} for p = {np.round(p, 4).tolist()}.")
+        ok, got = try_reader(lambda: np.asarray(fn(p.copy()), dtype=float), label="your function",
+                             where=f" for p = {np.round(p, 4).tolist()}")
+        if not ok:
             return False
         if got.shape != want.shape:
             print(f"Not yet: for p of length {len(p)} the Jacobian has shape {want.shape}; yours has {got.shape}.")

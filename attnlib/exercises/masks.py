@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..masks import causal_mask, padding_mask
+from . import try_reader
 
 
 def _as_token_list(answer) -> list:
@@ -93,10 +94,8 @@ def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
         raise TypeError(f"check_causal_mask expects a function; got {type(fn).__name__}")
     for n in sizes:
         want = causal_mask(n)
-        try:
-            got = np.asarray(fn(n))
-        except Exception as exc:  # the reader's code: report, do not crash the notebook
-            print(f"Not yet: your function raised {type(exc).__name__}: {exc} for n={n}.")
+        ok, got = try_reader(lambda: np.asarray(fn(n)), label="your function", where=f" for n={n}")
+        if not ok:
             return False
         if got.shape != want.shape:
             print(f"Not yet: for n={n} your mask has shape {got.shape}, expected {want.shape}.")
