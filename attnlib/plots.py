@@ -355,3 +355,53 @@ def data_flow_diagram(tokens=("fisherman", "net", "bank"), *, d: int = 4, d_k: i
     ax.set_ylim(mid - height / 2 - gap - 0.55, mid + height / 2 + gap + 0.5)
     ax.set_aspect("equal")
     return fig
+
+
+def layer_head_grids(panels, titles, *, vmin: float, vmax: float, cmap: str, label: str):
+    """One (layers x heads) grid per panel, sharing one colour scale and one colour bar.
+
+    Used for quantities measured once per head of a model, such as the weight one token puts
+    on another in every head, or the effect of removing each head.
+
+    Parameters
+    ----------
+    panels : sequence of array_like, each of shape (n_layers, n_heads), all the same shape
+    titles : sequence of str, one per panel
+    vmin, vmax : float, keyword-only; the shared colour limits (vmin < vmax)
+    cmap : str, keyword-only; a matplotlib colour map name
+    label : str, keyword-only; the colour bar's label
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If there are no panels, the titles do not match, a panel is not 2-D or shapes differ,
+        a value is NaN or infinite, or ``vmin >= vmax``.
+    """
+    arrays = [np.asarray(p, dtype=np.float64) for p in panels]
+    if not arrays or len(arrays) != len(titles):
+        raise ValueError(f"need one title per panel; got {len(arrays)} panels and "
+                         f"{len(titles)} titles")
+    shape = arrays[0].shape
+    if len(shape) != 2 or any(a.shape != shape for a in arrays):
+        raise ValueError("every panel must be a 2-D (layers, heads) array of the same shape; "
+                         f"got {[a.shape for a in arrays]}")
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise ValueError("panels must not contain NaN or infinite values")
+    if not vmin < vmax:
+        raise ValueError(f"vmin must be smaller than vmax; got {vmin} and {vmax}")
+    n_layers, n_heads = shape
+    fig, axes = plt.subplots(1, len(arrays), figsize=(4.2 * len(arrays) + 0.8, 2.9),
+                             squeeze=False, layout="constrained")
+    for ax, values, title in zip(axes[0], arrays, titles):
+        image = ax.imshow(values, vmin=vmin, vmax=vmax, cmap=cmap, aspect="auto")
+        ax.set_xticks(range(n_heads))
+        ax.set_yticks(range(n_layers))
+        ax.set_xlabel("head")
+        ax.set_ylabel("layer")
+        ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=axes, label=label, shrink=0.9)
+    return fig

@@ -1,4 +1,4 @@
-"""attnlib.plots.data_flow_diagram: the one-head data-flow figure of chapter 3."""
+"""attnlib.plots: the data-flow figure of chapter 3 and the layer-by-head grids of chapter 11."""
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.figure import Figure
@@ -43,3 +43,27 @@ def test_token_text_is_drawn_literally():
 def test_bad_input_is_named(kwargs, error):
     with pytest.raises(error):
         data_flow_diagram(**kwargs)
+
+
+# --- layer_head_grids (chapter 11) ---------------------------------------------------------------
+
+def test_layer_head_grids_draws_one_panel_per_array_with_shared_limits():
+    import numpy as np
+    from attnlib.plots import layer_head_grids
+
+    a, b = np.zeros((6, 12)), np.ones((6, 12))
+    fig = layer_head_grids([a, b], ["a", "b"], vmin=-1, vmax=2, cmap="viridis", label="x")
+    images = [ax.images[0] for ax in fig.axes if ax.images]
+    assert len(images) == 2
+    assert all(im.get_clim() == (-1, 2) for im in images)
+    assert [ax.get_title() for ax in fig.axes if ax.images] == ["a", "b"]
+
+
+@pytest.mark.parametrize("panels,titles,vmin", [
+    ([], [], 0), ([[[0.0]]], ["a", "b"], 0), ([[[0.0]], [[0.0, 1.0]]], ["a", "b"], 0),
+    ([[[float("nan")]]], ["a"], 0), ([[[0.0]]], ["a"], 1)])
+def test_layer_head_grids_rejects_bad_input(panels, titles, vmin):
+    from attnlib.plots import layer_head_grids
+
+    with pytest.raises(ValueError):
+        layer_head_grids(panels, titles, vmin=vmin, vmax=1, cmap="viridis", label="x")
