@@ -320,9 +320,9 @@ def data_flow_diagram(tokens=("fisherman", "net", "bank"), *, d: int = 4, d_k: i
         ax.text(0.0, mid + height / 2 - (i + 0.5) * cell, token, ha="left", va="center",
                 fontsize=9, parse_math=False)
     ax.text(0.0, mid + height / 2 + 0.12, "tokens", ha="left", va="bottom", fontsize=9)
-    x_in = 1.45
+    x_in = 2.15
     bx = grid(x_in, mid + height / 2, n, d, "#bbbbbb", "inputs $X$", f"({n}, d={d})")
-    arrow((1.05, mid), (x_in - 0.05, mid), "embed")
+    arrow((1.4, mid), (x_in - 0.05, mid), "embed")
     # Q, K, V stacked
     x_p = bx[2] + 1.3
     gap = height + 0.75
