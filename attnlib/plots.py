@@ -9,6 +9,8 @@ must be finite numbers in [0, 1], labels must match the axes, masks must be bool
 * ``attention_heatmap(weights, queries, keys)``  one panel per (batch, head)
 * ``mixture_bars(weights, labels)``        one query's weights as bars (several mixtures grouped)
 * ``access_map(mask, tokens)``             which keys each query may attend
+* ``data_flow_diagram(tokens)``            one head's path: tokens, X, Q/K/V, scores, weights, output
+* ``layer_head_grids(panels, titles)``     one (layers x heads) grid per measured quantity
 
 Colours: viridis (Smith & van der Walt, 2015) and the Okabe-Ito palette (Okabe & Ito, 2008),
 both readable with the common colour-vision deficiencies.
@@ -380,6 +382,9 @@ def layer_head_grids(panels, titles, *, vmin: float, vmax: float, cmap: str, lab
     ValueError
         If there are no panels, the titles do not match, a panel is not 2-D or shapes differ,
         a value is NaN or infinite, or ``vmin >= vmax``.
+
+    Source: one value per (layer, head), as in the head-by-head analyses of Clark et al.
+    (2019) and the norm-based view of Kobayashi et al. (2020).
     """
     arrays = [np.asarray(p, dtype=np.float64) for p in panels]
     if not arrays or len(arrays) != len(titles):
