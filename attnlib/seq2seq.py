@@ -1,0 +1,371 @@
+"""A recurrent encoder-decoder for the toy translation task, trained in plain numpy.
+
+Two models with identical sizes, differing in one thing only, as in Bahdanau, Cho &
+Bengio (2015, section 5 and Figure 2):
+
+* ``attend=False``, the *context-vector model* (RNN encoder-decoder of Cho et al. 2014):
+  the decoder sees only the encoder's final state ``h_T``;
+* ``attend=True``, the *attention model* (Bahdanau et al. 2015, section 3): at every step
+  the decoder scores every encoder state with additive attention and mixes them.
+
+The whole model (B sentences of length T; ``m`` word-vector width, ``h`` encoder state,
+``d`` decoder state, ``a`` attention width, ``V`` target vocabulary)::
+
+    x_t = E_src[source_t]                                     (B, T, m)
+    h_t = tanh(x_t W_x + h_{t-1} W_h + b_h),  h_0 = 0         (B, T, h)  attnlib.recurrent
+    s_0 = tanh(h_T W_init + b_init)                           (B, d)
+    step i = 1..T: y = E_tgt[previous target word]            (B, m)
+                   s_i, logits_i = decoder_step(...)          attnlib.decoder
+    loss = mean over words of -log softmax(logits_i)[target_i]
+
+Training uses teacher forcing (the decoder reads the correct previous word), Adam
+(:class:`attnlib.training.Adam`) and clipping of the gradient's global norm (Pascanu et
+al. 2013), as Bahdanau et al. did (appendix B.2: norm 1, their optimiser Adadelta).
+Evaluation decodes greedily: the decoder reads its own previous prediction. The task is
+in :mod:`attnlib.translation_task`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .decoder import ATTENTION_PARAMETERS, STEP_PARAMETERS, decoder_step, decoder_step_backward
+from .recurrent import rnn_backward, rnn_forward
+from .softmax import softmax
+from .training import Adam
+from .translation_task import SOURCE_VOCAB, START, TARGET_VOCAB, TranslationBatch, make_batch
+
+#: Parameters of the embedding tables, the encoder and the decoder's initial state.
+ENCODER_PARAMETERS = ("E_src", "E_tgt", "W_x", "W_h", "b_h", "W_init", "b_init")
+
+
+@dataclass
+class Seq2Seq:
+    """A recurrent encoder-decoder: its parameters (float64 arrays by name) and its kind.
+
+    params : dict -- ``E_src`` (V_src, m), ``E_tgt`` (V, m), ``W_x`` (m, h), ``W_h`` (h, h),
+        ``b_h`` (h,), ``W_init`` (h, d), ``b_init`` (d,), the decoder step's parameters
+        (:data:`attnlib.decoder.STEP_PARAMETERS`) and, if ``attend``, ``W_q`` (d, a),
+        ``W_k`` (h, a), ``w_v`` (a,).
+    attend : bool -- additive attention (True) or the fixed context vector (False).
+    history : dict of lists filled by :func:`train` ("step", "loss", "seconds").
+    """
+
+    params: dict
+    attend: bool
+    history: dict = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple:
+        """The parameter names of this kind of model, in a fixed order."""
+        extra = ATTENTION_PARAMETERS if self.attend else ()
+        return ENCODER_PARAMETERS + STEP_PARAMETERS + extra
+
+    def n_parameters(self) -> int:
+        """Total number of learned numbers."""
+        return int(sum(self.params[k].size for k in self.names))
+
+
+def init_seq2seq(rng, *, attend: bool, m: int = 16, h: int = 64, d: int = 64,
+                 a: int = 32) -> Seq2Seq:
+    """A freshly initialised model.
+
+    Weights are normal with standard deviation ``1 / sqrt(fan_in)`` (cf. Glorot & Bengio
+    2010), the recurrent ``W_h`` and ``W_s`` random orthogonal matrices (Saxe et al. 2014;
+    Bahdanau et al. 2015, appendix B.1), biases zero. The context-vector model draws the
+    same numbers as the attention model for the parameters they share.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or int seed
+    attend : bool
+    m, h, d, a : positive ints -- word-vector, encoder, decoder and attention widths
+
+    Raises
+    ------
+    ValueError
+        If a width is not positive.
+    """
+    for name, size in (("m", m), ("h", h), ("d", d), ("a", a)):
+        if size < 1:
+            raise ValueError(f"width {name} must be a positive integer; got {size}")
+    rng = np.random.default_rng(rng)
+    V_src, V = len(SOURCE_VOCAB), len(TARGET_VOCAB)
+
+    def normal(*shape):
+        return rng.normal(size=shape) / np.sqrt(shape[0])
+
+    def orthogonal(n):
+        q, r = np.linalg.qr(rng.normal(size=(n, n)))
+        return q * np.sign(np.diag(r))
+
+    p = {"E_src": rng.normal(size=(V_src, m)), "E_tgt": rng.normal(size=(V, m)),
+         "W_x": normal(m, h), "W_h": orthogonal(h), "b_h": np.zeros(h),
+         "W_init": normal(h, d), "b_init": np.zeros(d),
+         "W_y": normal(m, d), "W_c": normal(h, d), "W_s": orthogonal(d), "b": np.zeros(d),
+         "W_os": normal(d, V), "W_oc": normal(h, V), "b_o": np.zeros(V),
+         "W_q": normal(d, a), "W_k": normal(h, a), "w_v": normal(a)}
+    if not attend:
+        for k in ATTENTION_PARAMETERS:
+            del p[k]
+    return Seq2Seq(p, attend)
+
+
+@dataclass
+class Forward:
+    """What :func:`forward` computed. logits : (B, T, V); weights : (B, T_target, T_source)
+    attention weights (None without attention); the rest is kept for the backward pass."""
+
+    logits: np.ndarray
+    weights: np.ndarray | None
+    x: np.ndarray
+    H: np.ndarray
+    s0: np.ndarray
+    steps: list
+
+
+def _check(model: Seq2Seq, batch: TranslationBatch) -> None:
+    if not isinstance(model, Seq2Seq):
+        raise TypeError(f"model must be an attnlib.seq2seq.Seq2Seq; got {type(model).__name__}")
+    if not isinstance(batch, TranslationBatch):
+        raise TypeError("batch must be an attnlib.translation_task.TranslationBatch; got "
+                        f"{type(batch).__name__}")
+
+
+def _encode(p: dict, source: np.ndarray):
+    x = p["E_src"][source]                                       # (B, T, m)
+    H, h_T = rnn_forward(x, p["W_x"], p["W_h"], p["b_h"])        # (B, T, h), (B, h)
+    s0 = np.tanh(h_T @ p["W_init"] + p["b_init"])                # (B, d)
+    return x, H, s0
+
+
+def forward(model: Seq2Seq, batch: TranslationBatch) -> Forward:
+    """Teacher-forced forward pass: the decoder reads ``<s>`` and the correct previous words.
+
+    Returns
+    -------
+    Forward, with ``logits`` (B, T, V) and the attention ``weights`` (B, T, T) (row ``i``:
+    target word ``i``'s weights over the source words) or None.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` or ``batch`` has the wrong type.
+    """
+    _check(model, batch)
+    p = model.params
+    x, H, s0 = _encode(p, batch.source)
+    y_in = p["E_tgt"][batch.decoder_inputs()]                    # (B, T, m)
+    s, steps = s0, []
+    for i in range(batch.length):
+        step = decoder_step(p, s, y_in[:, i], H, model.attend)
+        steps.append(step)
+        s = step.s
+    logits = np.stack([st.logits for st in steps], axis=1)       # (B, T, V)
+    weights = np.stack([st.weights for st in steps], axis=1) if model.attend else None
+    return Forward(logits, weights, x, H, s0, steps)
+
+
+def _cross_entropy(logits, target):
+    """Mean cross-entropy and its gradient with respect to the logits (B, T, V)."""
+    probs = softmax(logits)                                      # (B, T, V)
+    B, T = target.shape
+    b, t = np.meshgrid(np.arange(B), np.arange(T), indexing="ij")
+    value = float(-np.mean(np.log(np.maximum(probs[b, t, target], 1e-300))))
+    d_logits = probs.copy()
+    d_logits[b, t, target] -= 1.0
+    return value, d_logits / (B * T)
+
+
+def loss(model: Seq2Seq, batch: TranslationBatch) -> float:
+    """Mean cross-entropy per target word under teacher forcing (natural log)."""
+    return _cross_entropy(forward(model, batch).logits, batch.target)[0]
+
+
+def loss_and_gradients(model: Seq2Seq, batch: TranslationBatch):
+    """The loss and its gradient with respect to every parameter (backpropagation).
+
+    Order of the backward pass: the read-out and decoder steps from the last word to the
+    first (:func:`attnlib.decoder.decoder_step_backward`), the initial state ``s_0``, then
+    the encoder through time (:func:`attnlib.recurrent.rnn_backward`), and finally the word
+    vectors (each row of ``E_src`` and ``E_tgt`` collects the gradients of its uses).
+
+    Returns
+    -------
+    loss : float
+    grads : dict with an array of each parameter's shape for every name in ``model.names``
+    """
+    f = forward(model, batch)
+    p = model.params
+    value, d_logits = _cross_entropy(f.logits, batch.target)
+    grads = {k: np.zeros_like(p[k]) for k in model.names}
+    d_H = np.zeros_like(f.H)                                     # (B, T, h)
+    d_y = np.zeros(batch.target.shape + (p["E_tgt"].shape[1],))  # (B, T, m)
+    d_s = np.zeros_like(f.s0)                                    # (B, d)
+    keys = f.H @ p["W_k"] if model.attend else None              # (B, T, a)
+    for i in range(batch.length - 1, -1, -1):
+        d_s, d_y[:, i] = decoder_step_backward(p, f.steps[i], f.H, d_logits[:, i], d_s,
+                                               grads, d_H, keys)
+    d_a0 = d_s * (1.0 - f.s0 ** 2)                               # s_0 = tanh(a_0)
+    h_T = f.H[:, -1]
+    grads["W_init"] += h_T.T @ d_a0
+    grads["b_init"] += d_a0.sum(axis=0)
+    d_H[:, -1] += d_a0 @ p["W_init"].T
+    enc = rnn_backward(f.x, f.H, np.zeros_like(h_T), p["W_x"], p["W_h"], d_H)
+    for k, name in (("W_x", "W_x"), ("W_h", "W_h"), ("b", "b_h")):
+        grads[name] += enc[k]
+    np.add.at(grads["E_src"], batch.source, enc["inputs"])
+    np.add.at(grads["E_tgt"], batch.decoder_inputs(), d_y)
+    return value, grads
+
+
+def translate_greedy(model: Seq2Seq, source) -> tuple:
+    """Translate without the answer: each step reads the model's own previous word.
+
+    Parameters
+    ----------
+    source : (B, T) int token ids (or a TranslationBatch)
+
+    Returns
+    -------
+    words : (B, T) int64 predicted target ids (the most probable word at every step)
+    weights : (B, T, T) float64 attention weights of the decoding, or None without attention
+    """
+    if isinstance(source, TranslationBatch):
+        source = source.source
+    source = np.asarray(source)
+    if source.ndim != 2 or source.size == 0:
+        raise ValueError(f"source must be (B, T) token ids with T >= 1; got shape {source.shape}")
+    if source.min() < 0 or source.max() >= len(SOURCE_VOCAB):
+        raise ValueError(f"source ids must lie in [0, {len(SOURCE_VOCAB)}); got "
+                         f"{source.min()}..{source.max()}")
+    p = model.params
+    _, H, s = _encode(p, source)
+    prev = np.full(source.shape[0], START)
+    words, weights = [], []
+    for _ in range(source.shape[1]):
+        step = decoder_step(p, s, p["E_tgt"][prev], H, model.attend)
+        prev = np.argmax(step.logits[:, :START], axis=1)         # never emits <s>
+        words.append(prev)
+        weights.append(step.weights)
+        s = step.s
+    words = np.stack(words, axis=1)
+    return words, (np.stack(weights, axis=1) if model.attend else None)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Held-out results of one model at one sentence length.
+
+    token_accuracy : share of target words predicted correctly (greedy decoding);
+    sentence_accuracy : share of sentences with every word correct;
+    alignment_accuracy : share of target words whose largest attention weight falls on the
+        source word they translate (NaN without attention).
+    """
+
+    length: int
+    token_accuracy: float
+    sentence_accuracy: float
+    alignment_accuracy: float
+
+
+def evaluate(model: Seq2Seq, batch: TranslationBatch) -> Scores:
+    """Token, sentence and alignment accuracy of greedy translation on ``batch``."""
+    _check(model, batch)
+    words, weights = translate_greedy(model, batch.source)
+    correct = words == batch.target
+    align = (float(np.mean(np.argmax(weights, axis=2) == batch.alignment))
+             if weights is not None else float("nan"))
+    return Scores(batch.length, float(correct.mean()), float(correct.all(axis=1).mean()), align)
+
+
+def test_batches(lengths, n: int = 200, seed: int = 12345) -> list:
+    """Held-out test sentences: ``n`` of every length, from their own seed.
+
+    Training draws from ``default_rng(seed_of_training)``; these use ``seed + length``, a
+    different stream, so the models never saw them (at these lengths the chance that a
+    random test sentence also occurs in training is negligible but not zero).
+    """
+    return [make_batch(seed + int(T), n, int(T)) for T in lengths]
+
+
+def clip_by_global_norm(grads: dict, max_norm: float) -> float:
+    """Scale all gradients in place so that their joint Euclidean norm is at most
+    ``max_norm`` (Pascanu, Mikolov & Bengio 2013). Returns the norm before clipping."""
+    norm = float(np.sqrt(sum(float(np.sum(g * g)) for g in grads.values())))
+    if norm > max_norm:
+        for g in grads.values():
+            g *= max_norm / norm
+    return norm
+
+
+def train(model: Seq2Seq, *, steps: int, seed: int = 0, batch_size: int = 32,
+          lengths=(3, 30), lr: float = 3e-3, max_norm: float = 1.0,
+          record_every: int = 50, verbose: bool = False) -> Seq2Seq:
+    """Train ``model`` in place on freshly drawn sentences; record the loss in ``history``.
+
+    Every step draws a length ``T`` uniformly from ``lengths[0] .. lengths[1]`` and a batch
+    of ``batch_size`` sentences of that length (one length per batch: no padding needed),
+    from ``default_rng(seed)``. Deterministic for a given seed.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` < 0 or the length range is empty.
+    """
+    lo, hi = int(lengths[0]), int(lengths[1])
+    if steps < 0 or not 1 <= lo <= hi:
+        raise ValueError(f"need steps >= 0 and 1 <= lengths[0] <= lengths[1]; got steps={steps},"
+                         f" lengths={lengths}")
+    rng = np.random.default_rng(seed)
+    opt = Adam(lr=lr)
+    hist = model.history
+    for key in ("step", "loss", "seconds"):
+        hist.setdefault(key, [])
+    start = time.perf_counter()
+    running = []
+    for step in range(1, steps + 1):
+        batch = make_batch(rng, batch_size, int(rng.integers(lo, hi + 1)))
+        value, grads = loss_and_gradients(model, batch)
+        clip_by_global_norm(grads, max_norm)
+        opt.step(model.params, grads)
+        running.append(value)
+        if step % record_every == 0 or step == steps:
+            hist["step"].append(step)
+            hist["loss"].append(float(np.mean(running)))
+            hist["seconds"].append(time.perf_counter() - start)
+            running = []
+            if verbose:
+                print(f"step {step:5d}  loss {hist['loss'][-1]:.4f}  "
+                      f"{hist['seconds'][-1]:.0f} s", flush=True)
+    return model
+
+
+def save(models: dict, path) -> None:
+    """Write models (name -> Seq2Seq) to one compressed ``.npz``, parameters as float32."""
+    arrays = {}
+    for name, model in models.items():
+        arrays[f"{name}/attend"] = np.array(model.attend)
+        for k in model.names:
+            arrays[f"{name}/{k}"] = model.params[k].astype(np.float32)
+        for k, v in model.history.items():
+            arrays[f"{name}/history/{k}"] = np.asarray(v, dtype=np.float64)
+    np.savez_compressed(path, **arrays)
+
+
+def load(path) -> dict:
+    """Read models written by :func:`save`: name -> Seq2Seq (parameters as float64)."""
+    models = {}
+    with np.load(path) as data:
+        for key in data.files:
+            name, _, rest = key.partition("/")
+            model = models.setdefault(name, Seq2Seq({}, False))
+            if rest == "attend":
+                model.attend = bool(data[key])
+            elif rest.startswith("history/"):
+                model.history[rest.split("/", 1)[1]] = data[key].tolist()
+            else:
+                model.params[rest] = data[key].astype(np.float64)
+    return models
