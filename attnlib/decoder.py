@@ -7,7 +7,7 @@ context vector ``c_i`` (B, h) made from the encoder states ``H`` (B, T, h)::
     with attention:   e_ij = w_v . tanh(s_{i-1} W_q + h_j W_k)      additive scores
                       alpha_i = softmax(e_i)                        (B, T) weights
                       c_i = sum_j alpha_ij h_j                      the states themselves
-    without:          c_i = h_T                                     the same vector every step
+    without:          c_i = c                                       the same vector every step
 
     s_i      = tanh(y W_y + c_i W_c + s_{i-1} W_s + b)              new state      (B, d)
     logits_i = s_i W_os + c_i W_oc + b_o                            next-word scores (B, V)
@@ -15,8 +15,8 @@ context vector ``c_i`` (B, h) made from the encoder states ``H`` (B, T, h)::
 This is the decoder of Bahdanau, Cho & Bengio (2015, section 3.1 and appendix A.1.2:
 ``s_i = f(s_{i-1}, y_{i-1}, c_i)`` with ``c_i`` computed from ``s_{i-1}``), with a plain
 tanh cell instead of their gated unit and a linear read-out instead of their maxout layer.
-Without attention it is the decoder of Cho et al. (2014, section 2.2), which sees the one
-summary vector ``c = h_T`` at every step. Note that the values mixed are the encoder states
+Without attention it is the decoder of Cho et al. (2014, section 2.2), which sees one
+summary vector ``c`` of the source sentence at every step. Note that the values mixed are the encoder states
 ``h_j`` themselves (no value projection), as in the paper.
 
 The scores and weights come from :func:`attnlib.bottleneck.decoder_context` (which calls
@@ -54,7 +54,7 @@ class StepCache:
     weights: np.ndarray | None
 
 
-def decoder_step(p: dict, s_prev, y, H, attend: bool) -> StepCache:
+def decoder_step(p: dict, s_prev, y, memory, attend: bool) -> StepCache:
     """One decoder step (see the module docstring for the equations).
 
     Parameters
@@ -64,8 +64,9 @@ def decoder_step(p: dict, s_prev, y, H, attend: bool) -> StepCache:
         ``W_q`` (d, a), ``W_k`` (h, a), ``w_v`` (a,).
     s_prev : (B, d) -- previous decoder state
     y : (B, m) -- vector of the previous target word
-    H : (B, T, h) -- encoder states
-    attend : bool -- additive attention over ``H`` (True) or the fixed ``c = h_T`` (False)
+    memory : with ``attend``, the encoder states ``H`` (B, T, h), which additive attention
+        scores and mixes; without, the fixed context vector ``c`` (B, h), used as it is.
+    attend : bool
 
     Returns
     -------
@@ -79,28 +80,29 @@ def decoder_step(p: dict, s_prev, y, H, attend: bool) -> StepCache:
         :func:`attnlib.additive_scores`.
     """
     if attend:
-        c, w = decoder_context(s_prev[:, None, :], H, p["W_q"], p["W_k"], p["w_v"])
+        c, w = decoder_context(s_prev[:, None, :], memory, p["W_q"], p["W_k"], p["w_v"])
         c, w = c[:, 0, :], w[:, 0, :]                          # (B, h), (B, T)
     else:
-        c, w = H[:, -1, :], None                               # (B, h): h_T, every step
+        c, w = memory, None                                    # (B, h): the same every step
     s = np.tanh(y @ p["W_y"] + c @ p["W_c"] + s_prev @ p["W_s"] + p["b"])   # (B, d)
     logits = s @ p["W_os"] + c @ p["W_oc"] + p["b_o"]          # (B, V)
     return StepCache(s_prev, y, c, s, logits, w)
 
 
-def decoder_step_backward(p: dict, cache: StepCache, H, d_logits, d_s, grads: dict,
-                          d_H: np.ndarray, keys_projected=None):
+def decoder_step_backward(p: dict, cache: StepCache, memory, d_logits, d_s, grads: dict,
+                          d_memory: np.ndarray, keys_projected=None):
     """Backward pass of :func:`decoder_step`.
 
     Parameters
     ----------
     p : the parameters used in the forward step
     cache : its :class:`StepCache`
-    H : (B, T, h) encoder states
+    memory : what the forward step got: encoder states ``H`` (B, T, h) with attention, the
+        fixed context ``c`` (B, h) without
     d_logits : (B, V) -- ``dL/dlogits`` of this step
     d_s : (B, d) -- ``dL/ds_i`` arriving from the next step (zeros after the last step)
     grads : dict -- parameter gradients, **accumulated in place** (same keys as ``p``)
-    d_H : (B, T, h) -- gradient of the encoder states, **accumulated in place**
+    d_memory : gradient of ``memory`` (its shape), **accumulated in place**
     keys_projected : (B, T, a), optional -- ``H W_k``, the same for every step of a
         sentence (pass it to avoid recomputing it at every step)
 
@@ -120,7 +122,7 @@ def decoder_step_backward(p: dict, cache: StepCache, H, d_logits, d_s, grads: di
             d w_v      += sum_j d e_j u_j         d W_k += sum_j h_j^T d u_j
             d W_q      += s_{i-1}^T sum_j d u_j   d h_j += d u_j W_k^T
             d s_{i-1}  += sum_j d u_j W_q^T
-        without attention: d h_T += d c
+        without attention: d c (fixed) += d c
     """
     s, c = cache.s, cache.c
     grads["W_os"] += s.T @ d_logits
@@ -136,8 +138,9 @@ def decoder_step_backward(p: dict, cache: StepCache, H, d_logits, d_s, grads: di
     d_s_prev = d_a @ p["W_s"].T                                 # (B, d)
     d_c = d_logits @ p["W_oc"].T + d_a @ p["W_c"].T             # (B, h)
     if cache.weights is None:
-        d_H[:, -1, :] += d_c
+        d_memory += d_c
         return d_s_prev, d_y
+    H, d_H = memory, d_memory
     w = cache.weights                                           # (B, T)
     B, T, h = H.shape
     d_H += w[:, :, None] * d_c[:, None, :]                      # c = sum_j w_j h_j

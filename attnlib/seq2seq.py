@@ -8,15 +8,25 @@ Bengio (2015, section 5 and Figure 2):
 * ``attend=True``, the *attention model* (Bahdanau et al. 2015, section 3): at every step
   the decoder scores every encoder state with additive attention and mixes them.
 
-The whole model (B sentences of length T; ``m`` word-vector width, ``h`` encoder state,
-``d`` decoder state, ``a`` attention width, ``V`` target vocabulary)::
+The whole model (B sentences of length T; ``m`` word-vector width, ``h`` state width of
+each encoder direction, ``d`` decoder state, ``a`` attention width, ``V`` target vocabulary)::
 
-    x_t = E_src[source_t]                                     (B, T, m)
-    h_t = tanh(x_t W_x + h_{t-1} W_h + b_h),  h_0 = 0         (B, T, h)  attnlib.recurrent
-    s_0 = tanh(h_T W_init + b_init)                           (B, d)
-    step i = 1..T: y = E_tgt[previous target word]            (B, m)
-                   s_i, logits_i = decoder_step(...)          attnlib.decoder
+    x_t = E_src[source_t]                                        (B, T, m)
+    f_t = tanh(x_t W_xf + f_{t-1} W_hf + b_f),  f_0 = 0          (B, T, h)  left to right
+    r_t = tanh(x_t W_xr + r_{t+1} W_hr + b_r),  r_{T+1} = 0      (B, T, h)  right to left
+    h_t = [f_t, r_t]                                             (B, T, 2h) annotations
+    c   = [f_T, r_1]                                             (B, 2h)    summary vector
+    s_0 = tanh(c W_init + b_init)                                (B, d)
+    step i = 1..T: y = E_tgt[previous target word]               (B, m)
+                   s_i, logits_i = decoder_step(...)             attnlib.decoder
     loss = mean over words of -log softmax(logits_i)[target_i]
+
+The encoder is bidirectional, as in Bahdanau et al. (section 3.2), so that the annotation
+``h_j`` describes word ``j`` with its neighbours on both sides; the recurrences are
+:func:`attnlib.recurrent.rnn_forward` run over the sentence and over its reverse. The
+context-vector model hands the decoder the summary ``c``, the two directions' final
+states (everything the encoder has read, in 2h numbers); the attention model mixes the
+annotations afresh at every step. Both start the decoder from ``c``.
 
 Training uses teacher forcing (the decoder reads the correct previous word), Adam
 (:class:`attnlib.training.Adam`) and clipping of the gradient's global norm (Pascanu et
@@ -38,17 +48,19 @@ from .training import Adam
 from .translation_task import SOURCE_VOCAB, START, TARGET_VOCAB, TranslationBatch, make_batch
 
 #: Parameters of the embedding tables, the encoder and the decoder's initial state.
-ENCODER_PARAMETERS = ("E_src", "E_tgt", "W_x", "W_h", "b_h", "W_init", "b_init")
+ENCODER_PARAMETERS = ("E_src", "E_tgt", "W_xf", "W_hf", "b_f", "W_xr", "W_hr", "b_r",
+                      "W_init", "b_init")
 
 
 @dataclass
 class Seq2Seq:
     """A recurrent encoder-decoder: its parameters (float64 arrays by name) and its kind.
 
-    params : dict -- ``E_src`` (V_src, m), ``E_tgt`` (V, m), ``W_x`` (m, h), ``W_h`` (h, h),
-        ``b_h`` (h,), ``W_init`` (h, d), ``b_init`` (d,), the decoder step's parameters
-        (:data:`attnlib.decoder.STEP_PARAMETERS`) and, if ``attend``, ``W_q`` (d, a),
-        ``W_k`` (h, a), ``w_v`` (a,).
+    params : dict -- ``E_src`` (V_src, m), ``E_tgt`` (V, m); per encoder direction
+        ``W_xf``, ``W_xr`` (m, h), ``W_hf``, ``W_hr`` (h, h), ``b_f``, ``b_r`` (h,);
+        ``W_init`` (2h, d), ``b_init`` (d,); the decoder step's parameters
+        (:data:`attnlib.decoder.STEP_PARAMETERS`, with context width 2h) and, if
+        ``attend``, ``W_q`` (d, a), ``W_k`` (2h, a), ``w_v`` (a,).
     attend : bool -- additive attention (True) or the fixed context vector (False).
     history : dict of lists filled by :func:`train` ("step", "loss", "seconds").
     """
@@ -68,12 +80,12 @@ class Seq2Seq:
         return int(sum(self.params[k].size for k in self.names))
 
 
-def init_seq2seq(rng, *, attend: bool, m: int = 16, h: int = 64, d: int = 64,
+def init_seq2seq(rng, *, attend: bool, m: int = 16, h: int = 32, d: int = 64,
                  a: int = 32) -> Seq2Seq:
     """A freshly initialised model.
 
     Weights are normal with standard deviation ``1 / sqrt(fan_in)`` (cf. Glorot & Bengio
-    2010), the recurrent ``W_h`` and ``W_s`` random orthogonal matrices (Saxe et al. 2014;
+    2010), the recurrent ``W_hf``, ``W_hr`` and ``W_s`` random orthogonal matrices (Saxe et al. 2014;
     Bahdanau et al. 2015, appendix B.1), biases zero. The context-vector model draws the
     same numbers as the attention model for the parameters they share.
 
@@ -81,7 +93,8 @@ def init_seq2seq(rng, *, attend: bool, m: int = 16, h: int = 64, d: int = 64,
     ----------
     rng : numpy.random.Generator or int seed
     attend : bool
-    m, h, d, a : positive ints -- word-vector, encoder, decoder and attention widths
+    m, h, d, a : positive ints -- word-vector, encoder (per direction), decoder and
+        attention widths
 
     Raises
     ------
@@ -102,11 +115,12 @@ def init_seq2seq(rng, *, attend: bool, m: int = 16, h: int = 64, d: int = 64,
         return q * np.sign(np.diag(r))
 
     p = {"E_src": rng.normal(size=(V_src, m)), "E_tgt": rng.normal(size=(V, m)),
-         "W_x": normal(m, h), "W_h": orthogonal(h), "b_h": np.zeros(h),
-         "W_init": normal(h, d), "b_init": np.zeros(d),
-         "W_y": normal(m, d), "W_c": normal(h, d), "W_s": orthogonal(d), "b": np.zeros(d),
-         "W_os": normal(d, V), "W_oc": normal(h, V), "b_o": np.zeros(V),
-         "W_q": normal(d, a), "W_k": normal(h, a), "w_v": normal(a)}
+         "W_xf": normal(m, h), "W_hf": orthogonal(h), "b_f": np.zeros(h),
+         "W_xr": normal(m, h), "W_hr": orthogonal(h), "b_r": np.zeros(h),
+         "W_init": normal(2 * h, d), "b_init": np.zeros(d),
+         "W_y": normal(m, d), "W_c": normal(2 * h, d), "W_s": orthogonal(d), "b": np.zeros(d),
+         "W_os": normal(d, V), "W_oc": normal(2 * h, V), "b_o": np.zeros(V),
+         "W_q": normal(d, a), "W_k": normal(2 * h, a), "w_v": normal(a)}
     if not attend:
         for k in ATTENTION_PARAMETERS:
             del p[k]
@@ -116,12 +130,17 @@ def init_seq2seq(rng, *, attend: bool, m: int = 16, h: int = 64, d: int = 64,
 @dataclass
 class Forward:
     """What :func:`forward` computed. logits : (B, T, V); weights : (B, T_target, T_source)
-    attention weights (None without attention); the rest is kept for the backward pass."""
+    attention weights (None without attention); the rest is kept for the backward pass:
+    x (B, T, m), F and R (B, T, h) the two directions' states, H (B, T, 2h) the
+    annotations, c (B, 2h) the summary, s0 (B, d)."""
 
     logits: np.ndarray
     weights: np.ndarray | None
     x: np.ndarray
+    F: np.ndarray
+    R: np.ndarray
     H: np.ndarray
+    c: np.ndarray
     s0: np.ndarray
     steps: list
 
@@ -135,10 +154,15 @@ def _check(model: Seq2Seq, batch: TranslationBatch) -> None:
 
 
 def _encode(p: dict, source: np.ndarray):
+    """Word vectors, both directions' states, annotations, summary and ``s_0``."""
     x = p["E_src"][source]                                       # (B, T, m)
-    H, h_T = rnn_forward(x, p["W_x"], p["W_h"], p["b_h"])        # (B, T, h), (B, h)
-    s0 = np.tanh(h_T @ p["W_init"] + p["b_init"])                # (B, d)
-    return x, H, s0
+    F, _ = rnn_forward(x, p["W_xf"], p["W_hf"], p["b_f"])        # (B, T, h) left to right
+    R, _ = rnn_forward(x[:, ::-1], p["W_xr"], p["W_hr"], p["b_r"])
+    R = R[:, ::-1]                                               # (B, T, h) right to left
+    H = np.concatenate([F, R], axis=-1)                          # (B, T, 2h)
+    c = np.concatenate([F[:, -1], R[:, 0]], axis=-1)             # (B, 2h)
+    s0 = np.tanh(c @ p["W_init"] + p["b_init"])                  # (B, d)
+    return x, F, R, H, c, s0
 
 
 def forward(model: Seq2Seq, batch: TranslationBatch) -> Forward:
@@ -156,16 +180,17 @@ def forward(model: Seq2Seq, batch: TranslationBatch) -> Forward:
     """
     _check(model, batch)
     p = model.params
-    x, H, s0 = _encode(p, batch.source)
+    x, F, R, H, c, s0 = _encode(p, batch.source)
+    memory = H if model.attend else c
     y_in = p["E_tgt"][batch.decoder_inputs()]                    # (B, T, m)
     s, steps = s0, []
     for i in range(batch.length):
-        step = decoder_step(p, s, y_in[:, i], H, model.attend)
+        step = decoder_step(p, s, y_in[:, i], memory, model.attend)
         steps.append(step)
         s = step.s
     logits = np.stack([st.logits for st in steps], axis=1)       # (B, T, V)
     weights = np.stack([st.weights for st in steps], axis=1) if model.attend else None
-    return Forward(logits, weights, x, H, s0, steps)
+    return Forward(logits, weights, x, F, R, H, c, s0, steps)
 
 
 def _cross_entropy(logits, target):
@@ -189,7 +214,8 @@ def loss_and_gradients(model: Seq2Seq, batch: TranslationBatch):
 
     Order of the backward pass: the read-out and decoder steps from the last word to the
     first (:func:`attnlib.decoder.decoder_step_backward`), the initial state ``s_0``, then
-    the encoder through time (:func:`attnlib.recurrent.rnn_backward`), and finally the word
+    both encoder directions through time (:func:`attnlib.recurrent.rnn_backward`; the
+    right-to-left one on the reversed sentence), and finally the word
     vectors (each row of ``E_src`` and ``E_tgt`` collects the gradients of its uses).
 
     Returns
@@ -201,22 +227,31 @@ def loss_and_gradients(model: Seq2Seq, batch: TranslationBatch):
     p = model.params
     value, d_logits = _cross_entropy(f.logits, batch.target)
     grads = {k: np.zeros_like(p[k]) for k in model.names}
-    d_H = np.zeros_like(f.H)                                     # (B, T, h)
+    d_H = np.zeros_like(f.H)                                     # (B, T, 2h)
+    d_c = np.zeros_like(f.c)                                     # (B, 2h)
     d_y = np.zeros(batch.target.shape + (p["E_tgt"].shape[1],))  # (B, T, m)
     d_s = np.zeros_like(f.s0)                                    # (B, d)
+    memory, d_memory = (f.H, d_H) if model.attend else (f.c, d_c)
     keys = f.H @ p["W_k"] if model.attend else None              # (B, T, a)
     for i in range(batch.length - 1, -1, -1):
-        d_s, d_y[:, i] = decoder_step_backward(p, f.steps[i], f.H, d_logits[:, i], d_s,
-                                               grads, d_H, keys)
+        d_s, d_y[:, i] = decoder_step_backward(p, f.steps[i], memory, d_logits[:, i], d_s,
+                                               grads, d_memory, keys)
     d_a0 = d_s * (1.0 - f.s0 ** 2)                               # s_0 = tanh(a_0)
-    h_T = f.H[:, -1]
-    grads["W_init"] += h_T.T @ d_a0
+    grads["W_init"] += f.c.T @ d_a0
     grads["b_init"] += d_a0.sum(axis=0)
-    d_H[:, -1] += d_a0 @ p["W_init"].T
-    enc = rnn_backward(f.x, f.H, np.zeros_like(h_T), p["W_x"], p["W_h"], d_H)
-    for k, name in (("W_x", "W_x"), ("W_h", "W_h"), ("b", "b_h")):
-        grads[name] += enc[k]
-    np.add.at(grads["E_src"], batch.source, enc["inputs"])
+    d_c += d_a0 @ p["W_init"].T
+    h = f.F.shape[-1]
+    d_F, d_R = d_H[..., :h].copy(), d_H[..., h:].copy()          # (B, T, h) each
+    d_F[:, -1] += d_c[:, :h]                                     # c = [f_T, r_1]
+    d_R[:, 0] += d_c[:, h:]
+    zeros = np.zeros_like(f.c[:, :h])
+    fwd = rnn_backward(f.x, f.F, zeros, p["W_xf"], p["W_hf"], d_F)
+    rev = rnn_backward(f.x[:, ::-1], f.R[:, ::-1], zeros, p["W_xr"], p["W_hr"], d_R[:, ::-1])
+    for name, grad in (("W_xf", fwd["W_x"]), ("W_hf", fwd["W_h"]), ("b_f", fwd["b"]),
+                       ("W_xr", rev["W_x"]), ("W_hr", rev["W_h"]), ("b_r", rev["b"])):
+        grads[name] += grad
+    d_x = fwd["inputs"] + rev["inputs"][:, ::-1]                 # (B, T, m)
+    np.add.at(grads["E_src"], batch.source, d_x)
     np.add.at(grads["E_tgt"], batch.decoder_inputs(), d_y)
     return value, grads
 
@@ -242,11 +277,12 @@ def translate_greedy(model: Seq2Seq, source) -> tuple:
         raise ValueError(f"source ids must lie in [0, {len(SOURCE_VOCAB)}); got "
                          f"{source.min()}..{source.max()}")
     p = model.params
-    _, H, s = _encode(p, source)
+    _, _, _, H, c, s = _encode(p, source)
+    memory = H if model.attend else c
     prev = np.full(source.shape[0], START)
     words, weights = [], []
     for _ in range(source.shape[1]):
-        step = decoder_step(p, s, p["E_tgt"][prev], H, model.attend)
+        step = decoder_step(p, s, p["E_tgt"][prev], memory, model.attend)
         prev = np.argmax(step.logits[:, :START], axis=1)         # never emits <s>
         words.append(prev)
         weights.append(step.weights)
