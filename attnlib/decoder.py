@@ -83,7 +83,7 @@ def decoder_step(p: dict, s_prev, y, memory, attend: bool) -> StepCache:
         c, w = decoder_context(s_prev[:, None, :], memory, p["W_q"], p["W_k"], p["w_v"])
         c, w = c[:, 0, :], w[:, 0, :]                          # (B, h), (B, T)
     else:
-        c, w = memory, None                                    # (B, h): the same every step
+        c, w = memory, None                                    # (B, h): every step
     s = np.tanh(y @ p["W_y"] + c @ p["W_c"] + s_prev @ p["W_s"] + p["b"])   # (B, d)
     logits = s @ p["W_os"] + c @ p["W_oc"] + p["b_o"]          # (B, V)
     return StepCache(s_prev, y, c, s, logits, w)

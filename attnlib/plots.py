@@ -287,7 +287,7 @@ def length_curve(lengths, curves: dict, *, chance: float | None = None):
         ax.set_ylabel(what)
         ax.set_ylim(-3, 103)
         ax.set_xticks(x)
-    axes[0].legend(frameon=False, loc="lower left")
+    axes[0].legend(frameon=False, loc="center right")
     return fig
 
 

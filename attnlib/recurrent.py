@@ -68,12 +68,12 @@ def rnn_backward(inputs, states, h0, W_x, W_h, grad_states):
     G = np.asarray(grad_states, dtype=np.float64)
     h0 = np.asarray(h0, dtype=np.float64)
     if x.ndim != 3 or H.ndim != 3 or H.shape[:2] != x.shape[:2] or G.shape != H.shape:
-        raise ValueError(f"inputs (B, T, m), states and grad_states (B, T, h) must agree; got "
-                         f"{x.shape}, {H.shape}, {G.shape}")
+        raise ValueError("inputs (B, T, m), states and grad_states (B, T, h) must agree; "
+                         f"got {x.shape}, {H.shape}, {G.shape}")
     if h0.shape != (H.shape[0], H.shape[2]) or W_x.shape != (x.shape[2], H.shape[2]) \
             or W_h.shape != (H.shape[2], H.shape[2]):
-        raise ValueError(f"h0 {h0.shape}, W_x {W_x.shape}, W_h {W_h.shape} do not fit inputs "
-                         f"{x.shape} and states {H.shape}")
+        raise ValueError(f"h0 {h0.shape}, W_x {W_x.shape}, W_h {W_h.shape} do not fit "
+                         f"inputs {x.shape} and states {H.shape}")
     T = x.shape[1]
     d_x = np.zeros_like(x)
     d_Wx, d_Wh, d_b = np.zeros_like(W_x), np.zeros_like(W_h), np.zeros(H.shape[2])

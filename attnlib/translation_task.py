@@ -89,7 +89,7 @@ def _sentence(rng: np.random.Generator, length: int):
         if kind == 1 and pos + 2 <= length:          # adjective noun -> noun adjective
             source += [int(rng.choice(_ADJ_IDS)), int(rng.choice(_NOUN_IDS))]
             alignment += [pos + 1, pos]
-        elif kind == 0 or kind == 1:                 # a noun (also when a pair does not fit)
+        elif kind == 0 or kind == 1:                 # a noun (also if a pair does not fit)
             source.append(int(rng.choice(_NOUN_IDS)))
             alignment.append(pos)
         else:
@@ -117,7 +117,8 @@ def make_batch(rng, n: int, length: int) -> TranslationBatch:
         If ``n`` or ``length`` is smaller than 1.
     """
     if n < 1 or length < 1:
-        raise ValueError(f"need n >= 1 sentences of length >= 1; got n={n}, length={length}")
+        raise ValueError(f"need n >= 1 sentences of length >= 1; got n={n}, "
+                         f"length={length}")
     rng = np.random.default_rng(rng)
     source = np.zeros((n, length), dtype=np.int64)
     alignment = np.zeros((n, length), dtype=np.int64)

@@ -41,11 +41,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .decoder import ATTENTION_PARAMETERS, STEP_PARAMETERS, decoder_step, decoder_step_backward
+from .decoder import (ATTENTION_PARAMETERS, STEP_PARAMETERS, decoder_step,
+                      decoder_step_backward)
 from .recurrent import rnn_backward, rnn_forward
 from .softmax import softmax
 from .training import Adam
-from .translation_task import SOURCE_VOCAB, START, TARGET_VOCAB, TranslationBatch, make_batch
+from .translation_task import (SOURCE_VOCAB, START, TARGET_VOCAB, TranslationBatch,
+                               make_batch)
 
 #: Parameters of the embedding tables, the encoder and the decoder's initial state.
 ENCODER_PARAMETERS = ("E_src", "E_tgt", "W_xf", "W_hf", "b_f", "W_xr", "W_hr", "b_r",
@@ -53,7 +55,7 @@ ENCODER_PARAMETERS = ("E_src", "E_tgt", "W_xf", "W_hf", "b_f", "W_xr", "W_hr", "
 
 
 @dataclass
-class Seq2Seq:
+class EncoderDecoder:
     """A recurrent encoder-decoder: its parameters (float64 arrays by name) and its kind.
 
     params : dict -- ``E_src`` (V_src, m), ``E_tgt`` (V, m); per encoder direction
@@ -80,8 +82,8 @@ class Seq2Seq:
         return int(sum(self.params[k].size for k in self.names))
 
 
-def init_seq2seq(rng, *, attend: bool, m: int = 16, h: int = 32, d: int = 64,
-                 a: int = 32) -> Seq2Seq:
+def init_encoder_decoder(rng, *, attend: bool, m: int = 16, h: int = 32, d: int = 64,
+                 a: int = 32) -> EncoderDecoder:
     """A freshly initialised model.
 
     Weights are normal with standard deviation ``1 / sqrt(fan_in)`` (cf. Glorot & Bengio
@@ -118,13 +120,14 @@ def init_seq2seq(rng, *, attend: bool, m: int = 16, h: int = 32, d: int = 64,
          "W_xf": normal(m, h), "W_hf": orthogonal(h), "b_f": np.zeros(h),
          "W_xr": normal(m, h), "W_hr": orthogonal(h), "b_r": np.zeros(h),
          "W_init": normal(2 * h, d), "b_init": np.zeros(d),
-         "W_y": normal(m, d), "W_c": normal(2 * h, d), "W_s": orthogonal(d), "b": np.zeros(d),
+         "W_y": normal(m, d), "W_c": normal(2 * h, d), "W_s": orthogonal(d),
+         "b": np.zeros(d),
          "W_os": normal(d, V), "W_oc": normal(2 * h, V), "b_o": np.zeros(V),
          "W_q": normal(d, a), "W_k": normal(2 * h, a), "w_v": normal(a)}
     if not attend:
         for k in ATTENTION_PARAMETERS:
             del p[k]
-    return Seq2Seq(p, attend)
+    return EncoderDecoder(p, attend)
 
 
 @dataclass
@@ -145,27 +148,29 @@ class Forward:
     steps: list
 
 
-def _check(model: Seq2Seq, batch: TranslationBatch) -> None:
-    if not isinstance(model, Seq2Seq):
-        raise TypeError(f"model must be an attnlib.seq2seq.Seq2Seq; got {type(model).__name__}")
+def _check(model: EncoderDecoder, batch: TranslationBatch) -> None:
+    if not isinstance(model, EncoderDecoder):
+        raise TypeError("model must be an attnlib.encoder_decoder.EncoderDecoder; got "
+                        f"{type(model).__name__}")
     if not isinstance(batch, TranslationBatch):
-        raise TypeError("batch must be an attnlib.translation_task.TranslationBatch; got "
+        raise TypeError("batch must be an attnlib.translation_task.TranslationBatch; "
+                        "got "
                         f"{type(batch).__name__}")
 
 
 def _encode(p: dict, source: np.ndarray):
     """Word vectors, both directions' states, annotations, summary and ``s_0``."""
     x = p["E_src"][source]                                       # (B, T, m)
-    F, _ = rnn_forward(x, p["W_xf"], p["W_hf"], p["b_f"])        # (B, T, h) left to right
+    F, _ = rnn_forward(x, p["W_xf"], p["W_hf"], p["b_f"])        # (B, T, h) to the right
     R, _ = rnn_forward(x[:, ::-1], p["W_xr"], p["W_hr"], p["b_r"])
-    R = R[:, ::-1]                                               # (B, T, h) right to left
+    R = R[:, ::-1]                                               # (B, T, h) to the left
     H = np.concatenate([F, R], axis=-1)                          # (B, T, 2h)
     c = np.concatenate([F[:, -1], R[:, 0]], axis=-1)             # (B, 2h)
     s0 = np.tanh(c @ p["W_init"] + p["b_init"])                  # (B, d)
     return x, F, R, H, c, s0
 
 
-def forward(model: Seq2Seq, batch: TranslationBatch) -> Forward:
+def forward(model: EncoderDecoder, batch: TranslationBatch) -> Forward:
     """Teacher-forced forward pass: the decoder reads ``<s>`` and the correct previous words.
 
     Returns
@@ -204,12 +209,12 @@ def _cross_entropy(logits, target):
     return value, d_logits / (B * T)
 
 
-def loss(model: Seq2Seq, batch: TranslationBatch) -> float:
+def loss(model: EncoderDecoder, batch: TranslationBatch) -> float:
     """Mean cross-entropy per target word under teacher forcing (natural log)."""
     return _cross_entropy(forward(model, batch).logits, batch.target)[0]
 
 
-def loss_and_gradients(model: Seq2Seq, batch: TranslationBatch):
+def loss_and_gradients(model: EncoderDecoder, batch: TranslationBatch):
     """The loss and its gradient with respect to every parameter (backpropagation).
 
     Order of the backward pass: the read-out and decoder steps from the last word to the
@@ -234,8 +239,8 @@ def loss_and_gradients(model: Seq2Seq, batch: TranslationBatch):
     memory, d_memory = (f.H, d_H) if model.attend else (f.c, d_c)
     keys = f.H @ p["W_k"] if model.attend else None              # (B, T, a)
     for i in range(batch.length - 1, -1, -1):
-        d_s, d_y[:, i] = decoder_step_backward(p, f.steps[i], memory, d_logits[:, i], d_s,
-                                               grads, d_memory, keys)
+        d_s, d_y[:, i] = decoder_step_backward(p, f.steps[i], memory, d_logits[:, i],
+                                               d_s, grads, d_memory, keys)
     d_a0 = d_s * (1.0 - f.s0 ** 2)                               # s_0 = tanh(a_0)
     grads["W_init"] += f.c.T @ d_a0
     grads["b_init"] += d_a0.sum(axis=0)
@@ -246,7 +251,8 @@ def loss_and_gradients(model: Seq2Seq, batch: TranslationBatch):
     d_R[:, 0] += d_c[:, h:]
     zeros = np.zeros_like(f.c[:, :h])
     fwd = rnn_backward(f.x, f.F, zeros, p["W_xf"], p["W_hf"], d_F)
-    rev = rnn_backward(f.x[:, ::-1], f.R[:, ::-1], zeros, p["W_xr"], p["W_hr"], d_R[:, ::-1])
+    rev = rnn_backward(f.x[:, ::-1], f.R[:, ::-1], zeros, p["W_xr"], p["W_hr"],
+                       d_R[:, ::-1])                             # the reversed sentence
     for name, grad in (("W_xf", fwd["W_x"]), ("W_hf", fwd["W_h"]), ("b_f", fwd["b"]),
                        ("W_xr", rev["W_x"]), ("W_hr", rev["W_h"]), ("b_r", rev["b"])):
         grads[name] += grad
@@ -256,7 +262,7 @@ def loss_and_gradients(model: Seq2Seq, batch: TranslationBatch):
     return value, grads
 
 
-def translate_greedy(model: Seq2Seq, source) -> tuple:
+def translate_greedy(model: EncoderDecoder, source) -> tuple:
     """Translate without the answer: each step reads the model's own previous word.
 
     Parameters
@@ -272,7 +278,8 @@ def translate_greedy(model: Seq2Seq, source) -> tuple:
         source = source.source
     source = np.asarray(source)
     if source.ndim != 2 or source.size == 0:
-        raise ValueError(f"source must be (B, T) token ids with T >= 1; got shape {source.shape}")
+        raise ValueError("source must be (B, T) token ids with T >= 1; got shape "
+                         f"{source.shape}")
     if source.min() < 0 or source.max() >= len(SOURCE_VOCAB):
         raise ValueError(f"source ids must lie in [0, {len(SOURCE_VOCAB)}); got "
                          f"{source.min()}..{source.max()}")
@@ -299,22 +306,35 @@ class Scores:
     sentence_accuracy : share of sentences with every word correct;
     alignment_accuracy : share of target words whose largest attention weight falls on the
         source word they translate (NaN without attention).
+    alignment_in_place, alignment_moved : the same share among the target words that keep
+        their source position and among those that swap with a neighbour (adjective-noun
+        pairs); NaN without attention or when there is no such word.
     """
 
     length: int
     token_accuracy: float
     sentence_accuracy: float
     alignment_accuracy: float
+    alignment_in_place: float = float("nan")
+    alignment_moved: float = float("nan")
 
 
-def evaluate(model: Seq2Seq, batch: TranslationBatch) -> Scores:
+def evaluate(model: EncoderDecoder, batch: TranslationBatch) -> Scores:
     """Token, sentence and alignment accuracy of greedy translation on ``batch``."""
     _check(model, batch)
     words, weights = translate_greedy(model, batch.source)
     correct = words == batch.target
-    align = (float(np.mean(np.argmax(weights, axis=2) == batch.alignment))
-             if weights is not None else float("nan"))
-    return Scores(batch.length, float(correct.mean()), float(correct.all(axis=1).mean()), align)
+    token, sentence = float(correct.mean()), float(correct.all(axis=1).mean())
+    if weights is None:
+        return Scores(batch.length, token, sentence, float("nan"))
+    hit = np.argmax(weights, axis=2) == batch.alignment            # (B, T)
+    in_place = batch.alignment == np.arange(batch.length)         # (B, T)
+
+    def share(where):
+        return float(hit[where].mean()) if where.any() else float("nan")
+
+    return Scores(batch.length, token, sentence, float(hit.mean()), share(in_place),
+                  share(~in_place))
 
 
 def test_batches(lengths, n: int = 200, seed: int = 12345) -> list:
@@ -337,9 +357,9 @@ def clip_by_global_norm(grads: dict, max_norm: float) -> float:
     return norm
 
 
-def train(model: Seq2Seq, *, steps: int, seed: int = 0, batch_size: int = 32,
+def train(model: EncoderDecoder, *, steps: int, seed: int = 0, batch_size: int = 32,
           lengths=(3, 30), lr: float = 3e-3, max_norm: float = 1.0,
-          record_every: int = 50, verbose: bool = False) -> Seq2Seq:
+          record_every: int = 50, verbose: bool = False) -> EncoderDecoder:
     """Train ``model`` in place on freshly drawn sentences; record the loss in ``history``.
 
     Every step draws a length ``T`` uniformly from ``lengths[0] .. lengths[1]`` and a batch
@@ -353,8 +373,8 @@ def train(model: Seq2Seq, *, steps: int, seed: int = 0, batch_size: int = 32,
     """
     lo, hi = int(lengths[0]), int(lengths[1])
     if steps < 0 or not 1 <= lo <= hi:
-        raise ValueError(f"need steps >= 0 and 1 <= lengths[0] <= lengths[1]; got steps={steps},"
-                         f" lengths={lengths}")
+        raise ValueError("need steps >= 0 and 1 <= lengths[0] <= lengths[1]; got "
+                         f"steps={steps}, lengths={lengths}")
     rng = np.random.default_rng(seed)
     opt = Adam(lr=lr)
     hist = model.history
@@ -380,7 +400,7 @@ def train(model: Seq2Seq, *, steps: int, seed: int = 0, batch_size: int = 32,
 
 
 def save(models: dict, path) -> None:
-    """Write models (name -> Seq2Seq) to one compressed ``.npz``, parameters as float32."""
+    """Write models (name -> EncoderDecoder) to one compressed ``.npz``, parameters as float32."""
     arrays = {}
     for name, model in models.items():
         arrays[f"{name}/attend"] = np.array(model.attend)
@@ -392,12 +412,12 @@ def save(models: dict, path) -> None:
 
 
 def load(path) -> dict:
-    """Read models written by :func:`save`: name -> Seq2Seq (parameters as float64)."""
+    """Read models written by :func:`save`: name -> EncoderDecoder (parameters as float64)."""
     models = {}
     with np.load(path) as data:
         for key in data.files:
             name, _, rest = key.partition("/")
-            model = models.setdefault(name, Seq2Seq({}, False))
+            model = models.setdefault(name, EncoderDecoder({}, False))
             if rest == "attend":
                 model.attend = bool(data[key])
             elif rest.startswith("history/"):
