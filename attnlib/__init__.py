@@ -18,7 +18,8 @@ heads       multi-head attention: split/merge heads, projections W_Q, W_K, W_V, 
               multi_head_attention(q, k, v, params, mask=None, average_weights=False)
 plots       attention heatmaps, mixture bar charts, mask (access) maps (import attnlib.plots)
               use_book_style(), attention_heatmap(weights, queries, keys),
-              mixture_bars(weights, labels), access_map(mask, tokens)
+              mixture_bars(weights, labels), access_map(mask, tokens),
+              length_curve(lengths, curves), alignment_heatmaps(panels)
 examples    the source documents' worked examples as named data (read-only arrays)
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated

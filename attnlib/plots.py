@@ -9,6 +9,8 @@ must be finite numbers in [0, 1], labels must match the axes, masks must be bool
 * ``attention_heatmap(weights, queries, keys)``  one panel per (batch, head)
 * ``mixture_bars(weights, labels)``        one query's weights as bars (several mixtures grouped)
 * ``access_map(mask, tokens)``             which keys each query may attend
+* ``length_curve(lengths, curves)``       accuracy against sentence length (trained models)
+* ``alignment_heatmaps(panels)``           trained attention weights with the true alignment
 
 Colours: viridis (Smith & van der Walt, 2015) and the Okabe-Ito palette (Okabe & Ito, 2008),
 both readable with the common colour-vision deficiencies.
@@ -267,6 +269,8 @@ def length_curve(lengths, curves: dict, *, chance: float | None = None):
     ------
     ValueError
         If an accuracy curve does not have one value per length or leaves [0, 1].
+
+    Source: the presentation of Bahdanau, Cho & Bengio (2015), Figure 2.
     """
     x = np.asarray(lengths)
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
@@ -298,7 +302,8 @@ def alignment_heatmaps(panels, *, panel_height: float = 3.6):
     Parameters
     ----------
     panels : sequence of dicts with keys
-        "weights" (L_target, L_source) in [0, 1], rows: target words, columns: source words;
+        "weights" of shape (L_target, L_source), in [0, 1], rows: target words, columns:
+        source words;
         "source", "target": word labels; optional "alignment" (L_target,) int: the source
         position each target word translates, marked with a red-orange ring;
         optional "title".
@@ -312,6 +317,8 @@ def alignment_heatmaps(panels, *, panel_height: float = 3.6):
     ------
     ValueError
         If a panel's weights are not 2-D probabilities or its labels do not fit.
+
+    Source: the presentation of Bahdanau, Cho & Bengio (2015), Figure 3.
     """
     widths = [len(p["source"]) for p in panels]
     total = sum(widths)
