@@ -164,3 +164,22 @@ def test_stored_weights_reproduce_the_numbers_of_make_train_and_the_chapter():
     longest_gap = curve["attention"][-1].token_accuracy - curve["context"][-1].token_accuracy
     assert longest_gap >= 0.20
     assert curve["context"][0].token_accuracy > curve["context"][-1].token_accuracy
+
+
+def test_the_two_figures_check_their_input():
+    import matplotlib.pyplot as plt
+
+    from attnlib.plots import alignment_heatmaps, length_curve
+
+    fig = length_curve([5, 10], {"a": {"token": [1.0, 0.5], "sentence": [1.0, 0.0]}},
+                       chance=0.04)
+    assert len(fig.axes) == 2
+    plt.close(fig)
+    with pytest.raises(ValueError, match="accuracy"):
+        length_curve([5, 10], {"a": {"token": [1.0, 50.0], "sentence": [1.0, 0.0]}})
+    panel = {"weights": np.eye(3), "source": list("abc"), "target": list("xyz"),
+             "alignment": [0, 2, 1]}
+    fig = alignment_heatmaps([panel])
+    plt.close(fig)
+    with pytest.raises(ValueError):
+        alignment_heatmaps([dict(panel, target=["x"])])
