@@ -24,7 +24,7 @@ BINDER_VENV ?= /tmp/attention-executable-binder-check
 JUPYTERLAB := jupyterlab==4.6.6
 
 .PHONY: install assets book test test-unit test-notebooks test-build test-browser chromium \
-	binder-check lab execute serve clean bench
+	binder-check lab execute serve clean bench train
 
 install: $(STAMP)
 
@@ -106,6 +106,11 @@ execute: install
 ## n = 128 ... 65,536; writes chapters/data/bench.csv and chapters/images/bench.png (not part of test)
 bench: install
 	$(BIN)/python tests/benchmarks/bench_attention.py
+
+## train: retrain chapter 2's two translation models (context vector vs attention) from their
+## seed, side by side on 2 cores; writes chapters/data/translation_models.npz/.json (not part of test)
+train: install
+	OMP_NUM_THREADS=1 $(BIN)/python -m attnlib.translation_training
 
 ## serve: preview the built site at http://127.0.0.1:8000
 serve:

@@ -18,8 +18,9 @@ heads       multi-head attention: split/merge heads, projections W_Q, W_K, W_V, 
               multi_head_attention(q, k, v, params, mask=None, average_weights=False)
 plots       attention heatmaps, mixture bar charts, mask (access) maps (import attnlib.plots)
               use_book_style(), attention_heatmap(weights, queries, keys),
-              mixture_bars(weights, labels), access_map(mask, tokens)
+              mixture_bars(weights, labels), access_map(mask, tokens),
               data_flow_diagram(tokens), layer_head_grids(panels, titles, ...)
+              length_curve(lengths, curves), alignment_heatmaps(panels)
 examples    the source documents' worked examples as named data (read-only arrays)
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
@@ -31,6 +32,18 @@ exercises   checkers for the chapters' exercises: check_close, check_function, o
 bottleneck  an RNN encoder's single context vector versus attention over all its states
               rnn_encode(x, W_x, W_h, b) -> (states, final), init_rnn(rng, m, h),
               final_state_jacobians, decoder_context, recovery_experiment(lengths)
+recurrent   the recurrent (Elman) tanh cell and its backward pass (backpropagation through time)
+              rnn_forward(x, W_x, W_h, b), rnn_step(x_t, h_prev, W_x, W_h, b),
+              rnn_backward(x, states, h0, W_x, W_h, grad_states)
+decoder     one decoder step of an encoder-decoder, with or without additive attention, and
+            its backward pass: decoder_step(p, s_prev, y, memory, attend), decoder_step_backward
+translation_task  a toy language pair (adjectives follow their nouns) with a known alignment
+              make_batch(rng, n, length) -> TranslationBatch, translate(words), SOURCE_VOCAB
+encoder_decoder  a trained recurrent encoder-decoder: one context vector or attention
+              (Bahdanau et al. 2015): init_encoder_decoder(rng, attend), train, evaluate,
+              translate_greedy, save, load
+translation_training  chapter 2's two trained models (make train): CONFIG, WEIGHTS,
+              train_one(attend), length_curve(models)
 tiled       attention tile by tile with an online softmax (FlashAttention-style): memory n * block
               tiled_attention(q, k, v, mask=None, causal=False, align=None, block_size=None)
               (computes float16/float32 inputs in float32, unlike the float64 policy below)

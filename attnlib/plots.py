@@ -11,6 +11,8 @@ must be finite numbers in [0, 1], labels must match the axes, masks must be bool
 * ``access_map(mask, tokens)``             which keys each query may attend
 * ``data_flow_diagram(tokens)``            one head's path: tokens, X, Q/K/V, scores, weights, output
 * ``layer_head_grids(panels, titles)``     one (layers x heads) grid per measured quantity
+* ``length_curve(lengths, curves)``       accuracy against sentence length (trained models)
+* ``alignment_heatmaps(panels)``           trained attention weights with the true alignment
 
 Colours: viridis (Smith & van der Walt, 2015) and the Okabe-Ito palette (Okabe & Ito, 2008),
 both readable with the common colour-vision deficiencies.
@@ -409,4 +411,101 @@ def layer_head_grids(panels, titles, *, vmin: float, vmax: float, cmap: str, lab
         ax.set_ylabel("layer")
         ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=axes, label=label, shrink=0.9)
+    return fig
+
+
+def length_curve(lengths, curves: dict, *, chance: float | None = None):
+    """Accuracy against source length for several models, in the manner of Bahdanau,
+    Cho & Bengio (2015), Figure 2 (there: BLEU against sentence length).
+
+    Parameters
+    ----------
+    lengths : sequence of int, the source lengths (x axis), shape (n,)
+    curves : dict, model name -> dict with "token" and "sentence" accuracies in [0, 1],
+        each of shape (n,). Drawn in the Okabe-Ito colours, one marker per model.
+    chance : float, optional -- token accuracy of guessing, drawn as a dotted line
+
+    Returns
+    -------
+    matplotlib.figure.Figure with two panels: token accuracy and sentence accuracy (in %).
+
+    Raises
+    ------
+    ValueError
+        If an accuracy curve does not have one value per length or leaves [0, 1].
+
+    Source: the presentation of Bahdanau, Cho & Bengio (2015), Figure 2.
+    """
+    x = np.asarray(lengths)
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
+    markers = ("o", "s", "^", "D")
+    for k, (name, acc) in enumerate(curves.items()):
+        for ax, what in zip(axes, ("token", "sentence")):
+            y = np.asarray(acc[what], dtype=float)
+            if y.shape != x.shape or not ((0 <= y) & (y <= 1)).all():
+                raise ValueError(f"{name!r} {what} accuracy must be {x.shape} values in [0, 1]; "
+                                 f"got {y}")
+            ax.plot(x, 100 * y, marker=markers[k % 4], color=OKABE_ITO[(0, 5, 2, 3)[k % 4]],
+                    label=name)
+    if chance is not None:
+        axes[0].axhline(100 * chance, ls=":", color=OKABE_ITO[7], label="guessing")
+    for ax, what in zip(axes, ("words translated correctly (%)",
+                               "sentences entirely correct (%)")):
+        ax.set_xlabel("source sentence length (words)")
+        ax.set_ylabel(what)
+        ax.set_ylim(-3, 103)
+        ax.set_xticks(x)
+    axes[0].legend(frameon=False, loc="center right")
+    return fig
+
+
+def alignment_heatmaps(panels, *, panel_height: float = 3.6):
+    """Trained attention weights of whole sentences, one panel per sentence, with the
+    correct alignment marked (Bahdanau, Cho & Bengio 2015, Figure 3).
+
+    Parameters
+    ----------
+    panels : sequence of dicts with keys
+        "weights" of shape (L_target, L_source), in [0, 1], rows: target words, columns:
+        source words;
+        "source", "target": word labels; optional "alignment" (L_target,) int: the source
+        position each target word translates, marked with a red-orange ring;
+        optional "title".
+
+    Returns
+    -------
+    matplotlib.figure.Figure, panel widths proportional to the source lengths, colour
+    scale fixed to 0-1 (viridis).
+
+    Raises
+    ------
+    ValueError
+        If a panel's weights are not 2-D probabilities or its labels do not fit.
+
+    Source: the presentation of Bahdanau, Cho & Bengio (2015), Figure 3.
+    """
+    widths = [len(p["source"]) for p in panels]
+    total = sum(widths)
+    fig, axes = plt.subplots(1, len(panels), figsize=(0.26 * total + 1.8 * len(panels),
+                                                      panel_height),
+                             width_ratios=widths, squeeze=False, layout="constrained")
+    image = None
+    for ax, p in zip(axes[0], panels):
+        w = _as_probabilities(p["weights"], "weights")
+        if w.ndim != 2:
+            raise ValueError(f"weights must be (L_target, L_source); got {w.shape}")
+        _check_labels(p["target"], w.shape[0], "target")
+        _check_labels(p["source"], w.shape[1], "source")
+        image = ax.imshow(w, vmin=0.0, vmax=1.0, cmap=WEIGHT_CMAP, aspect="equal")
+        if p.get("alignment") is not None:
+            rows = np.arange(w.shape[0])
+            ax.scatter(np.asarray(p["alignment"]), rows, s=60, facecolors="none",
+                       edgecolors=OKABE_ITO[5], linewidths=1.2, label="correct alignment")
+        ax.set_xticks(range(w.shape[1]), labels=p["source"], rotation=90)
+        ax.set_yticks(range(w.shape[0]), labels=p["target"])
+        ax.set_xlabel("source word (key)")
+        ax.set_ylabel("target word being written (query)")
+        if p.get("title"):
+            ax.set_title(p["title"])
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="attention weight")
     return fig
