@@ -551,7 +551,8 @@ def mask_svg(state: dict) -> str:
 def _mask_rows(s):
     allowed = s["mask"].sum(axis=1)
     last = int(np.flatnonzero(s["mask"].any(axis=1))[-1])
-    return [("tokens", " | ".join(s["tokens"])), ("keys allowed per query", _fmt(allowed)),
+    return [("tokens", " | ".join(s["tokens"])),
+            ("keys allowed per query", str(allowed.tolist())),
             ("row sums of the weights", _fmt(s["weights"].sum(axis=1))),
             (f"weights of the last query that attends ({s['tokens'][last]})",
              _fmt(s["weights"][last]))]

@@ -52,7 +52,7 @@ def bar_chart(values, labels, *, title: str, y_range=(0.0, 1.0), fmt: str = "{:.
     """
     v = np.atleast_2d(np.asarray(values, dtype=float))
     lo, hi = float(y_range[0]), float(y_range[1])
-    left, right, top, bottom = 34, 8, 22, 34
+    left, right, top, bottom = 40, 8, 22, 34
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def y(val):
@@ -65,7 +65,7 @@ def bar_chart(values, labels, *, title: str, y_range=(0.0, 1.0), fmt: str = "{:.
     for tick in np.linspace(lo, hi, 3):
         parts.append(f"<line x1='{left}' x2='{width - right}' y1='{y(tick):.1f}' "
                      f"y2='{y(tick):.1f}' stroke='#ddd'/>")
-        parts.append(_text(left - 4, y(tick) + 4, f"{tick:g}", anchor="end", size=9))
+        parts.append(_text(left - 4, y(tick) + 4, f"{tick:.2g}", anchor="end", size=9))
     zero = y(0.0)
     for s in range(n_series):
         color = OKABE_ITO[s % len(OKABE_ITO)] if n_series > 1 else OKABE_ITO[(s + 4) % 8]
