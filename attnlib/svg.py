@@ -94,21 +94,23 @@ def bar_chart(values, labels, *, title: str, y_range=(0.0, 1.0), fmt: str = "{:.
 
 def arrows(vectors, labels, *, title: str, extent: float = 3.0, colors=None,
            size: int = 220) -> str:
-    """2-D arrows from the origin on square axes from ``-extent`` to ``extent``."""
+    """2-D arrows from the origin on square axes from ``-extent`` to ``extent``; the labels
+    are listed under the plot in the arrows' colours (so that they never overlap)."""
     pad = 14
     scale = (size - 2 * pad) / (2 * extent)
 
     def px(p):
         return pad + (p[0] + extent) * scale, pad + 8 + (extent - p[1]) * scale
 
-    parts = [_open(size, size + 8, title), _text(size / 2, 12, title, weight="bold")]
+    height = size + 8 + 13 * len(labels)
+    parts = [_open(size, height, title), _text(size / 2, 12, title, weight="bold")]
     cx, cy = px((0.0, 0.0))
     parts.append(f"<line x1='{pad}' x2='{size - pad}' y1='{cy:.1f}' y2='{cy:.1f}' "
                  "stroke='#bbb'/>")
     parts.append(f"<line x1='{cx:.1f}' x2='{cx:.1f}' y1='{pad + 8}' y2='{size - pad + 8}' "
                  "stroke='#bbb'/>")
     colors = colors or [OKABE_ITO[(j + 1) % 8] for j in range(len(labels))]
-    for vec, label, color in zip(vectors, labels, colors):
+    for k, (vec, label, color) in enumerate(zip(vectors, labels, colors)):
         x1, y1 = px(vec)
         length = float(np.hypot(x1 - cx, y1 - cy))
         if length > 1e-9:
@@ -122,9 +124,10 @@ def arrows(vectors, labels, *, title: str, extent: float = 3.0, colors=None,
                          f"fill='{color}'/>")
         else:
             parts.append(f"<circle cx='{cx:.1f}' cy='{cy:.1f}' r='3' fill='{color}'/>")
-        anchor = "start" if x1 <= size - 60 else "end"
-        parts.append(_text(x1 + (3 if anchor == "start" else -3), y1 - 4, label,
-                           anchor=anchor, size=10, color=color))
+        y_label = size + 8 + 13 * k + 4
+        parts.append(f"<line x1='{pad}' x2='{pad + 14}' y1='{y_label - 4}' "
+                     f"y2='{y_label - 4}' stroke='{color}' stroke-width='2'/>")
+        parts.append(_text(pad + 18, y_label, label, anchor="start", size=10, color=color))
     parts.append("</svg>")
     return "".join(parts)
 
