@@ -28,6 +28,9 @@ scaling     why scores are divided by sqrt(d_k): the variance argument, simulate
               mean_max_weight(rng, d_k, n_keys=10, n_samples=2000, scaled=True)
 minilm      a real pretrained encoder (all-MiniLM-L6-v2) in numpy: weights, norms, interventions
 explorers   interactive explorers (score, scale, query, mask, head): pure state, figure, widget
+precomputed  explorers for the static website: controls jslinked to precomputed states
+              PrecomputedExplorer(controls, render, name=...), Control(description, options)
+svg         small SVG drawings of explorer states: bar_chart, arrows, heatmap, line_chart
 exercises   checkers for the chapters' exercises: check_close, check_function, one module per topic
 bottleneck  an RNN encoder's single context vector versus attention over all its states
               rnn_encode(x, W_x, W_h, b) -> (states, final), init_rnn(rng, m, h),

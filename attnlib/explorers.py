@@ -15,11 +15,14 @@ accepts the controls' extreme values without raising.
 """
 from __future__ import annotations
 
+import functools
 import html
 import io
+import itertools
 import math
 
 import matplotlib.pyplot as plt
+from matplotlib.colors import ListedColormap
 import numpy as np
 
 from . import examples
@@ -30,6 +33,8 @@ from .scaling import score_variance
 from .scores import dot_product_scores, scaled_dot_product_scores
 from .plots import OKABE_ITO, WEIGHT_CMAP, access_map, mixture_bars
 from .softmax import softmax
+from . import svg
+from .precomputed import Control, PrecomputedExplorer, figure_png, readout_table
 
 __all__ = [
     "scores_state", "scores_figure", "ScoresExplorer",
@@ -82,6 +87,22 @@ def scores_figure(state: dict, tokens) -> plt.Figure:
                                       figsize=(7.0, 2.8), fmt="%.3f")
 
 
+def scores_svg(state: dict, tokens, output_range) -> str:
+    """The weights (each bar labelled with its token and score) and the output's coordinates."""
+    labels = [f"{t}\nscore {s:g}" for t, s in zip(tokens, state["scores"])]
+    return svg.side_by_side(
+        svg.bar_chart(state["weights"], labels, title="attention weights"),
+        svg.bar_chart(state["output"], [f"out[{i}]" for i in range(state["output"].size)],
+                      title="output = weighted sum of values", y_range=output_range,
+                      width=200))
+
+
+def _value_range(values):
+    """Axis range for a weighted sum of ``values``: it always lies within their range."""
+    v = np.asarray(values, dtype=float)
+    return float(min(0.0, v.min())), float(max(0.0, v.max()))
+
+
 def _weights_and_output_figure(weights, tokens, output, weights_title, output_title, *,
                                figsize, fmt):
     """Mixture bars (left) and the bars of an output vector's coordinates (right)."""
@@ -93,6 +114,11 @@ def _weights_and_output_figure(weights, tokens, output, weights_title, output_ti
     ax_o.axhline(0, color="black", linewidth=0.6)
     ax_o.set_title(output_title)
     return fig
+
+
+def _scores_rows(state):
+    return [("scores", _fmt(state["scores"])), ("weights", _fmt(state["weights"])),
+            ("output", _fmt(state["output"]))]
 
 
 class _Explorer:
@@ -159,11 +185,37 @@ class ScoresExplorer(_Explorer):
         return scores_state([s.value for s in self.sliders], self.values)
 
     def rows(self):
-        return [("scores", _fmt(self.state["scores"])), ("weights", _fmt(self.state["weights"])),
-                ("output", _fmt(self.state["output"]))]
+        return _scores_rows(self.state)
 
     def figure(self):
         return scores_figure(self.state, self.tokens)
+
+    def precomputed(self, vary=(-1,), *, shift: bool = False,
+                    grid=tuple(range(-2, 9))) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: the scores of the positions ``vary``
+        (indices) take the values of ``grid``, the others stay at this explorer's scores;
+        with ``shift``, a second control adds one amount (-4 ... 4) to every score.
+        """
+        base = np.array([s.value for s in self.sliders])
+        controls = [Control.numbers(f"score of {self.tokens[i]}", grid, base[i])
+                    for i in vary]
+        if shift:
+            controls.append(Control.numbers("added to every score", range(-4, 5), 0,
+                                            fmt="{:+g}"))
+        output_range = _value_range(self.values)
+
+        def render(*chosen):
+            scores = base.copy()
+            for i, value in zip(vary, chosen):
+                scores[i] = value
+            if shift:
+                scores = scores + chosen[-1]
+            state = scores_state(scores, self.values)
+            return (scores_svg(state, self.tokens, output_range)
+                    + readout_table(_scores_rows(state)))
+
+        return PrecomputedExplorer(controls, render, name="scores explorer",
+                                   fallback_png=figure_png(self.figure()))
 
 
 # --------------------------------------------------------------------------- scale / temperature
@@ -224,6 +276,17 @@ def scale_figure(state: dict, tokens) -> plt.Figure:
     return fig
 
 
+def scale_svg(state: dict, tokens) -> str:
+    """The weights of the scaled scores (each bar labelled with its scaled score)."""
+    labels = [f"{t}\nscore {s:.2f}" for t, s in zip(tokens, state["scaled_scores"])]
+    return svg.bar_chart(state["weights"], labels, title="weights at this scale", width=320)
+
+
+def _scale_rows(s):
+    return [("scaled scores", _fmt(s["scaled_scores"])), ("weights", _fmt(s["weights"])),
+            ("largest weight", _fmt(s["max_weight"])), ("entropy (nats)", _fmt(s["entropy"]))]
+
+
 class ScaleExplorer(_Explorer):
     """Choose d_k and a temperature; see the weights of fixed raw scores sharpen or flatten.
 
@@ -253,12 +316,27 @@ class ScaleExplorer(_Explorer):
         return scale_state(self.raw_scores, self.d_k.value, self.temperature.value)
 
     def rows(self):
-        s = self.state
-        return [("scaled scores", _fmt(s["scaled_scores"])), ("weights", _fmt(s["weights"])),
-                ("largest weight", _fmt(s["max_weight"])), ("entropy (nats)", _fmt(s["entropy"]))]
+        return _scale_rows(self.state)
 
     def figure(self):
         return scale_figure(self.state, self.tokens)
+
+    TEMPERATURES = tuple(10 ** (k / 4) for k in range(-4, 5))   # 0.1 ... 10, 9 positions
+
+    def precomputed(self) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: every d_k of :attr:`DK_CHOICES` times
+        nine temperatures from 0.1 to 10."""
+        controls = [Control.numbers("key width d_k (scores divided by √d_k)",
+                                    self.DK_CHOICES, self.d_k.value),
+                    Control.numbers("temperature (divides the scores once more)",
+                                    self.TEMPERATURES, 1.0, fmt="{:.2f}")]
+
+        def render(d_k, temperature):
+            state = scale_state(self.raw_scores, d_k, temperature, variance_dims=())
+            return scale_svg(state, self.tokens) + readout_table(_scale_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="scale explorer",
+                                   fallback_png=figure_png(self.figure()))
 
 
 # --------------------------------------------------------------------------- query/key playground
@@ -313,6 +391,23 @@ def query_key_figure(state: dict, query, keys, values, tokens) -> plt.Figure:
     return fig
 
 
+def query_key_svg(state: dict, query, keys, values, tokens, extent: float = 3.2) -> str:
+    """The query among the keys (each labelled with its weight), and the output among the
+    values, on fixed axes from ``-extent`` to ``extent``."""
+    colors = [OKABE_ITO[(j + 1) % len(OKABE_ITO)] for j in range(len(tokens))] + ["black"]
+    key_labels = [f"k {t} (w={w:.2f})" for t, w in zip(tokens, state["weights"])]
+    return svg.side_by_side(
+        svg.arrows(list(keys) + [query], key_labels + ["query"], colors=colors,
+                   title="query and keys", extent=extent),
+        svg.arrows(list(values) + [state["output"]], [f"v {t}" for t in tokens] + ["output"],
+                   colors=colors, title="values and output", extent=extent))
+
+
+def _query_key_rows(state):
+    return [("scores q·k/√2", _fmt(state["scores"])), ("weights", _fmt(state["weights"])),
+            ("output", _fmt(state["output"]))]
+
+
 class QueryKeyExplorer(_Explorer):
     """Move a 2-D query (and the keys) with sliders; scores, weights and output follow.
 
@@ -349,11 +444,37 @@ class QueryKeyExplorer(_Explorer):
         return query_key_state(self.query, self.keys, self.values)
 
     def rows(self):
-        return [("scores q·k/√2", _fmt(self.state["scores"])), ("weights", _fmt(self.state["weights"])),
-                ("output", _fmt(self.state["output"]))]
+        return _query_key_rows(self.state)
 
     def figure(self):
         return query_key_figure(self.state, self.query, self.keys, self.values, self.tokens)
+
+    DIRECTIONS = tuple(22.5 * k for k in range(16))                      # degrees
+    LENGTHS = (0.0, 0.25, 0.5, 0.75, 1.0, math.sqrt(2), 2.0, 2.5, 3.0)
+
+    def precomputed(self) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: the query's direction (16 positions,
+        22.5° apart, counter-clockwise from the x axis) and length (9 positions, 0 to 3);
+        the keys stay at this explorer's keys."""
+        q = self.query
+        length = float(np.hypot(*q))
+        angle = math.degrees(math.atan2(q[1], q[0])) % 360 if length else 0.0
+        controls = [Control.numbers("query direction (degrees from the x axis)",
+                                    self.DIRECTIONS, angle, fmt="{:g}°"),
+                    Control.numbers("query length", self.LENGTHS, length, fmt="{:.2f}")]
+        keys = self.keys
+
+        def render(direction, length):
+            query = length * np.array([math.cos(math.radians(direction)),
+                                       math.sin(math.radians(direction))])   # (2,)
+            query = np.round(query, 12) + 0.0
+            state = query_key_state(query, keys, self.values)
+            rows = [("query", _fmt(query))] + _query_key_rows(state)
+            return (query_key_svg(state, query, keys, self.values, self.tokens)
+                    + readout_table(rows))
+
+        return PrecomputedExplorer(controls, render, name="query and key explorer",
+                                   fallback_png=figure_png(self.figure()))
 
 
 # --------------------------------------------------------------------------- masks
@@ -416,6 +537,27 @@ def mask_figure(state: dict) -> plt.Figure:
     return fig
 
 
+ACCESS_CMAP = ListedColormap(["#f2f2f2", OKABE_ITO[0]])
+
+
+def mask_svg(state: dict) -> str:
+    """Which keys each query may attend (blue) next to the weights that are left."""
+    t = state["tokens"]
+    return svg.side_by_side(
+        svg.heatmap(state["mask"], t, t, title="may attend (blue)", cmap=ACCESS_CMAP),
+        svg.heatmap(state["weights"], None, t, title="weights (random scores)"))
+
+
+def _mask_rows(s):
+    allowed = s["mask"].sum(axis=1)
+    last = int(np.flatnonzero(s["mask"].any(axis=1))[-1])
+    return [("tokens", " | ".join(s["tokens"])),
+            ("keys allowed per query", str(allowed.tolist())),
+            ("row sums of the weights", _fmt(s["weights"].sum(axis=1))),
+            (f"weights of the last query that attends ({s['tokens'][last]})",
+             _fmt(s["weights"][last]))]
+
+
 class MaskExplorer(_Explorer):
     """Edit a sentence and choose causal, bidirectional or padding; see access and weights.
 
@@ -442,13 +584,31 @@ class MaskExplorer(_Explorer):
         return mask_state(self.tokens(), self.kind.value, pad_to=self.pad_to.value)
 
     def rows(self):
-        s = self.state
-        allowed = s["mask"].sum(axis=1)
-        return [("tokens", " | ".join(s["tokens"])), ("keys allowed per query", _fmt(allowed)),
-                ("row sums of the weights", _fmt(s["weights"].sum(axis=1)))]
+        return _mask_rows(self.state)
 
     def figure(self):
         return mask_figure(self.state)
+
+    SENTENCES = (" ".join(examples.FLOOD_TOKENS), "The cat sat on the mat .",
+                 "I love building distributed systems")
+
+    def precomputed(self, sentences=SENTENCES) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: the three masks times a few sentences
+        (tokens split at spaces; padding adds two [PAD] tokens)."""
+        sentences = list(sentences)
+        default = self.sentence.value if self.sentence.value in sentences else sentences[0]
+        controls = [Control("mask", tuple((k, k) for k in MASK_KINDS),
+                            MASK_KINDS.index(self.kind.value), kind="radio"),
+                    Control("sentence", tuple((s, s) for s in sentences),
+                            sentences.index(default), kind="dropdown")]
+
+        def render(kind, sentence):
+            tokens = tuple(sentence.split())
+            state = mask_state(tokens, kind, pad_to=len(tokens) + 2)
+            return mask_svg(state) + readout_table(_mask_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="mask explorer",
+                                   fallback_png=figure_png(self.figure()))
 
 
 # --------------------------------------------------------------------------- heads
@@ -490,6 +650,23 @@ def heads_figure(state: dict, tokens) -> plt.Figure:
                                       figsize=(7.5, 2.9), fmt="%.2f")
 
 
+def heads_svg(state: dict, tokens, output_range) -> str:
+    """Each head's weights as grouped bars, and the projected output on a fixed axis."""
+    H = state["weights"].shape[0]
+    return svg.side_by_side(
+        svg.bar_chart(state["weights"], tokens, title="one mixture per head",
+                      series=[f"head {h + 1}" for h in range(H)], width=320),
+        svg.bar_chart(state["output"], [f"out[{i}]" for i in range(state["output"].size)],
+                      title="concat(heads) · W_O", y_range=output_range, width=200))
+
+
+def _heads_rows(s):
+    rows = [(f"head {h + 1} weights", _fmt(w)) for h, w in enumerate(s["weights"])]
+    rows += [("concatenated head outputs", _fmt(s["concatenated"])),
+             ("output (· W_O)", _fmt(s["output"]))]
+    return rows
+
+
 class HeadsExplorer(_Explorer):
     """Two or more heads side by side: edit each head's scores; mixtures, concat and W_O follow.
 
@@ -525,18 +702,38 @@ class HeadsExplorer(_Explorer):
         return heads_state(self.head_scores(), self.values, self.W_O)
 
     def rows(self):
-        s = self.state
-        rows = [(f"head {h + 1} weights", _fmt(w)) for h, w in enumerate(s["weights"])]
-        rows += [("concatenated head outputs", _fmt(s["concatenated"])),
-                 ("output (· W_O)", _fmt(s["output"]))]
-        return rows
+        return _heads_rows(self.state)
 
     def figure(self):
         return heads_figure(self.state, self.tokens)
 
+    def precomputed(self, edits=((0, 0), (1, 1)), grid=tuple(range(-3, 6))
+                    ) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: one score of each of two heads
+        (``edits`` = (head, position) pairs) takes the values of ``grid``."""
+        base = self.head_scores()
+        controls = [Control.numbers(f"head {h + 1}: score of {self.tokens[j]}", grid,
+                                    base[h, j]) for h, j in edits]
+        states = {}
+        for chosen in itertools.product(*(c.values for c in controls)):
+            scores = base.copy()
+            for (h, j), value in zip(edits, chosen):
+                scores[h, j] = value
+            states[chosen] = heads_state(scores, self.values, self.W_O)
+        outputs = np.array([st["output"] for st in states.values()])
+        output_range = (min(0.0, float(outputs.min())), max(0.0, float(outputs.max())))
+
+        def render(*chosen):
+            state = states[chosen]
+            return heads_svg(state, self.tokens, output_range) + readout_table(_heads_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="heads explorer",
+                                   fallback_png=figure_png(self.figure()))
+
 
 # --------------------------------------------------------------------------- cost
-def cost_state(n: int, d: int = 64, *, heads: int = 1, block: int = 256, bytes_per_number: int = 4) -> dict:
+def cost_state(n: int, d: int = 64, *, heads: int = 1, block=None,
+               bytes_per_number: int = 4) -> dict:
     """What one attention layer costs at sequence length ``n`` (counted, not measured).
 
     Parameters
@@ -544,79 +741,151 @@ def cost_state(n: int, d: int = 64, *, heads: int = 1, block: int = 256, bytes_p
     n : int >= 1, sequence length (self-attention: ``L_q = L_k = n``)
     d : int >= 1, features per head (``d_k = d_v = d``)
     heads : int >= 1
-    block : int >= 1, tile size of tiled attention (queries and keys)
+    block : None, int or (int, int), the tile of tiled attention (queries x keys); None (the
+        default) is :func:`attnlib.tiled.default_block_sizes`, the tile
+        ``attnlib.tiled_attention`` uses (256 x 1,024 for long sequences); an int is a square
+        tile. Tiles are capped at ``n``.
     bytes_per_number : 4 for float32, 2 for float16, 8 for float64
 
     Returns
     -------
-    dict with the inputs (``block`` capped at ``n``), ``score_entries`` (= heads * n^2), ``plain_scores_bytes`` (the full score table),
-    ``tiled_scores_bytes`` (one block x block tile per head plus running max and sum per query)
-    and ``flops`` (about 4 n^2 d per head: n^2 d multiply-adds for Q K^T and as many for the
-    weighted sum, two flops each).
+    dict with the inputs, ``block_q`` and ``block_k`` (the tile), ``score_entries``
+    (= heads * n^2), ``plain_scores_bytes`` (the full score table), ``tile_bytes`` (one tile
+    per head), ``running_max_bytes`` and ``running_sum_bytes`` (one number per query and
+    head each), ``running_weighted_sum_bytes`` (``d`` numbers per query and head, the size
+    of the output), ``tiled_scores_bytes`` (tile + running maximum + running sum: what
+    replaces the score table) and ``flops`` (about 4 n^2 d per head: n^2 d multiply-adds for
+    Q K^T and as many for the weighted sum, two flops each).
 
     Raises
     ------
     ValueError if any count is below 1.
+
+    Source: Dao et al. (2022), section 3.1, for the tiles and the running statistics.
     """
-    for name, value in (("n", n), ("d", d), ("heads", heads), ("block", block),
-                        ("bytes_per_number", bytes_per_number)):
+    from .tiled import default_block_sizes
+
+    for name, value in (("n", n), ("d", d), ("heads", heads), ("bytes_per_number",
+                                                                bytes_per_number)):
         if int(value) < 1:
             raise ValueError(f"{name} must be at least 1; got {value}")
-    n, d, heads, block = int(n), int(d), int(heads), int(block)
+    n, d, heads = int(n), int(d), int(heads)
+    if block is None:
+        block_q, block_k = default_block_sizes(n, n)
+    else:
+        sizes = (block, block) if np.ndim(block) == 0 else tuple(block)
+        if len(sizes) != 2 or min(int(b) for b in sizes) < 1:
+            raise ValueError(f"block must be a positive int or a pair of them; got {block!r}")
+        block_q, block_k = min(int(sizes[0]), n), min(int(sizes[1]), n)
     entries = heads * n * n
-    tile = min(block, n)
-    return {"n": n, "d": d, "heads": heads, "block": tile, "bytes_per_number": bytes_per_number,
+    per_query = heads * n * bytes_per_number
+    tile = heads * block_q * block_k * bytes_per_number
+    return {"n": n, "d": d, "heads": heads, "block_q": block_q, "block_k": block_k,
+            "block": block, "bytes_per_number": bytes_per_number,
             "score_entries": entries,
             "plain_scores_bytes": entries * bytes_per_number,
-            "tiled_scores_bytes": heads * (tile * tile + 2 * n) * bytes_per_number,
+            "tile_bytes": tile, "running_max_bytes": per_query,
+            "running_sum_bytes": per_query, "running_weighted_sum_bytes": per_query * d,
+            "tiled_scores_bytes": tile + 2 * per_query,
             "flops": 4 * heads * n * n * d}
+
+
+def _cost_curves(state: dict, max_n: int = 131_072):
+    ns = np.unique(np.geomspace(16, max(max_n, state["n"]), 40).astype(int))
+    costs = [cost_state(k, state["d"], heads=state["heads"], block=state["block"],
+                        bytes_per_number=state["bytes_per_number"]) for k in ns]
+    return (ns, [c["plain_scores_bytes"] / 2**20 for c in costs],
+            [c["tiled_scores_bytes"] / 2**20 for c in costs])
+
+
+def _tile_name(state: dict) -> str:
+    return ("the default tile (at most 256 × 1,024)" if state["block"] is None
+            else f"{state['block_q']:,} × {state['block_k']:,} tiles")
 
 
 def cost_figure(state: dict, *, max_n: int = 131_072) -> plt.Figure:
     """Score-table memory of plain and tiled attention against n (log-log), this n marked."""
-    ns = np.unique(np.geomspace(16, max(max_n, state["n"]), 40).astype(int))
-    tile = state["block"]
-    plain = [cost_state(k, state["d"], heads=state["heads"], block=tile,
-                        bytes_per_number=state["bytes_per_number"]) for k in ns]
+    ns, plain, tiled = _cost_curves(state, max_n)
     fig, ax = plt.subplots(figsize=(6.0, 3.2), layout="constrained")
-    ax.loglog(ns, [c["plain_scores_bytes"] / 2**20 for c in plain], color=OKABE_ITO[0],
-              label="plain: the whole n × n table")
-    ax.loglog(ns, [c["tiled_scores_bytes"] / 2**20 for c in plain], "--", color=OKABE_ITO[1],
-              label=f"tiled: one {tile} × {tile} tile")
+    ax.loglog(ns, plain, color=OKABE_ITO[0], label="plain: the whole n × n table")
+    ax.loglog(ns, tiled, "--", color=OKABE_ITO[1],
+              label=f"tiled, {_tile_name(state)}: one tile + running max and sum")
     ax.axvline(state["n"], color="grey", lw=0.8)
     ax.set_xlabel("sequence length n")
     ax.set_ylabel("score memory (MiB)")
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, fontsize=8)
     return fig
 
 
+def cost_svg(state: dict, *, max_n: int = 131_072) -> str:
+    """The curves of :func:`cost_figure` as a drawing (fixed axes; this n dashed)."""
+    ns, plain, tiled = _cost_curves(state, max_n)
+    return svg.line_chart(ns, {"plain: the whole n × n table": plain,
+                               "tiled: one tile + running max and sum": tiled},
+                          title=f"score memory, {state['heads']} head(s), float32",
+                          xlabel="sequence length n", ylabel="MiB", mark_x=state["n"],
+                          width=420)
+
+
+def _cost_rows(s):
+    mib = 2**20
+    return [("score entries", f"{s['score_entries']:,}"),
+            ("plain: score table (float32)", f"{s['plain_scores_bytes'] / mib:,.3f} MiB"),
+            ("tiled: one tile per head",
+             f"{s['block_q']:,} × {s['block_k']:,} = {s['tile_bytes'] / mib:,.3f} MiB"),
+            ("tiled: running maximum (one per query)", f"{s['running_max_bytes'] / mib:,.3f} MiB"),
+            ("tiled: running sum (one per query)", f"{s['running_sum_bytes'] / mib:,.3f} MiB"),
+            ("tiled: running weighted sum of values (d per query, the output's size)",
+             f"{s['running_weighted_sum_bytes'] / mib:,.3f} MiB"),
+            ("floating-point operations (both forms)", f"{s['flops']:,}")]
+
+
 class CostExplorer(_Explorer):
-    """Slide the sequence length, width, heads and tile size; see entries, memory and FLOPs."""
+    """Slide the sequence length, width and heads, choose a tile; see entries, memory, FLOPs."""
+
+    TILES = (("attnlib's default (up to 256 × 1,024)", None), ("64 × 64", 64),
+             ("128 × 128", 128), ("256 × 256", 256), ("512 × 512", 512),
+             ("1,024 × 1,024", 1024))
 
     def __init__(self, *, live_figure: bool = True):
         super().__init__(live_figure)
         w = self._widgets
         style = {"description_width": "initial"}
         self.n = w.IntSlider(value=1_000, min=1, max=100_000, step=1,
-                             description="sequence length n", style=style)
+                             description="sequence length n (tokens)", style=style)
         self.d = w.IntSlider(value=64, min=1, max=256, description="d per head", style=style)
         self.heads = w.IntSlider(value=1, min=1, max=16, description="heads", style=style)
-        self.block = w.IntSlider(value=256, min=1, max=4096, description="tile size", style=style)
+        self.block = w.Dropdown(options=self.TILES, value=None,
+                                description="tile (queries × keys)", style=style)
         self.controls = [self.n, self.d, self.heads, self.block]
         self._connect(self.controls)
 
     def compute(self) -> dict:
-        return cost_state(self.n.value, self.d.value, heads=self.heads.value, block=self.block.value)
+        return cost_state(self.n.value, self.d.value, heads=self.heads.value,
+                          block=self.block.value)
 
     def rows(self):
-        s = self.state
-        return [("score entries", f"{s['score_entries']:,}"),
-                ("plain score memory (float32)", f"{s['plain_scores_bytes'] / 2**20:,.1f} MiB"),
-                ("tiled score memory (float32)", f"{s['tiled_scores_bytes'] / 2**20:,.3f} MiB"),
-                ("floating-point operations", f"{s['flops']:,}")]
+        return _cost_rows(self.state)
 
     def figure(self):
         return cost_figure(self.state)
+
+    LENGTHS = tuple(2 ** k for k in range(7, 18))         # 128 ... 131,072 tokens
+    HEADS = (1, 2, 4, 8, 12, 16)
+
+    def precomputed(self) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: eleven sequence lengths (128 to
+        131,072 tokens, each twice the last) times 1 to 16 heads; d and the tile as set here."""
+        controls = [Control.numbers("sequence length n (tokens)", self.LENGTHS, 1024,
+                                    fmt="{:,}"),
+                    Control.numbers("heads", self.HEADS, self.heads.value)]
+
+        def render(n, heads):
+            state = cost_state(n, self.d.value, heads=heads, block=self.block.value)
+            return cost_svg(state) + readout_table(_cost_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="cost explorer",
+                                   fallback_png=figure_png(self.figure()))
 
 
 # --------------------------------------------------------------------------- learned vs computed
@@ -659,6 +928,20 @@ def learned_figure(state: dict) -> plt.Figure:
     return fig
 
 
+def learned_svg(state: dict) -> str:
+    """The ambiguous word's weights over the sentence, the prediction in the title."""
+    words = state["words"]
+    return svg.bar_chart(state["weights"], words,
+                         title=f"attention from '{state['ambiguous']}': predicted sense "
+                               f"'{state['sense']}' (p = {state['probs'].max():.2f})",
+                         width=max(360, 62 * len(words)))
+
+
+def _learned_rows(s):
+    return [("words", " | ".join(s["words"])), ("weights", _fmt(s["weights"])),
+            ("predicted sense", f"{s['sense']} (p = {s['probs'].max():.4f})")]
+
+
 class LearnedExplorer(_Explorer):
     """Edit a sentence; a trained model with frozen parameters computes new attention weights.
 
@@ -691,15 +974,40 @@ class LearnedExplorer(_Explorer):
         return self._last_good
 
     def rows(self):
-        s = self.state
-        rows = [("words", " | ".join(s["words"])), ("weights", _fmt(s["weights"])),
-                ("predicted sense", f"{s['sense']} (p = {s['probs'].max():.4f})")]
+        rows = _learned_rows(self.state)
         if self.error:
             rows.insert(0, ("not understood", self.error))
         return rows
 
     def figure(self):
         return learned_figure(self.state)
+
+    SENTENCES = (
+        "The fisherman repaired his net beside the bank.",
+        "The bank was crowded because people were waiting to withdraw money.",
+        "The cashier was waiting with the loan in the bank.",
+        "The fisherman was waiting to withdraw money in the bank.",
+        "The bank was crowded.",
+        "The bat was in the cave with wings and fur.",
+        "The pitcher was waiting with the bat and a glove.",
+        "In april the spring flowers blossom.",
+        "The mattress spring was metal.",
+    )
+
+    def precomputed(self, sentences=SENTENCES) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: a few sentences to choose from (the
+        live explorer takes any sentence in the task's vocabulary)."""
+        sentences = list(sentences)
+        default = self.sentence.value if self.sentence.value in sentences else sentences[0]
+        controls = [Control("sentence", tuple((t, t) for t in sentences),
+                            sentences.index(default), kind="dropdown")]
+
+        def render(sentence):
+            state = learned_state(self.model, sentence)
+            return learned_svg(state) + readout_table(_learned_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="learned-attention explorer",
+                                   fallback_png=figure_png(self.figure()))
 
 
 # --------------------------------------------------------------------------- a real model
@@ -727,13 +1035,37 @@ def model_state(sentence: str, layer: int, head: int) -> dict:
 
     if not 0 <= int(layer) < 6 or not 0 <= int(head) < 12:
         raise ValueError(f"layer must be in 0..5 and head in 0..11; got layer={layer}, head={head}")
-    out = minilm.forward(sentence)
+    out = _minilm_forward(sentence)
     weights = out.attention[int(layer), int(head)]
     norms = minilm.weighted_norms(weights, out.transformed[int(layer), int(head)])
     totals = norms.sum(axis=-1, keepdims=True)
     share = np.divide(norms, totals, out=np.zeros_like(norms), where=totals > 0)
     return {"tokens": list(out.tokens), "layer": int(layer), "head": int(head),
             "weights": weights, "norms": norms, "norm_share": share}
+
+
+@functools.lru_cache(maxsize=8)
+def _minilm_forward(sentence: str):
+    """One forward pass per sentence, shared by all the layers and heads explored on it."""
+    from . import minilm
+
+    return minilm.forward(sentence)
+
+
+def model_svg(state: dict) -> str:
+    """The head's weights next to its norm-weighted contributions (shares of each row)."""
+    t = state["tokens"]
+    return svg.side_by_side(
+        svg.heatmap(state["weights"], t, t, cell=16,
+                    title=f"weights, layer {state['layer']} head {state['head']}"),
+        svg.heatmap(state["norm_share"], None, t, cell=16,
+                    title="norm-weighted ||α f(x)||, share per row"))
+
+
+def _model_rows(s):
+    return [("tokens", " | ".join(s["tokens"])),
+            ("mean weight on [CLS]", _fmt(s["weights"][:, 0].mean())),
+            ("mean norm share of [CLS]", _fmt(s["norm_share"][:, 0].mean()))]
 
 
 def model_figure(state: dict) -> plt.Figure:
@@ -749,7 +1081,8 @@ def model_figure(state: dict) -> plt.Figure:
 
 
 class ModelExplorer(_Explorer):
-    """Pick a sentence, a layer and a head of the pretrained model; compare weights and norms."""
+    """Pick or type a sentence, a layer and a head of the pretrained model; compare weights
+    and norms."""
 
     def __init__(self, sentences=None, *, live_figure: bool = True):
         super().__init__(live_figure)
@@ -757,7 +1090,9 @@ class ModelExplorer(_Explorer):
         style = {"description_width": "initial"}
         options = list(sentences) if sentences is not None else [
             examples.SENTENCES[k] for k in ("river", "money", "tired", "wide", "flood", "withdraw")]
-        self.sentence = w.Dropdown(options=options, value=options[0], description="sentence",
+        # A combo box: pick one of the book's sentences or type your own (Enter to run).
+        self.sentence = w.Combobox(options=options, value=options[0], description="sentence",
+                                   ensure_option=False, continuous_update=False,
                                    style=style, layout=w.Layout(width="95%"))
         self.layer = w.IntSlider(value=0, min=0, max=5, description="layer", style=style)
         self.head = w.IntSlider(value=10, min=0, max=11, description="head", style=style)
@@ -768,12 +1103,25 @@ class ModelExplorer(_Explorer):
         return model_state(self.sentence.value, self.layer.value, self.head.value)
 
     def rows(self):
-        s = self.state
-        cls_w = s["weights"][:, 0].mean()
-        cls_n = s["norm_share"][:, 0].mean()
-        return [("tokens", " | ".join(s["tokens"])),
-                ("mean weight on [CLS]", _fmt(cls_w)),
-                ("mean norm share of [CLS]", _fmt(cls_n))]
+        return _model_rows(self.state)
+
+    def precomputed(self, sentences=None) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: every layer and head of the model on a
+        few sentences (default: the first two of this explorer's list, the river and the
+        money sense of "bank")."""
+        sentences = list(sentences or self.sentence.options[:2])
+        default = self.sentence.value if self.sentence.value in sentences else sentences[0]
+        controls = [Control("sentence", tuple((t, t) for t in sentences),
+                            sentences.index(default), kind="dropdown"),
+                    Control.numbers("layer (0 = first, 5 = last)", range(6), self.layer.value),
+                    Control.numbers("head (0 to 11)", range(12), self.head.value)]
+
+        def render(sentence, layer, head):
+            state = model_state(sentence, layer, head)
+            return model_svg(state) + readout_table(_model_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="model explorer",
+                                   fallback_png=figure_png(self.figure()))
 
     def figure(self):
         return model_figure(self.state)

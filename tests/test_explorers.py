@@ -117,7 +117,7 @@ def test_mask_state_kinds():
 
 def test_mask_explorer_controls():
     ex = X.MaskExplorer(live_figure=False)
-    assert "[1.0000, 2.0000, 3.0000, 4.0000, 5.0000, 6.0000, 7.0000]" in ex.readout.value
+    assert "[1, 2, 3, 4, 5, 6, 7]" in ex.readout.value       # keys allowed per query
     ex.kind.value = "bidirectional"
     assert ex.state["mask"].all()
     ex.sentence.value = "The cat sat"
@@ -170,8 +170,15 @@ def test_cost_state_counts():
     assert st["score_entries"] == 10_000_000_000
     assert st["plain_scores_bytes"] == 40_000_000_000
     assert st["flops"] == 4 * 100_000 ** 2 * 64
+    # the default tile is attnlib.tiled_attention's: 256 queries x 1,024 keys for long inputs
+    assert (st["block_q"], st["block_k"]) == (256, 1024)
+    assert st["tile_bytes"] == 256 * 1024 * 4 == 2**20
+    assert st["running_max_bytes"] == st["running_sum_bytes"] == 100_000 * 4
+    assert st["running_weighted_sum_bytes"] == 100_000 * 64 * 4
+    assert st["tiled_scores_bytes"] == 2**20 + 2 * 100_000 * 4
     small = X.cost_state(10, 8, heads=2, block=256)       # the tile is never bigger than n x n
     assert small["tiled_scores_bytes"] == 2 * (10 * 10 + 2 * 10) * 4
+    assert X.cost_state(1_000, 64)["block_q"] == 262_144 // 1_000   # short: keys get 1,000
     assert X.cost_state(2_000, 64)["score_entries"] == 4 * X.cost_state(1_000, 64)["score_entries"]
     with pytest.raises(ValueError, match="block"):
         X.cost_state(10, block=0)
@@ -182,7 +189,11 @@ def test_cost_explorer_controls():
     assert "1,000,000" in ex.readout.value
     ex.n.value = 100_000
     assert "10,000,000,000" in ex.readout.value
-    for s in ex.controls:
+    assert "256 × 1,024 = 1.000 MiB" in ex.readout.value
+    assert "running maximum" in ex.readout.value and "running sum" in ex.readout.value
+    ex.block.value = 64
+    assert "64 × 64" in ex.readout.value
+    for s in (ex.n, ex.d, ex.heads):
         s.value = s.min
     assert ex.state["score_entries"] == 1
     fig = ex.figure()
@@ -251,3 +262,5 @@ def test_model_explorer_controls():
     ex.head.value = ex.head.max
     ex.sentence.value = ex.sentence.options[-1]
     assert ex.state["tokens"][0] == "[CLS]" and "[CLS]" in ex.readout.value
+    ex.sentence.value = "A sentence of my own."              # free input, not only the list
+    assert ex.state["tokens"][:3] == ["[CLS]", "a", "sentence"]
