@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import as_float_array, require_ndim
-from .feed_forward import feed_forward
+from .feed_forward import feed_forward, init_feed_forward
 from .heads import MultiHeadParams, init_multi_head, multi_head_attention
 from .layer_norm import DEFAULT_EPS, layer_norm
 from .masks import causal_mask
@@ -90,15 +90,10 @@ def init_decoder_layer(rng, d_model: int, num_heads: int, d_ff: int | None = Non
     d_mem = d_model if d_memory is None else int(d_memory)
     self_attn = init_multi_head(rng, d_model, num_heads)
     cross_attn = init_multi_head(rng, d_model, num_heads, d_key_in=d_mem, d_value_in=d_mem)
-
-    def glorot(n_in, n_out):
-        limit = np.sqrt(6.0 / (n_in + n_out))
-        return rng.uniform(-limit, limit, size=(n_in, n_out))
-
     ones, zeros = np.ones(d_model), np.zeros(d_model)
     return DecoderLayerParams(self_attn, cross_attn, ones, zeros, ones, zeros,
-                              glorot(d_model, d_ff), np.zeros(d_ff), glorot(d_ff, d_model),
-                              np.zeros(d_model), ones, zeros, activation=activation)
+                              *init_feed_forward(rng, d_model, d_ff), ones, zeros,
+                              activation=activation)
 
 
 def decoder_layer(y, memory, params: DecoderLayerParams, *, memory_mask=None,

@@ -23,7 +23,7 @@ import numpy as np
 
 from ._validation import as_float_array, require_ndim
 from .attention import attention
-from .feed_forward import _affine, feed_forward
+from .feed_forward import _affine, feed_forward, init_feed_forward
 from .heads import MultiHeadParams, init_multi_head, merge_heads, split_heads
 from .layer_norm import DEFAULT_EPS, layer_norm
 
@@ -112,14 +112,9 @@ def init_encoder_layer(rng, d_model: int, num_heads: int, d_ff: int | None = Non
     base = init_multi_head(rng, d_model, num_heads)
     attn = MultiHeadParams(base.W_Q, base.W_K, base.W_V, base.W_O, num_heads,
                            *(0.1 * rng.normal(size=d_model) for _ in range(4)))
-
-    def glorot(n_in, n_out):
-        limit = np.sqrt(6.0 / (n_in + n_out))
-        return rng.uniform(-limit, limit, size=(n_in, n_out))
-
+    W_1, b_1, W_2, b_2 = init_feed_forward(rng, d_model, d_ff)
     return EncoderLayerParams(attn=attn, ln1_gain=np.ones(d_model), ln1_bias=np.zeros(d_model),
-                              W_1=glorot(d_model, d_ff), b_1=np.zeros(d_ff),
-                              W_2=glorot(d_ff, d_model), b_2=np.zeros(d_model),
+                              W_1=W_1, b_1=b_1, W_2=W_2, b_2=b_2,
                               ln2_gain=np.ones(d_model), ln2_bias=np.zeros(d_model),
                               activation=activation)
 

@@ -59,6 +59,24 @@ def relu(x) -> np.ndarray:
 ACTIVATIONS = {"gelu": gelu, "relu": relu}
 
 
+def init_feed_forward(rng, d_model: int, d_ff: int):
+    """Random float64 parameters ``(W_1, b_1, W_2, b_2)`` for :func:`feed_forward`.
+
+    Matrices are Glorot-uniform, ``U(-a, a)`` with ``a = sqrt(6 / (n_in + n_out))``; biases 0.
+
+    Parameters: ``rng``, a numpy Generator or int seed; ``d_model``, ``d_ff``: ints >= 1.
+    Returns: ``W_1`` (d_model, d_ff), ``b_1`` (d_ff,), ``W_2`` (d_ff, d_model), ``b_2``
+    (d_model,). Raises: ``ValueError`` from numpy for negative sizes.
+
+    Source: Glorot & Bengio (2010), equation (16); Vaswani et al. (2017), section 3.3.
+    """
+    rng = np.random.default_rng(rng)
+    a_1 = np.sqrt(6.0 / (d_model + d_ff))
+    W_1 = rng.uniform(-a_1, a_1, size=(d_model, d_ff))
+    W_2 = rng.uniform(-a_1, a_1, size=(d_ff, d_model))
+    return W_1, np.zeros(d_ff), W_2, np.zeros(d_model)
+
+
 def _affine(x, W, b):
     """``x @ W + b`` for x of shape (..., d_in), as one matrix product over all rows."""
     flat = np.ascontiguousarray(x).reshape(-1, x.shape[-1])          # (rows, d_in)
