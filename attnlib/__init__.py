@@ -19,6 +19,7 @@ heads       multi-head attention: split/merge heads, projections W_Q, W_K, W_V, 
 plots       attention heatmaps, mixture bar charts, mask (access) maps (import attnlib.plots)
               use_book_style(), attention_heatmap(weights, queries, keys),
               mixture_bars(weights, labels), access_map(mask, tokens)
+              layer_flow_diagram(kind="encoder"): the data flow through one Transformer layer
 examples    the source documents' worked examples as named data (read-only arrays)
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
