@@ -148,3 +148,20 @@ def test_decoder_memory_mask_and_errors(dec):
     np.testing.assert_allclose(out, decoder_layer(y, mem[:4], p)[0], atol=1e-12)
     with pytest.raises(ValueError, match="do not fit a projection"):
         decoder_layer(y, mem[:, :8], p)
+
+
+def test_layer_flow_diagram_labels_every_shape():
+    import matplotlib.pyplot as plt
+    from attnlib.plots import layer_flow_diagram
+
+    fig = layer_flow_diagram("encoder", L=8, d_model=384, heads=12, d_ff=1536)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "(8, 384)" in texts and any("(12, 8, 32)" in t for t in texts)
+    assert any("(8, 1536)" in t for t in texts) and texts.count("residual") == 2
+    plt.close(fig)
+    fig = layer_flow_diagram("decoder", L=4, L_source=6, d_model=16, heads=2, d_ff=64)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert any("(2, 4, 6)" in t for t in texts) and texts.count("residual") == 3
+    plt.close(fig)
+    with pytest.raises(ValueError, match="kind"):
+        layer_flow_diagram("convolution")
