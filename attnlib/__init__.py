@@ -21,6 +21,7 @@ plots       attention heatmaps, mixture bar charts, mask (access) maps (import a
               mixture_bars(weights, labels), access_map(mask, tokens),
               data_flow_diagram(tokens), layer_head_grids(panels, titles, ...)
               length_curve(lengths, curves), alignment_heatmaps(panels)
+              layer_flow_diagram(kind="encoder"): the data flow through one Transformer layer
 examples    the source documents' worked examples as named data (read-only arrays)
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
@@ -62,6 +63,17 @@ training    one-layer self-attention classifier, its backward pass, Adam, traini
 adversarial_attention  attention override and a Jain & Wallace style counterfactual search
               predict_with_attention(model, batch, weights),
               search_alternative_attention(model, batch, index=0, epsilon=0.01)
+positional_encoding  order: sinusoidal encodings, rotary embeddings, ALiBi biases, measurements
+              sinusoidal_encoding(L, d), sinusoidal_shift_matrix(k, d), rotary_embedding(x),
+              alibi_bias(L_q, L_k, H), similarity_by_distance(E, max_distance)
+layer_norm  layer normalisation over the features of each position
+              layer_norm(x, gain=None, bias=None, eps=1e-5)
+feed_forward  the position-wise feed-forward network and its activations
+              feed_forward(x, W_1, b_1, W_2, b_2, activation="gelu"), gelu(x), relu(x), erf(x)
+encoder_layer  one post-LN encoder layer: self-attention, residuals, layer norms, feed-forward
+              encoder_layer(x, params, mask=None) -> (output, weights), init_encoder_layer
+decoder_layer  one decoder layer: causal self-attention, cross-attention, feed-forward
+              decoder_layer(y, memory, params) -> (output, self_w, cross_w), init_decoder_layer
 
 Semantics (decided once, tested in tests/)
 ------------------------------------------
@@ -111,6 +123,11 @@ from .softmax import softmax
 from .tiled import tiled_attention
 from .backward import attention_backward, softmax_backward
 from .training import train_context_classifier
+from .positional_encoding import rotary_embedding, sinusoidal_encoding, sinusoidal_shift_matrix
+from .layer_norm import layer_norm
+from .feed_forward import feed_forward, gelu
+from .encoder_layer import EncoderLayerParams, encoder_layer, init_encoder_layer
+from .decoder_layer import DecoderLayerParams, decoder_layer, init_decoder_layer
 from . import minilm  # cheap: the model's files are read on first use, then cached
 
 __all__ = [
@@ -124,5 +141,10 @@ __all__ = [
     "recovery_experiment",
     "tiled_attention",
     "softmax_backward", "attention_backward", "train_context_classifier",
+]
+__all__ += [
+    "sinusoidal_encoding", "sinusoidal_shift_matrix", "rotary_embedding", "layer_norm",
+    "feed_forward", "gelu", "EncoderLayerParams", "encoder_layer", "init_encoder_layer",
+    "DecoderLayerParams", "decoder_layer", "init_decoder_layer",
 ]
 __version__ = "0.1.0"

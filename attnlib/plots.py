@@ -13,6 +13,7 @@ must be finite numbers in [0, 1], labels must match the axes, masks must be bool
 * ``layer_head_grids(panels, titles)``     one (layers x heads) grid per measured quantity
 * ``length_curve(lengths, curves)``       accuracy against sentence length (trained models)
 * ``alignment_heatmaps(panels)``           trained attention weights with the true alignment
+* ``layer_flow_diagram(kind)``            one Transformer layer's data flow, with shapes
 
 Colours: viridis (Smith & van der Walt, 2015) and the Okabe-Ito palette (Okabe & Ito, 2008),
 both readable with the common colour-vision deficiencies.
@@ -508,4 +509,85 @@ def alignment_heatmaps(panels, *, panel_height: float = 3.6):
         if p.get("title"):
             ax.set_title(p["title"])
     fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="attention weight")
+    return fig
+
+
+def layer_flow_diagram(kind: str = "encoder", *, L: int = 8, d_model: int = 384, heads: int = 12,
+                       d_ff: int = 1536, L_source: int | None = None):
+    """The data flow through one Transformer layer, every box labelled with its output shape.
+
+    Boxes run bottom to top: the input, the attention sub-layer(s), the feed-forward network,
+    each followed by "add & norm" (residual connection, then layer normalisation); the
+    residual paths are drawn as arrows that bypass the sub-layer.
+
+    Parameters
+    ----------
+    kind : "encoder" or "decoder" (causal self-attention, then cross-attention to the encoder)
+    L, d_model, heads, d_ff : int, the sizes written into the labels
+    L_source : int, the encoder's length for the decoder's cross-attention (default ``L``)
+
+    Returns
+    -------
+    matplotlib.figure.Figure, 4.6 x 7.6 in (encoder) or 4.6 x 10 in (decoder)
+
+    Raises
+    ------
+    ValueError for an unknown ``kind``.
+
+    Source: Vaswani et al. (2017), figure 1 and sections 3.1-3.3.
+    """
+    if kind not in ("encoder", "decoder"):
+        raise ValueError(f"kind must be 'encoder' or 'decoder'; got {kind!r}")
+    Ls = L if L_source is None else L_source
+    dh = d_model // heads
+    if kind == "encoder":
+        blocks = [("input X", f"({L}, {d_model})", "0.92"),
+                  ("multi-head self-attention",
+                   f"{heads} heads: Q, K, V ({heads}, {L}, {dh}); weights ({heads}, {L}, {L})",
+                   OKABE_ITO[4]),
+                  ("add & layer norm", f"H = LN(X + A)  ({L}, {d_model})", OKABE_ITO[6]),
+                  ("feed-forward, GELU", f"({L}, {d_ff}) inside, F ({L}, {d_model})", OKABE_ITO[1]),
+                  ("add & layer norm", f"Y = LN(H + F)  ({L}, {d_model})", OKABE_ITO[6])]
+    else:
+        blocks = [("decoder input", f"({L}, {d_model})", "0.92"),
+                  ("causal self-attention", f"weights ({heads}, {L}, {L}), zero above the diagonal",
+                   OKABE_ITO[4]),
+                  ("add & layer norm", f"H1  ({L}, {d_model})", OKABE_ITO[6]),
+                  ("cross-attention", f"Q from H1, K and V from the encoder ({Ls}, {d_model});"
+                   f" weights ({heads}, {L}, {Ls})", OKABE_ITO[3]),
+                  ("add & layer norm", f"H2  ({L}, {d_model})", OKABE_ITO[6]),
+                  ("feed-forward", f"({L}, {d_ff}) inside, ({L}, {d_model}) out", OKABE_ITO[1]),
+                  ("add & layer norm", f"output  ({L}, {d_model})", OKABE_ITO[6])]
+    n = len(blocks)
+    fig, ax = plt.subplots(figsize=(5.6, 1.25 * n + 1.2), layout="constrained")
+    ax.set_xlim(0, 10)
+    ax.set_ylim(-0.6, 1.5 * n)
+    ax.axis("off")
+    ys = [1.5 * i for i in range(n)]
+    for (title, shape, colour), y in zip(blocks, ys):
+        ax.add_patch(matplotlib.patches.FancyBboxPatch((1.2, y), 6.6, 0.95,
+                                                       boxstyle="round,pad=0.05",
+                                                       facecolor=colour, edgecolor="black",
+                                                       alpha=0.9 if colour != "0.92" else 1.0))
+        ax.text(4.5, y + 0.62, title, ha="center", va="center", fontsize=10, weight="bold")
+        ax.text(4.5, y + 0.25, shape, ha="center", va="center", fontsize=7.5)
+    for a, b in zip(ys, ys[1:]):
+        ax.annotate("", xy=(4.5, b - 0.02), xytext=(4.5, a + 1.0),
+                    arrowprops={"arrowstyle": "-|>", "color": "black", "lw": 1.3})
+    # residual paths: from the input of each sub-layer around it into the add & norm box
+    adds = [i for i, (title, _, _) in enumerate(blocks) if title.startswith("add")]
+    for k, i in enumerate(adds):
+        start, end = ys[i - 2] + 0.35, ys[i] + 0.6
+        x_bar = 8.3 + 0.7 * (k % 2)                  # alternate, so two paths never overlap
+        ax.plot([7.85, x_bar, x_bar], [start, start, end], color=OKABE_ITO[5], lw=1.6)
+        ax.annotate("", xy=(7.85, end), xytext=(x_bar, end),
+                    arrowprops={"arrowstyle": "-|>", "color": OKABE_ITO[5], "lw": 1.6})
+        ax.text(x_bar + 0.25, (start + end) / 2, "residual", rotation=90, va="center",
+                ha="center", fontsize=8, color=OKABE_ITO[5])
+    if kind == "decoder":
+        y = ys[3] + 0.5
+        ax.annotate("", xy=(1.15, y), xytext=(0.1, y),
+                    arrowprops={"arrowstyle": "-|>", "color": OKABE_ITO[3], "lw": 1.6})
+        ax.text(0.05, y + 0.2, "encoder\noutput", fontsize=7.5, color="black", ha="left",
+                va="bottom")
     return fig

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 SYLLABUS = (REPO / "chapters" / "syllabus.md").read_text(encoding="utf-8")
 TOC = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
 NUMBERED = [entry["file"].split("/")[-1] for part in TOC["parts"] for entry in part["chapters"]
-            if re.match(r"\d\d_", entry["file"].split("/")[-1])]
+            if re.match(r"\d\d[a-z]?_", entry["file"].split("/")[-1])]
 
 
 def _section(title: str) -> str:
@@ -31,7 +31,7 @@ def _minutes(text: str) -> int:
 
 
 TABLE = {m.group(1): int(m.group(2)) for m in re.finditer(
-    r"^\| \{doc\}`(\d\d_\w+)` \|[^|]*\| (\d+) min \|$", _section("Chapters and time"), re.M)}
+    r"^\| \{doc\}`(\d\d[a-z]?_\w+)` \|[^|]*\| (\d+) min \|$", _section("Chapters and time"), re.M)}
 
 
 def _stated_time(stem: str) -> int | None:
@@ -54,7 +54,7 @@ def test_minutes_parser():
 
 
 def test_every_chapter_of_the_toc_is_in_the_syllabus():
-    assert len(NUMBERED) == 12
+    assert len(NUMBERED) == 14
     assert list(TABLE) == NUMBERED
 
 
@@ -75,7 +75,7 @@ def test_full_course_sessions_cover_every_chapter_once_and_add_up():
     full = _section("Suggested paths").split("### The full course")[1]
     seen = []
     for match in re.finditer(r"\(about ([\d h]+)\): (.*?)\.\n", full, re.S):
-        stems = re.findall(r"\{doc\}`(\d\d_\w+)`", match.group(2))
+        stems = re.findall(r"\{doc\}`(\d\d[a-z]?_\w+)`", match.group(2))
         assert _minutes(match.group(1)) == sum(TABLE[s] for s in stems), match.group(0)
         seen += stems
     assert seen == NUMBERED
@@ -83,5 +83,5 @@ def test_full_course_sessions_cover_every_chapter_once_and_add_up():
 
 def test_one_hour_skim_takes_one_hour():
     skim = _section("Suggested paths").split("### The full course")[0]
-    minutes = [int(m) for m in re.findall(r"^\| \{doc\}`\d\d_\w+` \| (\d+) min \|$", skim, re.M)]
+    minutes = [int(m) for m in re.findall(r"^\| \{doc\}`\d\d[a-z]?_\w+` \| (\d+) min \|$", skim, re.M)]
     assert sum(minutes) == 60 and len(minutes) >= 4

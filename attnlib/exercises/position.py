@@ -1,0 +1,131 @@
+"""Checkers for the exercises of the chapter "Order and position".
+
+* :func:`check_encoding_entries`   entries of the sinusoidal encoding table, worked by hand
+* :func:`check_reordered_output`   which rows of the self-attention output a reordering gives
+* :func:`check_shift_matrix`       the reader's own ``shift_matrix(k, d_model)``
+
+Expected answers come from attnlib (:func:`attnlib.positional_encoding.sinusoidal_encoding`,
+:func:`attnlib.positional_encoding.sinusoidal_shift_matrix`, :func:`attnlib.attention`);
+source: Vaswani et al. (2017), section 3.5.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..attention import attention
+from ..positional_encoding import sinusoidal_encoding, sinusoidal_shift_matrix
+from . import check_close, check_labelled_cases
+
+
+def _placeholder(answer, what: str) -> bool:
+    if answer is None or answer is Ellipsis:
+        print(f"Not yet: replace the placeholder with {what}.")
+        return True
+    return False
+
+
+def check_encoding_entries(answer, entries, *, d_model: int = 4, atol: float = 1e-3) -> bool:
+    """Check ``PE[p, i]`` for a list of ``(p, i)`` pairs, worked by hand.
+
+    Parameters
+    ----------
+    answer : sequence of float, one per entry (``None`` = not answered yet)
+    entries : sequence of (position, coordinate) pairs
+    d_model : int, even (default 4)
+
+    Returns
+    -------
+    bool, True when every value is within ``atol``. A wrong value is named; if sine and cosine
+    look swapped, a hint says so.
+    """
+    if _placeholder(answer, f"{len(entries)} numbers"):
+        return False
+    positions = [p for p, _ in entries]
+    pe = sinusoidal_encoding(max(positions) + 1, d_model)
+    expected = np.array([pe[p, i] for p, i in entries])
+    ok = check_close(answer, expected, name="your encoding entries", atol=atol)
+    got = np.asarray(answer, dtype=float)
+    if not ok and got.shape == expected.shape:
+        swapped = np.array([pe[p, i ^ 1] for p, i in entries])
+        if np.allclose(got, swapped, atol=atol):
+            print("Hint: even coordinates (0, 2, ...) hold the sine, odd ones the cosine.")
+    return ok
+
+
+def check_reordered_output(answer, tokens, reordered) -> bool:
+    """Which rows of the original self-attention output give the output of a reordered sentence.
+
+    Without position information, self-attention output row ``i`` of the reordered sentence
+    equals row ``answer[i]`` of the original's output. Any answer that maps each token to a row
+    with the same word is right (two copies of "the" have identical rows).
+
+    Parameters
+    ----------
+    answer : sequence of int, length L (``None`` = not answered yet)
+    tokens, reordered : sequences of str, the same words in two orders
+
+    Returns
+    -------
+    bool, checked numerically: rows of ``attention`` on seeded random word vectors (one per
+    distinct word) are compared.
+
+    Raises
+    ------
+    ValueError
+        If ``reordered`` is not a reordering of ``tokens``.
+    """
+    if sorted(tokens) != sorted(reordered):
+        raise ValueError(f"{reordered} is not a reordering of {tokens}")
+    if _placeholder(answer, f"a list of {len(tokens)} row numbers"):
+        return False
+    perm = np.asarray(answer)
+    if perm.shape != (len(tokens),) or perm.dtype.kind not in "iu":
+        print(f"Not yet: give {len(tokens)} whole row numbers, one per token of the new order.")
+        return False
+    if perm.min() < 0 or perm.max() >= len(tokens):
+        print(f"Not yet: row numbers go from 0 to {len(tokens) - 1}.")
+        return False
+    rng = np.random.default_rng(0)
+    vocab = {w: rng.normal(size=8) for w in sorted(set(tokens))}
+    X = np.array([vocab[w] for w in tokens])                       # (L, 8)
+    Y = np.array([vocab[w] for w in reordered])
+    out, _ = attention(X, X, X)
+    out_re, _ = attention(Y, Y, Y)
+    if np.allclose(out_re, out[perm], atol=1e-12):
+        print("Correct: the reordered sentence's outputs are the original rows, reordered the "
+              "same way.")
+        return True
+    bad = int(np.argmax(np.abs(out_re - out[perm]).max(axis=1)))
+    print(f"Not yet: row {bad} of the reordered output belongs to {reordered[bad]!r}, but your "
+          f"row {int(perm[bad])} of the original belongs to {tokens[int(perm[bad])]!r}.")
+    return False
+
+
+def _shift_cases():
+    return [
+        ("k = 1, d_model = 2", (1, 2), "one pair: the block [[cos w, sin w], [-sin w, cos w]]."),
+        ("k = 3, d_model = 4", (3, 4), "the second pair turns more slowly: w_1 = 10000^(-2/4)."),
+        ("k = -2, d_model = 6", (-2, 6), "a negative offset turns the other way."),
+        ("k = 0, d_model = 8", (0, 8), "offset 0 must give the identity."),
+    ]
+
+
+def check_shift_matrix(fn) -> bool:
+    """Compare the reader's ``fn(k, d_model)`` with :func:`sinusoidal_shift_matrix`.
+
+    Also checks the defining property on the reader's matrix: ``fn(k, d) @ PE(p) = PE(p + k)``.
+
+    Returns
+    -------
+    bool, True when every case matches within 1e-9.
+    """
+    if not callable(fn):
+        raise TypeError(f"check_shift_matrix expects a function; got {type(fn).__name__}")
+    if not check_labelled_cases(fn, sinusoidal_shift_matrix, _shift_cases(),
+                                name="your shift matrix"):
+        return False
+    pe = sinusoidal_encoding(20, 8)
+    R = np.asarray(fn(5, 8), dtype=float)
+    print("Correct: your matrix matches attnlib on all 4 cases, and it maps PE(p) to PE(p + 5): "
+          f"{bool(np.allclose(pe[:15] @ R.T, pe[5:], atol=1e-9))}.")
+    return True
