@@ -7,7 +7,9 @@ in the caller's floating dtype (:func:`compute_dtype`, :func:`to_dtype`).
 """
 from __future__ import annotations
 
+import math
 import operator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -135,3 +137,172 @@ def check_qkv(queries, keys, values):
     batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
     batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
     return q, k, v, batch
+
+
+def as_scale(scale, d_k: int) -> float:
+    """The factor that multiplies ``Q K^T``: ``1 / sqrt(d_k)`` by default, else ``scale``.
+
+    One rule for every entry point. A scale is a single real number: a Python ``int`` or
+    ``float``, a numpy integer or floating scalar, or a 0-d array of one. ``True`` and
+    ``False`` are not numbers here (a boolean is a mask or a switch, never a factor):
+    booleans, complex numbers, strings and other objects raise ``TypeError`` naming the
+    type; an array with axes, NaN or inf raises ``ValueError``. Zero and negative scales are
+    accepted (zero gives uniform weights over the allowed keys).
+    Without ``scale``, ``d_k = 0`` raises ``ValueError`` (``1 / sqrt(0)`` is undefined).
+    """
+    if scale is None:
+        if d_k == 0:
+            raise ValueError("the queries have no features (d_k = 0): 1/sqrt(d_k) "
+                             "is undefined; pass scale= explicitly")
+        return 1.0 / math.sqrt(d_k)
+    kind = np.asarray(scale).dtype.kind if not isinstance(scale, (str, bytes)) else "U"
+    if kind not in "iuf":
+        raise TypeError(f"scale must be a real number (int or float; a bool is not a "
+                        f"number here); got {scale!r} of type {type(scale).__name__}")
+    if np.ndim(scale) != 0:
+        raise ValueError(f"scale must be a single number; got an array of shape "
+                         f"{np.shape(scale)}")
+    value = float(scale)
+    if not math.isfinite(value):
+        raise ValueError(f"scale must be a finite real number; got {scale!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class AttentionInputs:
+    """What :func:`check_attention` hands to an attention body, checked and prepared.
+
+    ``queries``, ``keys`` and ``values`` are in the compute dtype ``work``; with a mask,
+    every query that may attend nothing and every key and value that no query may attend
+    is replaced by 0 (and the arrays are broadcast to the leading axes ``batch``), so NaN
+    or inf stored there cannot leak through ``0 * NaN = NaN``. ``allowed`` is the mask
+    broadcast (a view) to ``scores_shape``, or None.
+    """
+
+    queries: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    allowed: np.ndarray | None
+    scale: float
+    batch: tuple
+    scores_shape: tuple
+    out_dtype: np.dtype
+    work: np.dtype
+
+
+#: Queries per chunk when a check must look at allowed scores row by row (bounded memory).
+_CHECK_ROWS = 256
+
+
+def _allowed_rows(allowed, offset, n_keys: int, q0: int, q1: int):
+    """The allowed entries of query rows ``q0:q1``: (mask) & (causal), or None if all allowed."""
+    rows = None if allowed is None else allowed[..., q0:q1, :]
+    if offset is not None:
+        i = np.arange(q0, q1)[:, None]
+        causal = np.arange(n_keys)[None, :] <= i + offset     # (q1 - q0, L_k)
+        rows = causal if rows is None else rows & causal
+    return rows
+
+
+def _used_rows(allowed, offset, scores_shape):
+    """Which queries ask for something ``(..., L_q)`` and which keys are used ``(..., L_k)``."""
+    n_q, n_k = scores_shape[-2:]
+    asks = np.zeros(scores_shape[:-1], dtype=bool)
+    used = np.zeros(scores_shape[:-2] + (n_k,), dtype=bool)
+    for q0 in range(0, n_q, _CHECK_ROWS):
+        rows = _allowed_rows(allowed, offset, n_k, q0, min(q0 + _CHECK_ROWS, n_q))
+        asks[..., q0:q0 + rows.shape[-2]] = rows.any(axis=-1)
+        used |= rows.any(axis=-2)
+    return asks, used
+
+
+def _check_no_overflow(q, k, allowed, offset, scale: float, work: np.dtype) -> None:
+    """``OverflowError`` if an allowed score, ``q . k`` before scaling or ``scale * q``
+    lies beyond the largest ``work`` number.
+
+    Cauchy-Schwarz bounds every score by ``|scale| ||q_i|| ||k_j||`` (norms in float64),
+    which settles the usual case in ``O(L d)``. Only when that bound is too large are the
+    scores computed, in float64 and a few query rows at a time.
+    """
+    limit = float(np.finfo(work).max)
+    if q.size == 0 or k.size == 0:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        q64, k64 = q.astype(np.float64), k.astype(np.float64)
+        bound = float(np.linalg.norm(q64, axis=-1).max() * np.linalg.norm(k64, axis=-1).max())
+        if bound * max(abs(scale), 1.0) < limit and abs(scale) * float(np.abs(q64).max()) < limit:
+            return
+        if not np.all(np.abs(q64) * abs(scale) < limit):
+            raise OverflowError(f"queries times scale = {scale:g} overflow {work}; "
+                                "pass float64 inputs or smaller queries")
+        n_q, n_k = q.shape[-2], k.shape[-2]
+        for q0 in range(0, n_q, _CHECK_ROWS):
+            q1 = min(q0 + _CHECK_ROWS, n_q)
+            dots = q64[..., q0:q1, :] @ np.swapaxes(k64, -1, -2)    # (..., rows, L_k)
+            big = ~(np.abs(dots) < limit) | ~(np.abs(dots * scale) < limit)
+            rows = _allowed_rows(allowed, offset, n_k, q0, q1)
+            if rows is not None:
+                big &= rows
+            if big.any():
+                raise OverflowError(f"an allowed attention score overflows {work}; "
+                                    "pass float64 inputs or smaller queries and keys")
+
+
+def check_attention(queries, keys, values, mask=None, scale=None, *,
+                    causal_offset: int | None = None) -> AttentionInputs:
+    """The one contract of every attention entry point, checked in one place.
+
+    Used by :func:`attnlib.attention`, :func:`attnlib.tiled_attention`,
+    :func:`attnlib.attention_backward` and (per head) :func:`attnlib.multi_head_attention`,
+    so that they accept the same inputs, refuse the same inputs with the same error class,
+    and hand the same prepared arrays to their computation.
+
+    Parameters
+    ----------
+    queries, keys, values : array_like, shapes (..., L_q, d_k), (..., L_k, d_k), (..., L_k, d_v)
+        Real (float or integer) arrays; leading axes broadcast, from any of the three.
+    mask : array_like of bool, optional
+        Broadcastable to ``batch + (L_q, L_k)`` without enlarging it; ``True`` = may attend.
+    scale : real number, optional (see :func:`as_scale`)
+    causal_offset : int, optional
+        A causal pattern applied on top of ``mask`` (query ``i`` may attend key ``j`` when
+        ``j <= i + causal_offset``), as :func:`attnlib.tiled_attention` generates it.
+
+    Returns
+    -------
+    AttentionInputs
+
+    Raises
+    ------
+    TypeError
+        A non-real input, a non-boolean mask (dtype named), or a scale that is not a number.
+    ValueError
+        Shapes that disagree (both named), a mask that does not fit, a bad scale, or NaN or
+        inf in a query, key or value that takes part.
+    OverflowError
+        If an allowed score (or ``q . k`` before scaling, or ``scale * q``) lies beyond the
+        largest number of the compute dtype (float32 for float16/float32 inputs).
+    """
+    q, k, v, batch = check_qkv(queries, keys, values)
+    scores_shape = batch + (q.shape[-2], k.shape[-2])            # (..., L_q, L_k)
+    scale = as_scale(scale, q.shape[-1])
+    allowed = None
+    if mask is not None:
+        allowed = as_bool_mask(mask)
+        check_mask_shape(allowed, scores_shape)
+        allowed = np.broadcast_to(allowed, scores_shape)          # a view: no copy
+    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    work = compute_dtype(out_dtype)
+    q, k, v = q.astype(work, copy=False), k.astype(work, copy=False), v.astype(work, copy=False)
+    if allowed is not None or causal_offset is not None:
+        # Whatever no query may look at is replaced by 0 *before* any arithmetic.
+        asks, used = _used_rows(allowed, causal_offset, scores_shape)
+        q = np.where(asks[..., None], q, work.type(0))            # (..., L_q, d_k)
+        k = np.where(used[..., None], k, work.type(0))            # (..., L_k, d_k)
+        v = np.where(used[..., None], v, work.type(0))            # (..., L_k, d_v)
+    for name, arr in (("queries", q), ("keys", k), ("values", v)):
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} that take part in attention hold NaN or inf "
+                             "(mask such positions out)")
+    _check_no_overflow(q, k, allowed, causal_offset, scale, work)
+    return AttentionInputs(q, k, v, allowed, scale, batch, scores_shape, out_dtype, work)
