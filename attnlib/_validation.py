@@ -248,6 +248,35 @@ def _check_no_overflow(q, k, allowed, offset, scale: float, work: np.dtype) -> N
                                     "pass float64 inputs or smaller queries and keys")
 
 
+def taking_part(q, k, v, allowed, scores_shape: tuple, causal_offset: int | None = None):
+    """Zero the queries, keys and values that take no part; refuse non-finite ones that do.
+
+    A query takes part when it may attend some key, a key (and its value) when some query
+    may attend it (``allowed``: the mask broadcast to ``scores_shape``, or None; plus the
+    causal pattern of ``causal_offset``). The others are replaced by 0 *before* any
+    arithmetic, so NaN or inf stored there cannot leak through ``0 * NaN = NaN``; the
+    arrays come back broadcast to the leading axes of ``scores_shape`` when a mask is given.
+
+    Raises ``ValueError`` if a query, key or value that takes part holds NaN or inf.
+    """
+    n_q, n_k = scores_shape[-2:]
+    zero = q.dtype.type(0)
+    if n_q == 0 or n_k == 0:
+        # No key: no query takes part; no query: no key is used (and nothing is computed).
+        q = np.zeros_like(q) if n_k == 0 else q
+        k, v = (np.zeros_like(k), np.zeros_like(v)) if n_q == 0 else (k, v)
+    elif allowed is not None or causal_offset is not None:
+        asks, used = _used_rows(allowed, causal_offset, scores_shape)
+        q = np.where(asks[..., None], q, zero)                    # (..., L_q, d_k)
+        k = np.where(used[..., None], k, zero)                    # (..., L_k, d_k)
+        v = np.where(used[..., None], v, zero)                    # (..., L_k, d_v)
+    for name, arr in (("queries", q), ("keys", k), ("values", v)):
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} that take part in attention hold NaN or inf "
+                             "(mask such positions out)")
+    return q, k, v
+
+
 def check_attention(queries, keys, values, mask=None, scale=None, *,
                     causal_offset: int | None = None) -> AttentionInputs:
     """The one contract of every attention entry point, checked in one place.
@@ -294,15 +323,6 @@ def check_attention(queries, keys, values, mask=None, scale=None, *,
     out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
     work = compute_dtype(out_dtype)
     q, k, v = q.astype(work, copy=False), k.astype(work, copy=False), v.astype(work, copy=False)
-    if allowed is not None or causal_offset is not None:
-        # Whatever no query may look at is replaced by 0 *before* any arithmetic.
-        asks, used = _used_rows(allowed, causal_offset, scores_shape)
-        q = np.where(asks[..., None], q, work.type(0))            # (..., L_q, d_k)
-        k = np.where(used[..., None], k, work.type(0))            # (..., L_k, d_k)
-        v = np.where(used[..., None], v, work.type(0))            # (..., L_k, d_v)
-    for name, arr in (("queries", q), ("keys", k), ("values", v)):
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} that take part in attention hold NaN or inf "
-                             "(mask such positions out)")
+    q, k, v = taking_part(q, k, v, allowed, scores_shape, causal_offset)
     _check_no_overflow(q, k, allowed, causal_offset, scale, work)
     return AttentionInputs(q, k, v, allowed, scale, batch, scores_shape, out_dtype, work)

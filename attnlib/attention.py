@@ -115,7 +115,7 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
         scores = q @ np.swapaxes(k, -1, -2)                # (..., L_q, L_k)
         scores *= scale
     if scores.shape != scores_shape:                       # batch axes may come from v alone
-        scores = np.ascontiguousarray(np.broadcast_to(scores, scores_shape))
+        scores = np.array(np.broadcast_to(scores, scores_shape))   # a writable copy
     finite = np.isfinite(scores)
     if allowed is not None:
         finite |= ~allowed                                 # masked scores may be anything

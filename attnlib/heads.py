@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
-                          compute_dtype, require_ndim, to_dtype)
+                          compute_dtype, require_ndim, taking_part, to_dtype)
 from .attention import attention
 
 
@@ -210,13 +210,23 @@ def _params_in(params: MultiHeadParams, work) -> MultiHeadParams:
     return MultiHeadParams(num_heads=params.num_heads, **cast)
 
 
+def _fits(mask: np.ndarray, shape: tuple) -> bool:
+    """Whether ``mask`` broadcasts to ``shape`` without enlarging it."""
+    try:
+        check_mask_shape(mask, shape)
+    except ValueError:
+        return False
+    return True
+
+
 def _head_mask_layout(mask: np.ndarray, batch: tuple, H: int, n_q: int, n_k: int,
                       per_head) -> np.ndarray:
     """Return ``mask`` with an explicit head axis, broadcastable to ``batch + (H, L_q, L_k)``.
 
     ``per_head=True``: the axis third from the end is the head axis. ``per_head=False``: the
     mask is shared by all heads. ``None``: a mask with one axis more than ``batch + (L_q,
-    L_k)`` is per head; a mask that could be read either way is refused.
+    L_k)`` is per head, a mask that fits only one layout has that layout, and a mask that
+    fits both with an axis of size > 1 where the layouts differ is refused.
     """
     shared_shape = batch + (n_q, n_k)
     per_head_shape = batch + (H, n_q, n_k)
@@ -228,14 +238,15 @@ def _head_mask_layout(mask: np.ndarray, batch: tuple, H: int, n_q: int, n_k: int
                          f"batch shape {batch}: use batch + (L_q, L_k) or "
                          "batch + (H, L_q, L_k)")
     if per_head is None:
-        if mask.ndim == len(shared_shape) + 1:
-            per_head = True
-        elif mask.ndim >= 3 and H > 1 and batch and mask.shape[-3] == H == batch[-1]:
-            raise ValueError(f"mask of shape {mask.shape} is ambiguous: its axis of size {H} "
-                             f"could be the heads or the batch axis of the inputs "
-                             f"{batch}; {how}")
+        fits_head = mask.ndim >= 3 and _fits(mask, per_head_shape)
+        if mask.ndim == len(per_head_shape):
+            per_head = True                       # the rank says it: one axis for the heads
+        elif fits_head and _fits(mask, shared_shape) and mask.shape[-3] > 1:
+            raise ValueError(f"mask of shape {mask.shape} is ambiguous: its axis of size "
+                             f"{mask.shape[-3]} could be the heads or the batch axis of the "
+                             f"inputs {batch}; {how}")
         else:
-            per_head = False
+            per_head = fits_head                  # the only layout it fits (or neither)
     elif not isinstance(per_head, (bool, np.bool_)):
         raise TypeError(f"per_head must be True, False or None; got {per_head!r}")
     if per_head:
@@ -283,11 +294,12 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
         anything (even NaN or inf).
     per_head : bool, optional
         Which of the two layouts ``mask`` has. By default a mask with exactly one axis more
-        than ``batch + (L_q, L_k)`` is per head and any other is shared, except that a mask
-        whose axis third from the end could be the heads or the inputs' batch axis (both of
-        size ``H``, say a ``(H, L_q, L_k)`` mask with inputs ``(H, L, d)``) is refused
-        with ``ValueError`` saying how to write it: a mask is never applied to the wrong
-        axis silently.
+        than ``batch + (L_q, L_k)`` is per head and a mask that fits only one layout has
+        that one; a mask that fits both, with an axis of size > 1 third from the end that
+        could be the heads or the inputs' batch axis (say a ``(H, L_q, L_k)`` mask with
+        inputs ``(H, L, d)``, or ``padding_mask`` for ``B = H`` sentences), is refused with
+        ``ValueError`` saying how to write it: a mask is never applied to the wrong axis
+        silently.
     average_weights : bool
         If True, return the weights averaged over heads, shape ``(..., L_q, L_k)``.
         By default every head's weights are returned.
@@ -336,13 +348,12 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
     if mask is not None:
         mask = _head_mask_layout(as_bool_mask(mask), batch, H, q.shape[-2], k.shape[-2],
                                  per_head)                # broadcasts to batch + (H, L_q, L_k)
-        # Rows that no head may use are set to 0 before the projections, so NaN or inf
-        # stored there cannot reach a head through the matrix products.
-        allowed = np.broadcast_to(mask, batch + (H, q.shape[-2], k.shape[-2]))
-        asks = allowed.any(axis=(-3, -1))[..., :, None]  # (..., L_q, 1)
-        used = allowed.any(axis=(-3, -2))[..., :, None]  # (..., L_k, 1)
-        q = np.where(asks, q, work.type(0))
-        k, v = np.where(used, k, work.type(0)), np.where(used, v, work.type(0))
+    # Rows that no head may use are set to 0 before the projections, so NaN or inf stored
+    # there cannot reach a head through the matrix products; the others must be finite.
+    shared_shape = batch + (q.shape[-2], k.shape[-2])
+    in_any_head = None if mask is None else np.broadcast_to(
+        mask, batch + (H,) + shared_shape[-2:]).any(axis=-3)     # (..., L_q, L_k)
+    q, k, v = taking_part(q, k, v, in_any_head, shared_shape)
     params = _params_in(params, work)
 
     qh = split_heads(_project(q, params.W_Q, params.b_Q), H)   # (..., H, L_q, d_head)

@@ -186,7 +186,8 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
             q_t, k_t, v_t = q[b, q0:q1], k[b, k0:k1], v[b, k0:k1]
             if not all_finite:
                 q_t, k_t, v_t = _clean_tile(q_t, k_t, v_t, tile)
-            s = q_t @ k_t.T                             # 1. this tile's (already scaled) scores
+            with np.errstate(over="ignore", invalid="ignore"):   # allowed ones are checked
+                s = q_t @ k_t.T                         # 1. this tile's (already scaled) scores
             if tile is not True:
                 s = np.where(tile, s, -np.inf)          # selection, not a large constant
             tile_max = s.max(axis=-1)
