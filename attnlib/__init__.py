@@ -19,7 +19,8 @@ heads       multi-head attention: split/merge heads, projections W_Q, W_K, W_V, 
                                    average_weights=False)
 plots       attention heatmaps, mixture bar charts, mask (access) maps (import attnlib.plots)
               use_book_style(), attention_heatmap(weights, queries, keys),
-              mixture_bars(weights, labels), access_map(mask, tokens)
+              mixture_bars(weights, labels), access_map(mask, tokens),
+              literal(text), literal_labels(labels) (text drawn exactly as typed)
 examples    the source documents' worked examples as named data (read-only arrays)
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
@@ -36,7 +37,8 @@ tiled       attention tile by tile with an online softmax (FlashAttention-style)
               (the same numerics policy as attention, below)
 backward    gradients: softmax and scaled dot-product attention backward passes (with masks)
               softmax_backward(weights, grad_weights, axis=-1, mask=None),
-              attention_backward(q, k, v, grad_output, mask=None, scale=None) -> (dq, dk, dv),
+              attention_backward(q, k, v, grad_output, mask=None, scale=None) -> (dq, dk, dv)
+              (float64 gradients, after the same checks as attention),
               numerical_gradient(f, x, eps=1e-5), relative_error(analytic, numeric)
 context_task  a synthetic task where context decides the sense of "bank" (and "bat", "spring")
               make_context_task(n, rng), encode_sentences(sentences), ContextBatch, VOCAB

@@ -1,6 +1,11 @@
 """Input checks shared by every attnlib function (private module).
 
 Errors name what is wrong: both shapes for a shape mismatch, the dtype for a wrong dtype.
+:func:`check_attention` is the one contract of every entry point that takes queries, keys,
+values and a mask (``attention``, ``tiled_attention``, ``attention_backward``, and
+``multi_head_attention`` through ``attention`` and :func:`taking_part`): what they accept,
+what they refuse with which error class, and the prepared arrays their computation starts
+from. :func:`as_scale` is the one rule for ``scale``.
 The helpers here also fix the one numerical policy of the library: float16 is upcast to
 float32, float32 and float64 are computed in their own precision, and results are handed back
 in the caller's floating dtype (:func:`compute_dtype`, :func:`to_dtype`).

@@ -58,12 +58,24 @@ def literal(text) -> str:
     Non-strings (numbers used as tick labels) are converted with ``str``.
 
     Example: ``literal("US$$5")`` is ``"US\\$\\$5"``, drawn as ``US$$5``.
+
+    Parameters: ``text``, any object (no array shape: one label). Returns: ``str``.
+    Raises: nothing of its own (only what ``str(text)`` raises).
+
+    Source: matplotlib (2024), "Writing mathematical expressions": an even number of
+    unescaped dollar signs starts mathtext, and ``\\$`` is a literal dollar sign.
     """
     return str(text).replace("$", r"\$")
 
 
 def literal_labels(labels) -> list[str] | None:
-    """:func:`literal` applied to every label of a sequence (``None`` stays ``None``)."""
+    """:func:`literal` applied to every label of a sequence (``None`` stays ``None``).
+
+    Parameters: ``labels``, a sequence of length n (any shape of list the axis needs) or
+    None. Returns: a list of n ``str``. Raises: ``TypeError`` if ``labels`` is not iterable.
+
+    Source: matplotlib (2024), "Writing mathematical expressions" (see :func:`literal`).
+    """
     return None if labels is None else [literal(label) for label in labels]
 
 
