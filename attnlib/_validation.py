@@ -209,11 +209,34 @@ def _allowed_rows(allowed, offset, n_keys: int, q0: int, q1: int):
     return rows
 
 
-def _used_rows(allowed, offset, scores_shape):
-    """Which queries ask for something ``(..., L_q)`` and which keys are used ``(..., L_k)``."""
+def _used_rows(mask, offset, scores_shape):
+    """Which queries ask for something ``(..., L_q)`` and which keys are used ``(..., L_k)``.
+
+    ``mask`` is the mask as given (not broadcast) or None, ``offset`` the causal pattern's
+    or None. Linear in the lengths for a causal pattern, a mask, or a causal pattern with
+    a key mask ``(..., 1, L_k)``; any other mask is read a few query rows at a time.
+    """
     n_q, n_k = scores_shape[-2:]
+    key_shape = scores_shape[:-2] + (n_k,)
+    i, j = np.arange(n_q), np.arange(n_k)
+    if mask is not None:
+        mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)   # at least 2-D
+    if offset is None:             # reduce the mask before broadcasting it: no L_q x L_k work
+        return (np.broadcast_to(mask.any(axis=-1), scores_shape[:-1]),
+                np.broadcast_to(mask.any(axis=-2), key_shape))
+    last_key = np.minimum(i + offset, n_k - 1)           # query i may attend keys 0..last_key
+    if mask is None:
+        return (np.broadcast_to(i + offset >= 0, scores_shape[:-1]),
+                np.broadcast_to(j <= n_q - 1 + offset, key_shape))
+    if mask.shape[-2] == 1:        # a key mask with a causal pattern: prefix "any"
+        keys = np.broadcast_to(mask[..., 0, :], mask.shape[:-2] + (n_k,))
+        seen = np.logical_or.accumulate(keys, axis=-1)    # (..., L_k): some key <= j allowed
+        asks = np.where(i + offset >= 0, seen[..., np.maximum(last_key, 0)], False)
+        return (np.broadcast_to(asks, scores_shape[:-1]),
+                np.broadcast_to(keys & (j <= n_q - 1 + offset), key_shape))
+    allowed = np.broadcast_to(mask, scores_shape)
     asks = np.zeros(scores_shape[:-1], dtype=bool)
-    used = np.zeros(scores_shape[:-2] + (n_k,), dtype=bool)
+    used = np.zeros(key_shape, dtype=bool)
     for q0 in range(0, n_q, _CHECK_ROWS):
         rows = _allowed_rows(allowed, offset, n_k, q0, min(q0 + _CHECK_ROWS, n_q))
         asks[..., q0:q0 + rows.shape[-2]] = rows.any(axis=-1)
@@ -253,12 +276,12 @@ def _check_no_overflow(q, k, allowed, offset, scale: float, work: np.dtype) -> N
                                     "pass float64 inputs or smaller queries and keys")
 
 
-def taking_part(q, k, v, allowed, scores_shape: tuple, causal_offset: int | None = None):
+def taking_part(q, k, v, mask, scores_shape: tuple, causal_offset: int | None = None):
     """Zero the queries, keys and values that take no part; refuse non-finite ones that do.
 
     A query takes part when it may attend some key, a key (and its value) when some query
-    may attend it (``allowed``: the mask broadcast to ``scores_shape``, or None; plus the
-    causal pattern of ``causal_offset``). The others are replaced by 0 *before* any
+    may attend it (``mask``: a boolean mask that broadcasts to ``scores_shape``, or None;
+    plus the causal pattern of ``causal_offset``). The others are replaced by 0 *before* any
     arithmetic, so NaN or inf stored there cannot leak through ``0 * NaN = NaN``; the
     arrays come back broadcast to the leading axes of ``scores_shape`` when a mask is given.
 
@@ -270,8 +293,8 @@ def taking_part(q, k, v, allowed, scores_shape: tuple, causal_offset: int | None
         # No key: no query takes part; no query: no key is used (and nothing is computed).
         q = np.zeros_like(q) if n_k == 0 else q
         k, v = (np.zeros_like(k), np.zeros_like(v)) if n_q == 0 else (k, v)
-    elif allowed is not None or causal_offset is not None:
-        asks, used = _used_rows(allowed, causal_offset, scores_shape)
+    elif mask is not None or causal_offset is not None:
+        asks, used = _used_rows(mask, causal_offset, scores_shape)
         q = np.where(asks[..., None], q, zero)                    # (..., L_q, d_k)
         k = np.where(used[..., None], k, zero)                    # (..., L_k, d_k)
         v = np.where(used[..., None], v, zero)                    # (..., L_k, d_v)
@@ -322,12 +345,12 @@ def check_attention(queries, keys, values, mask=None, scale=None, *,
     scale = as_scale(scale, q.shape[-1])
     allowed = None
     if mask is not None:
-        allowed = as_bool_mask(mask)
-        check_mask_shape(allowed, scores_shape)
-        allowed = np.broadcast_to(allowed, scores_shape)          # a view: no copy
+        mask = as_bool_mask(mask)
+        check_mask_shape(mask, scores_shape)
+        allowed = np.broadcast_to(mask, scores_shape)             # a view: no copy
     out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
     work = compute_dtype(out_dtype)
     q, k, v = q.astype(work, copy=False), k.astype(work, copy=False), v.astype(work, copy=False)
-    q, k, v = taking_part(q, k, v, allowed, scores_shape, causal_offset)
+    q, k, v = taking_part(q, k, v, mask, scores_shape, causal_offset)
     _check_no_overflow(q, k, allowed, causal_offset, scale, work)
     return AttentionInputs(q, k, v, allowed, scale, batch, scores_shape, out_dtype, work)
