@@ -244,22 +244,26 @@ def _used_rows(mask, offset, scores_shape):
     return asks, used
 
 
-def _check_no_overflow(q, k, allowed, offset, scale: float, work: np.dtype) -> None:
+def _check_no_overflow(q, k, v, mask, allowed, scores_shape, offset, scale: float, work):
     """``OverflowError`` if an allowed score, ``q . k`` before scaling or ``scale * q``
-    lies beyond the largest ``work`` number.
+    lies beyond the largest ``work`` number; returns ``(q, k, v)``.
 
     Cauchy-Schwarz bounds every score by ``|scale| ||q_i|| ||k_j||`` (norms in float64),
     which settles the usual case in ``O(L d)``. Only when that bound is too large are the
-    scores computed, in float64 and a few query rows at a time.
+    queries, keys and values that take no part set to 0 (so that a huge number where it
+    is masked cannot overflow anything) and the allowed scores computed, in float64 and a
+    few query rows at a time.
     """
     limit = float(np.finfo(work).max)
     if q.size == 0 or k.size == 0:
-        return
+        return q, k, v
     with np.errstate(over="ignore", invalid="ignore"):
         q64, k64 = q.astype(np.float64), k.astype(np.float64)
         bound = float(np.linalg.norm(q64, axis=-1).max() * np.linalg.norm(k64, axis=-1).max())
         if bound * max(abs(scale), 1.0) < limit and abs(scale) * float(np.abs(q64).max()) < limit:
-            return
+            return q, k, v
+        q, k, v = _zero_unused(q, k, v, mask, scores_shape, offset)
+        q64, k64 = q.astype(np.float64), k.astype(np.float64)
         if not np.all(np.abs(q64) * abs(scale) < limit):
             raise OverflowError(f"queries times scale = {scale:g} overflow {work}; "
                                 "pass float64 inputs or smaller queries")
@@ -274,19 +278,11 @@ def _check_no_overflow(q, k, allowed, offset, scale: float, work: np.dtype) -> N
             if big.any():
                 raise OverflowError(f"an allowed attention score overflows {work}; "
                                     "pass float64 inputs or smaller queries and keys")
+    return q, k, v
 
 
-def taking_part(q, k, v, mask, scores_shape: tuple, causal_offset: int | None = None):
-    """Zero the queries, keys and values that take no part; refuse non-finite ones that do.
-
-    A query takes part when it may attend some key, a key (and its value) when some query
-    may attend it (``mask``: a boolean mask that broadcasts to ``scores_shape``, or None;
-    plus the causal pattern of ``causal_offset``). The others are replaced by 0 *before* any
-    arithmetic, so NaN or inf stored there cannot leak through ``0 * NaN = NaN``; the
-    arrays come back broadcast to the leading axes of ``scores_shape`` when a mask is given.
-
-    Raises ``ValueError`` if a query, key or value that takes part holds NaN or inf.
-    """
+def _zero_unused(q, k, v, mask, scores_shape: tuple, causal_offset: int | None):
+    """Replace the queries, keys and values that take no part by 0 (see :func:`taking_part`)."""
     n_q, n_k = scores_shape[-2:]
     zero = q.dtype.type(0)
     if n_q == 0 or n_k == 0:
@@ -298,6 +294,29 @@ def taking_part(q, k, v, mask, scores_shape: tuple, causal_offset: int | None = 
         q = np.where(asks[..., None], q, zero)                    # (..., L_q, d_k)
         k = np.where(used[..., None], k, zero)                    # (..., L_k, d_k)
         v = np.where(used[..., None], v, zero)                    # (..., L_k, d_v)
+    return q, k, v
+
+
+def _all_finite(*arrays) -> bool:
+    return all(bool(np.isfinite(a).all()) for a in arrays)
+
+
+def taking_part(q, k, v, mask, scores_shape: tuple, causal_offset: int | None = None):
+    """Refuse non-finite queries, keys and values that take part; zero those that do not.
+
+    A query takes part when it may attend some key, a key (and its value) when some query
+    may attend it (``mask``: a boolean mask that broadcasts to ``scores_shape``, or None;
+    plus the causal pattern of ``causal_offset``). When every number is finite the arrays
+    come back as they are (a query or key that takes no part cannot change a result: its
+    scores are masked). Otherwise the ones that take no part are replaced by 0 *before*
+    any arithmetic, so NaN or inf stored there cannot leak through ``0 * NaN = NaN``, and
+    the arrays come back broadcast to the leading axes of ``scores_shape``.
+
+    Raises ``ValueError`` if a query, key or value that takes part holds NaN or inf.
+    """
+    if _all_finite(q, k, v):
+        return q, k, v
+    q, k, v = _zero_unused(q, k, v, mask, scores_shape, causal_offset)
     for name, arr in (("queries", q), ("keys", k), ("values", v)):
         if not np.isfinite(arr).all():
             raise ValueError(f"{name} that take part in attention hold NaN or inf "
@@ -352,5 +371,6 @@ def check_attention(queries, keys, values, mask=None, scale=None, *,
     work = compute_dtype(out_dtype)
     q, k, v = q.astype(work, copy=False), k.astype(work, copy=False), v.astype(work, copy=False)
     q, k, v = taking_part(q, k, v, mask, scores_shape, causal_offset)
-    _check_no_overflow(q, k, allowed, causal_offset, scale, work)
+    q, k, v = _check_no_overflow(q, k, v, mask, allowed, scores_shape, causal_offset, scale,
+                                 work)
     return AttentionInputs(q, k, v, allowed, scale, batch, scores_shape, out_dtype, work)

@@ -283,6 +283,13 @@ def test_fault_4_float32_overflow_is_one_overflow_error_without_a_warning():
         mask = np.array([[F, T]])
         np.testing.assert_array_equal(tiled_attention(q, k, v, mask), [[2.0]])
         np.testing.assert_array_equal(attention(q, k, v, mask)[0], [[2.0]])
+        # a query and a key that both take part, but whose own score (2e40) is masked
+        q2 = np.array([[1e20, 1e20], [1.0, 0.0]], dtype=np.float32)
+        mask2 = np.array([[F, T], [T, T]])
+        want = attention(q2.astype(np.float64), k, v, mask2)[0]
+        for got in (attention(q2, k, v, mask2)[0], tiled_attention(q2, k, v, mask2),
+                    tiled_attention(q2, k, v, mask2, block_size=1)):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_fault_4_scale_true_is_refused_by_both_and_tile_plan_wants_integers():
