@@ -177,11 +177,13 @@ def as_scale(scale, d_k: int) -> float:
 class AttentionInputs:
     """What :func:`check_attention` hands to an attention body, checked and prepared.
 
-    ``queries``, ``keys`` and ``values`` are in the compute dtype ``work``; with a mask,
-    every query that may attend nothing and every key and value that no query may attend
-    is replaced by 0 (and the arrays are broadcast to the leading axes ``batch``), so NaN
-    or inf stored there cannot leak through ``0 * NaN = NaN``. ``allowed`` is the mask
-    broadcast (a view) to ``scores_shape``, or None.
+    ``queries``, ``keys`` and ``values`` are in the compute dtype ``work`` and finite
+    wherever they take part. When some number is not finite, or is so large that a score
+    might overflow, every query that may attend nothing and every key and value that no
+    query may attend has been replaced by 0 (the arrays are then broadcast to the leading
+    axes ``batch``), so that nothing stored there can leak through ``0 * NaN = NaN`` or
+    overflow; otherwise they are the inputs, unchanged. ``allowed`` is the mask broadcast
+    (a view) to ``scores_shape``, or None.
     """
 
     queries: np.ndarray
