@@ -15,13 +15,15 @@ attention   scaled dot-product attention (output and weights) and the weighted s
               weighted_sum(weights, values)
 heads       multi-head attention: split/merge heads, projections W_Q, W_K, W_V, W_O
               split_heads(x, H), merge_heads(x), MultiHeadParams, init_multi_head(rng, d, H),
-              multi_head_attention(q, k, v, params, mask=None, average_weights=False)
+              multi_head_attention(q, k, v, params, mask=None, per_head=None,
+                                   average_weights=False)
 plots       attention heatmaps, mixture bar charts, mask (access) maps (import attnlib.plots)
               use_book_style(), attention_heatmap(weights, queries, keys),
               mixture_bars(weights, labels), access_map(mask, tokens),
               data_flow_diagram(tokens), layer_head_grids(panels, titles, ...)
               length_curve(lengths, curves), alignment_heatmaps(panels)
               layer_flow_diagram(kind="encoder"): the data flow through one Transformer layer
+              literal(text), literal_labels(labels) (text drawn exactly as typed)
 examples    the source documents' worked examples as named data (read-only arrays)
               BANK, MACHINE_LEARNING_ROCKS, DOT_PRODUCT_Q/K, RAW_SCORE, TWO_HEAD_SCORES, ...
 scaling     why scores are divided by sqrt(d_k): the variance argument, simulated
@@ -50,10 +52,11 @@ translation_training  chapter 2's two trained models (make train): CONFIG, WEIGH
               train_one(attend), length_curve(models)
 tiled       attention tile by tile with an online softmax (FlashAttention-style): memory n * block
               tiled_attention(q, k, v, mask=None, causal=False, align=None, block_size=None)
-              (computes float16/float32 inputs in float32, unlike the float64 policy below)
+              (the same numerics policy as attention, below)
 backward    gradients: softmax and scaled dot-product attention backward passes (with masks)
               softmax_backward(weights, grad_weights, axis=-1, mask=None),
-              attention_backward(q, k, v, grad_output, mask=None, scale=None) -> (dq, dk, dv),
+              attention_backward(q, k, v, grad_output, mask=None, scale=None) -> (dq, dk, dv)
+              (float64 gradients, after the same checks as attention),
               numerical_gradient(f, x, eps=1e-5), relative_error(analytic, numeric)
 context_task  a synthetic task where context decides the sense of "bank" (and "bat", "spring")
               make_context_task(n, rng), encode_sentences(sentences), ContextBatch, VOCAB
@@ -85,6 +88,10 @@ Semantics (decided once, tested in tests/)
   ``TypeError`` naming its dtype. Masks broadcast to the scores' shape and may not enlarge it.
   Broadcasting aligns axes from the right: a key mask ``(B, 1, L_k)`` fits ``(B, L_q, L_k)``;
   for a head axis insert ``mask[:, None]`` (``multi_head_attention`` does this itself).
+  ``multi_head_attention`` takes a mask shared by all heads or one per head (head axis third
+  from the end); ``per_head=True/False`` says which, and a mask that could be read either way
+  (its axis of size ``H`` could be the heads or the inputs' batch axis) is refused, never
+  applied to the wrong axis.
 * Causal masks: the diagonal is allowed. When ``L_q != L_k`` you must say where the queries
   sit among the keys, ``align="end"`` (the last ``L_q`` positions, as when decoding after a
   cached prefix) or ``align="start"``; there is no silent default.
@@ -101,13 +108,26 @@ Semantics (decided once, tested in tests/)
   Softmax always subtracts the row maximum before exponentiating, so no exponential can
   overflow at any magnitude. Results come back in the input dtype (integers give float64).
   A result too large for its dtype (say float16 outputs above 65504, or float32 scores
-  beyond 3.4e38) raises ``OverflowError`` instead of becoming ``inf``. NaN or
+  beyond 3.4e38) raises ``OverflowError`` instead of becoming ``inf`` (for attention, an
+  allowed score, ``q . k`` before scaling or ``scale * q`` beyond the compute dtype;
+  checked before any score is computed, so no warning is emitted). NaN or
   +inf in a score, query, key or value that takes part raises ``ValueError``; a score of
   -inf simply gets weight 0.
 * Errors: shape mismatches raise ``ValueError`` naming both shapes; a model width not
   divisible by the number of heads raises ``ValueError`` saying so; a wrong dtype raises
-  ``TypeError`` naming it (booleans are refused as scores or values: a mask in the wrong
-  place).
+  ``TypeError`` naming it (booleans are refused as scores, values or plotted weights: a
+  mask in the wrong place); a length that is not an integer raises ``TypeError``.
+* ``scale`` (the factor of ``Q K^T``, default ``1 / sqrt(d_k)``) is a single real number:
+  ``int``, ``float`` or a numpy integer or floating scalar; zero and negative are allowed.
+  A boolean is not a number here: ``scale=True`` raises ``TypeError``, as do complex
+  numbers and strings; NaN, inf or an array raise ``ValueError``.
+* One contract for every entry point that takes queries, keys, values and a mask
+  (``attention``, ``tiled_attention``, ``multi_head_attention`` per head,
+  ``attention_backward``): all four call one check, ``attnlib._validation.check_attention``,
+  so they accept the same inputs, refuse the same inputs with the same error class, and
+  agree on the results (tested as one property in tests/test_contract.py).
+* Text: every label and title a figure or an explorer draws is drawn exactly as typed
+  (``plots.literal``: a ``$`` never starts mathematics).
 
 Sources: Bahdanau, Cho & Bengio (2015), "Neural Machine Translation by Jointly Learning to
 Align and Translate", section 3.1 and appendix A; Vaswani et al. (2017), "Attention Is All

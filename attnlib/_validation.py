@@ -1,13 +1,20 @@
 """Input checks shared by every attnlib function (private module).
 
 Errors name what is wrong: both shapes for a shape mismatch, the dtype for a wrong dtype.
+:func:`check_attention` is the one contract of every entry point that takes queries, keys,
+values and a mask (``attention``, ``tiled_attention``, ``attention_backward``, and
+``multi_head_attention`` through ``attention`` and :func:`taking_part`): what they accept,
+what they refuse with which error class, and the prepared arrays their computation starts
+from. :func:`as_scale` is the one rule for ``scale``.
 The helpers here also fix the one numerical policy of the library: float16 is upcast to
 float32, float32 and float64 are computed in their own precision, and results are handed back
 in the caller's floating dtype (:func:`compute_dtype`, :func:`to_dtype`).
 """
 from __future__ import annotations
 
+import math
 import operator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -135,3 +142,237 @@ def check_qkv(queries, keys, values):
     batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
     batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
     return q, k, v, batch
+
+
+def as_scale(scale, d_k: int) -> float:
+    """The factor that multiplies ``Q K^T``: ``1 / sqrt(d_k)`` by default, else ``scale``.
+
+    One rule for every entry point. A scale is a single real number: a Python ``int`` or
+    ``float``, a numpy integer or floating scalar, or a 0-d array of one. ``True`` and
+    ``False`` are not numbers here (a boolean is a mask or a switch, never a factor):
+    booleans, complex numbers, strings and other objects raise ``TypeError`` naming the
+    type; an array with axes, NaN or inf raises ``ValueError``. Zero and negative scales are
+    accepted (zero gives uniform weights over the allowed keys).
+    Without ``scale``, ``d_k = 0`` raises ``ValueError`` (``1 / sqrt(0)`` is undefined).
+    """
+    if scale is None:
+        if d_k == 0:
+            raise ValueError("the queries have no features (d_k = 0): 1/sqrt(d_k) "
+                             "is undefined; pass scale= explicitly")
+        return 1.0 / math.sqrt(d_k)
+    kind = np.asarray(scale).dtype.kind if not isinstance(scale, (str, bytes)) else "U"
+    if kind not in "iuf":
+        raise TypeError(f"scale must be a real number (int or float; a bool is not a "
+                        f"number here); got {scale!r} of type {type(scale).__name__}")
+    if np.ndim(scale) != 0:
+        raise ValueError(f"scale must be a single number; got an array of shape "
+                         f"{np.shape(scale)}")
+    value = float(scale)
+    if not math.isfinite(value):
+        raise ValueError(f"scale must be a finite real number; got {scale!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class AttentionInputs:
+    """What :func:`check_attention` hands to an attention body, checked and prepared.
+
+    ``queries``, ``keys`` and ``values`` are in the compute dtype ``work`` and finite
+    wherever they take part. When some number is not finite, or is so large that a score
+    might overflow, every query that may attend nothing and every key and value that no
+    query may attend has been replaced by 0 (the arrays are then broadcast to the leading
+    axes ``batch``), so that nothing stored there can leak through ``0 * NaN = NaN`` or
+    overflow; otherwise they are the inputs, unchanged. ``allowed`` is the mask broadcast
+    (a view) to ``scores_shape``, or None.
+    """
+
+    queries: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    allowed: np.ndarray | None
+    scale: float
+    batch: tuple
+    scores_shape: tuple
+    out_dtype: np.dtype
+    work: np.dtype
+
+
+#: Queries per chunk when a check must look at allowed scores row by row (bounded memory).
+_CHECK_ROWS = 256
+
+
+def _allowed_rows(allowed, offset, n_keys: int, q0: int, q1: int):
+    """The allowed entries of query rows ``q0:q1``: (mask) & (causal), or None if all allowed."""
+    rows = None if allowed is None else allowed[..., q0:q1, :]
+    if offset is not None:
+        i = np.arange(q0, q1)[:, None]
+        causal = np.arange(n_keys)[None, :] <= i + offset     # (q1 - q0, L_k)
+        rows = causal if rows is None else rows & causal
+    return rows
+
+
+def _used_rows(mask, offset, scores_shape):
+    """Which queries ask for something ``(..., L_q)`` and which keys are used ``(..., L_k)``.
+
+    ``mask`` is the mask as given (not broadcast) or None, ``offset`` the causal pattern's
+    or None. Linear in the lengths for a causal pattern, a mask, or a causal pattern with
+    a key mask ``(..., 1, L_k)``; any other mask is read a few query rows at a time.
+    """
+    n_q, n_k = scores_shape[-2:]
+    key_shape = scores_shape[:-2] + (n_k,)
+    i, j = np.arange(n_q), np.arange(n_k)
+    if mask is not None:
+        mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)   # at least 2-D
+    if offset is None:             # reduce the mask before broadcasting it: no L_q x L_k work
+        return (np.broadcast_to(mask.any(axis=-1), scores_shape[:-1]),
+                np.broadcast_to(mask.any(axis=-2), key_shape))
+    last_key = np.minimum(i + offset, n_k - 1)           # query i may attend keys 0..last_key
+    if mask is None:
+        return (np.broadcast_to(i + offset >= 0, scores_shape[:-1]),
+                np.broadcast_to(j <= n_q - 1 + offset, key_shape))
+    if mask.shape[-2] == 1:        # a key mask with a causal pattern: prefix "any"
+        keys = np.broadcast_to(mask[..., 0, :], mask.shape[:-2] + (n_k,))
+        seen = np.logical_or.accumulate(keys, axis=-1)    # (..., L_k): some key <= j allowed
+        asks = np.where(i + offset >= 0, seen[..., np.maximum(last_key, 0)], False)
+        return (np.broadcast_to(asks, scores_shape[:-1]),
+                np.broadcast_to(keys & (j <= n_q - 1 + offset), key_shape))
+    allowed = np.broadcast_to(mask, scores_shape)
+    asks = np.zeros(scores_shape[:-1], dtype=bool)
+    used = np.zeros(key_shape, dtype=bool)
+    for q0 in range(0, n_q, _CHECK_ROWS):
+        rows = _allowed_rows(allowed, offset, n_k, q0, min(q0 + _CHECK_ROWS, n_q))
+        asks[..., q0:q0 + rows.shape[-2]] = rows.any(axis=-1)
+        used |= rows.any(axis=-2)
+    return asks, used
+
+
+def _check_no_overflow(q, k, v, mask, allowed, scores_shape, offset, scale: float, work):
+    """``OverflowError`` if an allowed score, ``q . k`` before scaling or ``scale * q``
+    lies beyond the largest ``work`` number; returns ``(q, k, v)``.
+
+    Cauchy-Schwarz bounds every score by ``|scale| ||q_i|| ||k_j||`` (norms in float64),
+    which settles the usual case in ``O(L d)``. Only when that bound is too large are the
+    queries, keys and values that take no part set to 0 (so that a huge number where it
+    is masked cannot overflow anything) and the allowed scores computed, in float64 and a
+    few query rows at a time.
+    """
+    limit = float(np.finfo(work).max)
+    if q.size == 0 or k.size == 0:
+        return q, k, v
+    with np.errstate(over="ignore", invalid="ignore"):
+        q64, k64 = q.astype(np.float64), k.astype(np.float64)
+        bound = float(np.linalg.norm(q64, axis=-1).max() * np.linalg.norm(k64, axis=-1).max())
+        if bound * max(abs(scale), 1.0) < limit and abs(scale) * float(np.abs(q64).max()) < limit:
+            return q, k, v
+        q, k, v = _zero_unused(q, k, v, mask, scores_shape, offset)
+        q64, k64 = q.astype(np.float64), k.astype(np.float64)
+        if not np.all(np.abs(q64) * abs(scale) < limit):
+            raise OverflowError(f"queries times scale = {scale:g} overflow {work}; "
+                                "pass float64 inputs or smaller queries")
+        n_q, n_k = q.shape[-2], k.shape[-2]
+        for q0 in range(0, n_q, _CHECK_ROWS):
+            q1 = min(q0 + _CHECK_ROWS, n_q)
+            dots = q64[..., q0:q1, :] @ np.swapaxes(k64, -1, -2)    # (..., rows, L_k)
+            big = ~(np.abs(dots) < limit) | ~(np.abs(dots * scale) < limit)
+            rows = _allowed_rows(allowed, offset, n_k, q0, q1)
+            if rows is not None:
+                big &= rows
+            if big.any():
+                raise OverflowError(f"an allowed attention score overflows {work}; "
+                                    "pass float64 inputs or smaller queries and keys")
+    return q, k, v
+
+
+def _zero_unused(q, k, v, mask, scores_shape: tuple, causal_offset: int | None):
+    """Replace the queries, keys and values that take no part by 0 (see :func:`taking_part`)."""
+    n_q, n_k = scores_shape[-2:]
+    zero = q.dtype.type(0)
+    if n_q == 0 or n_k == 0:
+        # No key: no query takes part; no query: no key is used (and nothing is computed).
+        q = np.zeros_like(q) if n_k == 0 else q
+        k, v = (np.zeros_like(k), np.zeros_like(v)) if n_q == 0 else (k, v)
+    elif mask is not None or causal_offset is not None:
+        asks, used = _used_rows(mask, causal_offset, scores_shape)
+        q = np.where(asks[..., None], q, zero)                    # (..., L_q, d_k)
+        k = np.where(used[..., None], k, zero)                    # (..., L_k, d_k)
+        v = np.where(used[..., None], v, zero)                    # (..., L_k, d_v)
+    return q, k, v
+
+
+def _all_finite(*arrays) -> bool:
+    return all(bool(np.isfinite(a).all()) for a in arrays)
+
+
+def taking_part(q, k, v, mask, scores_shape: tuple, causal_offset: int | None = None):
+    """Refuse non-finite queries, keys and values that take part; zero those that do not.
+
+    A query takes part when it may attend some key, a key (and its value) when some query
+    may attend it (``mask``: a boolean mask that broadcasts to ``scores_shape``, or None;
+    plus the causal pattern of ``causal_offset``). When every number is finite the arrays
+    come back as they are (a query or key that takes no part cannot change a result: its
+    scores are masked). Otherwise the ones that take no part are replaced by 0 *before*
+    any arithmetic, so NaN or inf stored there cannot leak through ``0 * NaN = NaN``, and
+    the arrays come back broadcast to the leading axes of ``scores_shape``.
+
+    Raises ``ValueError`` if a query, key or value that takes part holds NaN or inf.
+    """
+    if _all_finite(q, k, v):
+        return q, k, v
+    q, k, v = _zero_unused(q, k, v, mask, scores_shape, causal_offset)
+    for name, arr in (("queries", q), ("keys", k), ("values", v)):
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} that take part in attention hold NaN or inf "
+                             "(mask such positions out)")
+    return q, k, v
+
+
+def check_attention(queries, keys, values, mask=None, scale=None, *,
+                    causal_offset: int | None = None) -> AttentionInputs:
+    """The one contract of every attention entry point, checked in one place.
+
+    Used by :func:`attnlib.attention`, :func:`attnlib.tiled_attention`,
+    :func:`attnlib.attention_backward` and (per head) :func:`attnlib.multi_head_attention`,
+    so that they accept the same inputs, refuse the same inputs with the same error class,
+    and hand the same prepared arrays to their computation.
+
+    Parameters
+    ----------
+    queries, keys, values : array_like, shapes (..., L_q, d_k), (..., L_k, d_k), (..., L_k, d_v)
+        Real (float or integer) arrays; leading axes broadcast, from any of the three.
+    mask : array_like of bool, optional
+        Broadcastable to ``batch + (L_q, L_k)`` without enlarging it; ``True`` = may attend.
+    scale : real number, optional (see :func:`as_scale`)
+    causal_offset : int, optional
+        A causal pattern applied on top of ``mask`` (query ``i`` may attend key ``j`` when
+        ``j <= i + causal_offset``), as :func:`attnlib.tiled_attention` generates it.
+
+    Returns
+    -------
+    AttentionInputs
+
+    Raises
+    ------
+    TypeError
+        A non-real input, a non-boolean mask (dtype named), or a scale that is not a number.
+    ValueError
+        Shapes that disagree (both named), a mask that does not fit, a bad scale, or NaN or
+        inf in a query, key or value that takes part.
+    OverflowError
+        If an allowed score (or ``q . k`` before scaling, or ``scale * q``) lies beyond the
+        largest number of the compute dtype (float32 for float16/float32 inputs).
+    """
+    q, k, v, batch = check_qkv(queries, keys, values)
+    scores_shape = batch + (q.shape[-2], k.shape[-2])            # (..., L_q, L_k)
+    scale = as_scale(scale, q.shape[-1])
+    allowed = None
+    if mask is not None:
+        mask = as_bool_mask(mask)
+        check_mask_shape(mask, scores_shape)
+        allowed = np.broadcast_to(mask, scores_shape)             # a view: no copy
+    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    work = compute_dtype(out_dtype)
+    q, k, v = q.astype(work, copy=False), k.astype(work, copy=False), v.astype(work, copy=False)
+    q, k, v = taking_part(q, k, v, mask, scores_shape, causal_offset)
+    q, k, v = _check_no_overflow(q, k, v, mask, allowed, scores_shape, causal_offset, scale,
+                                 work)
+    return AttentionInputs(q, k, v, allowed, scale, batch, scores_shape, out_dtype, work)

@@ -7,13 +7,10 @@ Source: Vaswani et al. (2017), section 3.2.1; Bahdanau et al. (2015), equations 
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ._validation import (as_bool_mask, as_float_array, broadcast_batch,
-                          check_mask_shape, check_qkv, compute_dtype, require_ndim,
-                          to_dtype)
+from ._validation import (as_float_array, broadcast_batch, check_attention, compute_dtype,
+                          require_ndim, to_dtype)
 from .softmax import softmax_inplace
 
 
@@ -99,53 +96,26 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     ------
     TypeError
         If ``mask`` is not boolean or an input is not a float or integer array (the dtype
-        is named).
+        is named), or ``scale`` is not a real number (``True`` is not a number here).
     ValueError
         If shapes disagree (both shapes are named), ``d_k`` is 0 without an explicit
-        ``scale``, ``scale`` is not a finite number, or a query, key or value that takes part
-        (is allowed by the mask) holds NaN or inf.
+        ``scale``, ``scale`` is NaN, inf or an array, or a query, key or value that takes
+        part (is allowed by the mask) holds NaN or inf.
     OverflowError
         If an allowed score overflows float64.
 
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1, equation (1).
     """
-    q, k, v, batch = check_qkv(queries, keys, values)
-    scores_shape = batch + (q.shape[-2], k.shape[-2])       # (..., L_q, L_k)
-    if scale is None:
-        if q.shape[-1] == 0:
-            raise ValueError(f"queries {q.shape} have no features (d_k = 0): 1/sqrt(d_k) "
-                             "is undefined; pass scale= explicitly")
-        scale = 1.0 / math.sqrt(q.shape[-1])
-    if not (np.ndim(scale) == 0 and np.isrealobj(scale) and math.isfinite(float(scale))):
-        raise ValueError(f"scale must be a finite real number; got {scale!r}")
-    scale = float(scale)
-
-    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
-    work = compute_dtype(out_dtype)
-    q, k, v = q.astype(work), k.astype(work), v.astype(work)
-
-    allowed = None
-    if mask is not None:
-        allowed = as_bool_mask(mask)
-        check_mask_shape(allowed, scores_shape)
-        allowed = np.broadcast_to(allowed, scores_shape)
-        # Whatever no query may look at is replaced by 0 *before* any arithmetic, so NaN or
-        # inf stored in a masked key or value cannot leak through 0 * NaN = NaN.
-        key_used = allowed.any(axis=-2)[..., :, None]        # (..., L_k, 1)
-        query_asks = allowed.any(axis=-1)[..., :, None]      # (..., L_q, 1)
-        k = np.where(key_used, k, 0.0)
-        v = np.where(key_used, v, 0.0)
-        q = np.where(query_asks, q, 0.0)
-    for name, arr in (("queries", q), ("keys", k), ("values", v)):
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} that take part in attention hold NaN or inf "
-                             "(mask such positions out)")
+    checked = check_attention(queries, keys, values, mask, scale)   # the shared contract
+    q, k, v, allowed = checked.queries, checked.keys, checked.values, checked.allowed
+    scale, scores_shape = checked.scale, checked.scores_shape
+    out_dtype, work = checked.out_dtype, checked.work
 
     with np.errstate(over="ignore", invalid="ignore"):   # checked just below, by name
         scores = q @ np.swapaxes(k, -1, -2)                # (..., L_q, L_k)
         scores *= scale
     if scores.shape != scores_shape:                       # batch axes may come from v alone
-        scores = np.ascontiguousarray(np.broadcast_to(scores, scores_shape))
+        scores = np.array(np.broadcast_to(scores, scores_shape))   # a writable copy
     finite = np.isfinite(scores)
     if allowed is not None:
         finite |= ~allowed                                 # masked scores may be anything

@@ -24,11 +24,9 @@ derivatives are ordinary calculus (chain rule), as used for training by back-pro
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
+from ._validation import (as_bool_mask, as_float_array, check_attention, check_mask_shape,
                           require_ndim)
 from .attention import attention
 
@@ -121,51 +119,43 @@ def attention_backward(queries, keys, values, grad_output, mask=None, *, scale: 
     Returns
     -------
     grad_queries, grad_keys, grad_values : numpy.ndarray
-        float64 arrays with the shapes of ``queries``, ``keys`` and ``values`` (gradients of
-        broadcast leading axes are summed back).
+        float64 arrays (computed in float64 whatever the input dtype) with the shapes of
+        ``queries``, ``keys`` and ``values``: gradients of leading axes that broadcasting
+        added or stretched, in any of the three, are summed back.
 
     Raises
     ------
-    ValueError, TypeError
-        As :func:`attnlib.attention` for bad shapes or masks; ``ValueError`` naming both shapes
-        if ``grad_output`` does not match the output's shape.
+    ValueError, TypeError, OverflowError
+        Exactly as :func:`attnlib.attention` (the same shared check,
+        :func:`attnlib._validation.check_attention`, on the inputs as given, so float32
+        inputs whose scores overflow float32 are refused here too); ``ValueError`` naming
+        both shapes if ``grad_output`` does not broadcast to the output's shape.
 
     Source: Vaswani et al. (2017), equation (1), differentiated by the chain rule.
     """
-    q = as_float_array(queries, "queries").astype(np.float64)
-    k = as_float_array(keys, "keys").astype(np.float64)
-    v = as_float_array(values, "values").astype(np.float64)
-    out, p = attention(q, k, v, mask=mask, scale=scale)
+    # The forward pass's contract, checked on the inputs as given (same errors as attention,
+    # including OverflowError for float32 scores); the gradients are then computed in float64
+    # on the checked arrays, in which masked-out queries, keys and values are already 0.
+    checked = check_attention(queries, keys, values, mask, scale)
+    shapes = [np.shape(x) for x in (queries, keys, values)]
+    q_used, k_used, v_used = (x.astype(np.float64) for x in
+                              (checked.queries, checked.keys, checked.values))
+    allowed, scale = checked.allowed, checked.scale
+    out, p = attention(q_used, k_used, v_used, mask=allowed, scale=scale)
     d_out = as_float_array(grad_output, "grad_output").astype(np.float64)
     require_ndim(d_out, 2, "grad_output", "(..., L_q, d_v)")
     try:
-        d_out = np.broadcast_to(d_out, out.shape)
+        d_out = np.broadcast_to(d_out, out.shape)                # (..., L_q, d_v)
     except ValueError:
         raise ValueError(f"grad_output {d_out.shape} does not match the attention output "
                          f"shape {out.shape}") from None
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
-    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
-    scores_shape = batch + (q.shape[-2], k.shape[-2])
-    if mask is not None:
-        allowed = np.broadcast_to(as_bool_mask(mask), scores_shape)
-        # As in the forward pass: entries no query may use are set to zero before use.
-        used = np.any(allowed, axis=-2)[..., :, None]
-        asking = np.any(allowed, axis=-1)[..., :, None]
-        k_used = np.where(used, k, 0.0)
-        v_used = np.where(used, v, 0.0)
-        q_used = np.where(asking, q, 0.0)
-    else:
-        allowed = None
-        k_used, v_used, q_used = k, v, q
 
     d_v = np.swapaxes(p, -1, -2) @ d_out                       # (..., L_k, d_v)
     d_p = d_out @ np.swapaxes(v_used, -1, -2)                  # (..., L_q, L_k)
     d_s = softmax_backward(p, d_p, axis=-1, mask=allowed)      # (..., L_q, L_k)
     d_q = scale * (d_s @ k_used)                               # (..., L_q, d_k)
     d_k = scale * (np.swapaxes(d_s, -1, -2) @ q_used)          # (..., L_k, d_k)
-    return (_sum_to_shape(d_q, q.shape), _sum_to_shape(d_k, k.shape),
-            _sum_to_shape(d_v, v.shape))
+    return tuple(_sum_to_shape(g, shape) for g, shape in zip((d_q, d_k, d_v), shapes))
 
 
 def numerical_gradient(f, x, *, eps: float = 1e-5) -> np.ndarray:

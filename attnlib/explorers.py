@@ -31,7 +31,7 @@ from .heads import merge_heads
 from .masks import bidirectional_mask, causal_mask, padding_mask
 from .scaling import score_variance
 from .scores import dot_product_scores, scaled_dot_product_scores
-from .plots import OKABE_ITO, WEIGHT_CMAP, access_map, mixture_bars
+from .plots import OKABE_ITO, WEIGHT_CMAP, access_map, literal_labels, mixture_bars
 from .softmax import softmax
 from . import svg
 from .precomputed import Control, PrecomputedExplorer, figure_png, readout_table
@@ -530,8 +530,8 @@ def mask_figure(state: dict) -> plt.Figure:
                                      layout="constrained")
     access_map(state["mask"], tokens, title="may attend", ax=ax_m)
     image = ax_w.imshow(state["weights"], vmin=0, vmax=1, cmap=WEIGHT_CMAP)
-    ax_w.set_xticks(range(n), labels=tokens, rotation=90)
-    ax_w.set_yticks(range(n), labels=tokens)
+    ax_w.set_xticks(range(n), labels=literal_labels(tokens), rotation=90)
+    ax_w.set_yticks(range(n), labels=literal_labels(tokens))
     ax_w.set_title("weights (random scores)")
     fig.colorbar(image, ax=ax_w, shrink=0.8, label="attention weight")
     return fig

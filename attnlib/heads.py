@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import (as_bool_mask, as_float_array, broadcast_batch, check_mask_shape,
-                          compute_dtype, require_ndim, to_dtype)
+                          compute_dtype, require_ndim, taking_part, to_dtype)
 from .attention import attention
 
 
@@ -200,8 +200,78 @@ def _project(x, W, b):
     return y if b is None else y + b
 
 
+def _params_in(params: MultiHeadParams, work) -> MultiHeadParams:
+    """The parameters cast to the compute dtype of the inputs (float32 stays float32)."""
+    if params.W_Q.dtype == work and params.W_O.dtype == work:
+        return params
+    fields = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+    cast = {f: None if getattr(params, f) is None else getattr(params, f).astype(work)
+            for f in fields}
+    return MultiHeadParams(num_heads=params.num_heads, **cast)
+
+
+def _fits(mask: np.ndarray, shape: tuple) -> bool:
+    """Whether ``mask`` broadcasts to ``shape`` without enlarging it."""
+    try:
+        check_mask_shape(mask, shape)
+    except ValueError:
+        return False
+    return True
+
+
+def _head_mask_layout(mask: np.ndarray, batch: tuple, H: int, n_q: int, n_k: int,
+                      per_head) -> np.ndarray:
+    """Return ``mask`` with an explicit head axis, broadcastable to ``batch + (H, L_q, L_k)``.
+
+    ``per_head=True``: the axis third from the end is the head axis. ``per_head=False``: the
+    mask is shared by all heads. ``None``: a mask with one axis more than ``batch + (L_q,
+    L_k)`` is per head, a mask that fits only one layout has that layout, and a mask that
+    fits both with an axis of size > 1 where the layouts differ is refused.
+    """
+    shared_shape = batch + (n_q, n_k)
+    per_head_shape = batch + (H, n_q, n_k)
+    how = (f"for a per-head mask pass per_head=True (the head axis is third from the end; "
+           f"layout {per_head_shape}) or write the batch axis, mask[None]; for one mask "
+           f"shared by all heads pass per_head=False (layout {shared_shape})")
+    if mask.ndim > len(per_head_shape):
+        raise ValueError(f"mask of shape {mask.shape} has too many axes for inputs with "
+                         f"batch shape {batch}: use batch + (L_q, L_k) or "
+                         "batch + (H, L_q, L_k)")
+    if per_head is None:
+        fits_head = mask.ndim >= 3 and _fits(mask, per_head_shape)
+        if mask.ndim == len(per_head_shape):
+            per_head = True                       # the rank says it: one axis for the heads
+        elif fits_head and _fits(mask, shared_shape) and mask.shape[-3] > 1:
+            raise ValueError(f"mask of shape {mask.shape} is ambiguous: its axis of size "
+                             f"{mask.shape[-3]} could be the heads or the batch axis of the "
+                             f"inputs {batch}; {how}")
+        else:
+            per_head = fits_head                  # the only layout it fits (or neither)
+    elif not isinstance(per_head, (bool, np.bool_)):
+        raise TypeError(f"per_head must be True, False or None; got {per_head!r}")
+    if per_head:
+        if mask.ndim < 3:
+            raise ValueError(f"a per-head mask needs a head axis (third from the end); got "
+                             f"shape {mask.shape}; {how}")
+        if mask.shape[-3] not in (1, H):
+            raise ValueError(f"per-head mask of shape {mask.shape} has {mask.shape[-3]} "
+                             f"at the head axis (third from the end), but there are {H} heads")
+        target = per_head_shape
+    else:
+        target = shared_shape
+    try:
+        check_mask_shape(mask, target)
+    except ValueError:
+        raise ValueError(f"mask of shape {mask.shape} fits neither the shared layout "
+                         f"{shared_shape} nor the per-head layout {per_head_shape}; "
+                         f"{how}") from None
+    if per_head or mask.ndim < 2:
+        return mask                                   # a 0-d or (L_k,) mask fits every head
+    return np.expand_dims(mask, -3)                   # (..., 1, L_q, L_k): shared by the heads
+
+
 def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=None, *,
-                         average_weights: bool = False):
+                         per_head: bool | None = None, average_weights: bool = False):
     """Multi-head scaled dot-product attention.
 
     Each head ``h`` attends with its own projections, ``softmax(Q_h K_h^T / sqrt(d_head)) V_h``;
@@ -217,10 +287,19 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
     mask : array_like of bool, optional; ``True`` = may attend. Either
         * shared by all heads: broadcastable to ``batch + (L_q, L_k)`` (the layout of
           :func:`attnlib.attention`, e.g. ``padding_mask(...)`` of shape ``(B, 1, L_k)``), or
-        * per head: exactly one axis more, ``batch + (H, L_q, L_k)`` with the head axis
-          third from the end (size ``H`` or 1).
+        * per head: broadcastable to ``batch + (H, L_q, L_k)`` with the head axis third
+          from the end (size ``H`` or 1).
         A head in which a query may attend nothing gives that query zero weights and a zero
-        contribution (no NaN).
+        contribution (no NaN). Queries, keys and values that no head may use may hold
+        anything (even NaN or inf).
+    per_head : bool, optional
+        Which of the two layouts ``mask`` has. By default a mask with exactly one axis more
+        than ``batch + (L_q, L_k)`` is per head and a mask that fits only one layout has
+        that one; a mask that fits both, with an axis of size > 1 third from the end that
+        could be the heads or the inputs' batch axis (say a ``(H, L_q, L_k)`` mask with
+        inputs ``(H, L, d)``, or ``padding_mask`` for ``B = H`` sentences), is refused with
+        ``ValueError`` saying how to write it: a mask is never applied to the wrong axis
+        silently.
     average_weights : bool
         If True, return the weights averaged over heads, shape ``(..., L_q, L_k)``.
         By default every head's weights are returned.
@@ -230,17 +309,20 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
     output : numpy.ndarray, shape (..., L_q, d_out)
     weights : numpy.ndarray, shape (..., H, L_q, L_k), or (..., L_q, L_k) if averaged
         Both in the common float dtype of ``queries``, ``keys`` and ``values`` (float16 in,
-        float16 out); computed in float32 (float16/float32 in) or float64.
+        float16 out); computed in float32 (float16/float32 in) or float64, the parameters
+        cast to that dtype. Each head runs :func:`attnlib.attention`, so the shared contract
+        (errors, masks, non-finite numbers, overflow) holds per head.
 
     Raises
     ------
     ValueError
         If an input's width does not match its projection, the leading axes do not
-        broadcast, or the mask does not fit (the shapes are named).
+        broadcast, the mask does not fit or is ambiguous (the shapes are named), or a query,
+        key or value that takes part holds NaN or inf.
     TypeError
         If ``mask`` is not boolean or an input is not a float or integer array.
     OverflowError
-        If the output does not fit the input dtype.
+        If an allowed score or the output does not fit the compute or the input dtype.
 
     Source: Vaswani et al. (2017), section 3.2.2.
     """
@@ -264,26 +346,15 @@ def multi_head_attention(queries, keys, values, params: MultiHeadParams, mask=No
 
     H = params.num_heads
     if mask is not None:
-        mask = as_bool_mask(mask)
-        given_shape = mask.shape
-        shared_ndim = len(batch) + 2                 # the layout batch + (L_q, L_k)
-        if 2 <= mask.ndim <= shared_ndim:
-            mask = np.expand_dims(mask, -3)          # the same mask for every head
-        elif mask.ndim == shared_ndim + 1:
-            if mask.shape[-3] not in (1, H):
-                raise ValueError(f"per-head mask of shape {mask.shape} has {mask.shape[-3]} "
-                                 f"at the head axis (third from the end), but there are {H} heads")
-        elif mask.ndim > shared_ndim + 1:
-            raise ValueError(f"mask of shape {mask.shape} has too many axes for inputs with "
-                             f"batch shape {batch}: use batch + (L_q, L_k) or "
-                             "batch + (H, L_q, L_k)")
-        shared_shape = batch + (q.shape[-2], k.shape[-2])
-        per_head_shape = batch + (H, q.shape[-2], k.shape[-2])
-        try:
-            check_mask_shape(mask, per_head_shape)
-        except ValueError:
-            raise ValueError(f"mask of shape {given_shape} fits neither the shared layout "
-                             f"{shared_shape} nor the per-head layout {per_head_shape}") from None
+        mask = _head_mask_layout(as_bool_mask(mask), batch, H, q.shape[-2], k.shape[-2],
+                                 per_head)                # broadcasts to batch + (H, L_q, L_k)
+    # Rows that no head may use are set to 0 before the projections, so NaN or inf stored
+    # there cannot reach a head through the matrix products; the others must be finite.
+    shared_shape = batch + (q.shape[-2], k.shape[-2])
+    in_any_head = None if mask is None else np.broadcast_to(
+        mask, batch + (H,) + shared_shape[-2:]).any(axis=-3)     # (..., L_q, L_k)
+    q, k, v = taking_part(q, k, v, in_any_head, shared_shape)
+    params = _params_in(params, work)
 
     qh = split_heads(_project(q, params.W_Q, params.b_Q), H)   # (..., H, L_q, d_head)
     kh = split_heads(_project(k, params.W_K, params.b_K), H)   # (..., H, L_k, d_head)

@@ -192,10 +192,20 @@ def load_tokenizer():
 # --------------------------------------------------------------------------------------
 
 def encode(text: str) -> tuple[list[str], np.ndarray]:
-    """Split ``text`` into WordPiece tokens, with ``[CLS]`` first and ``[SEP]`` last.
+    """Split one sentence ``text`` into WordPiece tokens, with ``[CLS]`` first and ``[SEP]`` last.
 
     The text is lower-cased; a word missing from the vocabulary is cut into pieces
-    (``"cashier" -> "cash", "##ier"``); punctuation is its own token.
+    (``"cashier" -> "cash", "##ier"``); punctuation is its own token. The special tokens
+    ``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]`` (and ``[UNK]``) typed in the text, in
+    capitals, become those special tokens, not the letters: ``"a [MASK] b"`` gives
+    ``[CLS] a [MASK] b [SEP]`` with ``[MASK]`` one token (id 103). One sentence at a time: batches
+    are not supported (call it once per sentence).
+
+    Lengths: anything up to :data:`MAX_TOKENS` (512, the end of the position embeddings) is
+    accepted, but the checkpoint was trained on inputs of at most 128 tokens, and the
+    sentence-transformers package cuts inputs at 256 tokens when it embeds sentences (the
+    model card's numbers); beyond those lengths the model runs on positions it has seen little
+    or never in training.
 
     Returns
     -------
@@ -205,12 +215,14 @@ def encode(text: str) -> tuple[list[str], np.ndarray]:
     Raises
     ------
     TypeError
-        If ``text`` is not a str.
+        If ``text`` is not a str (a list of sentences is refused: batches are not supported).
     ValueError
         If the text gives more than :data:`MAX_TOKENS` tokens.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text must be a str; got {type(text).__name__}")
+        batch = " (batches are not supported: encode one sentence at a time)" if isinstance(
+            text, (list, tuple, np.ndarray)) else ""
+        raise TypeError(f"text must be a str; got {type(text).__name__}{batch}")
     enc = load_tokenizer().encode(text)
     if len(enc.ids) > MAX_TOKENS:
         raise ValueError(f"the text gives {len(enc.ids)} tokens; this model accepts at most "
@@ -299,7 +311,9 @@ class MiniLMOutput:
         (``[-1]`` is the final representation).
     attention : (6, 12, L, L) float64
         ``attention[l, h, i, j]``: weight of key ``j`` for query ``i`` in head ``h`` of layer
-        ``l``. Each row sums to 1.
+        ``l``. Each row sums to 1. A head removed by ``head_mask`` still shows the weights it
+        computed; the diagnostics below (``head_outputs``, ``weighted_norms``,
+        ``layer_norms``) count it as 0, as the pass did.
     transformed : (6, 12, L, 384) float64
         ``transformed[l, h, j] = f^h(x_j) = (x_j W_V^h + b_V^h) W_O^h``, where ``x`` is the
         input of layer ``l`` (Kobayashi et al. 2020).
@@ -325,23 +339,34 @@ class MiniLMOutput:
                              f"occurrence {occurrence} was asked for")
         return hits[occurrence]
 
+    def _used_attention(self) -> np.ndarray:
+        """The weights as the pass used them: a head removed by ``head_mask`` counts 0."""
+        kept = self.head_mask[..., None, None].astype(np.float64)   # (..., 6, 12, 1, 1)
+        return self.attention.astype(np.float64) * kept             # (..., 6, 12, L, L)
+
     def weighted_norms(self) -> np.ndarray:
-        """``||alpha^h_ij f^h(x_j)||`` for every layer, head, query and key: (6, 12, L, L)."""
-        return weighted_norms(self.attention, self.transformed)
+        """``||alpha^h_ij f^h(x_j)||`` for every layer, head, query and key: (6, 12, L, L).
+
+        A head switched off by ``head_mask`` adds nothing, so its norms are exactly 0.
+        """
+        return weighted_norms(self._used_attention(), self.transformed)
 
     def layer_norms(self) -> np.ndarray:
         """``||sum_h alpha^h_ij f^h(x_j)||``: key ``j``'s contribution to query ``i`` in a whole
-        layer, all heads together (Kobayashi et al. 2020, section 5). Shape (6, L, L)."""
-        contrib = np.einsum("...lhij,...lhjd->...lijd", self.attention.astype(np.float64),
+        layer, the heads that took part together (Kobayashi et al. 2020, section 5).
+        Shape (6, L, L)."""
+        contrib = np.einsum("...lhij,...lhjd->...lijd", self._used_attention(),
                             self.transformed.astype(np.float64))
         return np.linalg.norm(contrib, axis=-1)
 
     def head_outputs(self) -> np.ndarray:
         """Each head's share of the attention output, ``sum_j alpha^h_ij f^h(x_j)``: (6, 12, L, 384).
 
-        Summing over heads and adding ``b_O`` gives the attention sub-layer's output.
+        A head switched off by ``head_mask`` has a share of exactly 0, so for any head mask
+        summing over heads and adding ``b_O`` gives the attention sub-layer output that the
+        pass actually used (to rounding, far below 1e-12).
         """
-        return np.einsum("...lhij,...lhjd->...lhid", self.attention, self.transformed)
+        return np.einsum("...lhij,...lhjd->...lhid", self._used_attention(), self.transformed)
 
 
 def _check_head_mask(head_mask) -> np.ndarray:

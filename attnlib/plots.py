@@ -1,9 +1,12 @@
 """Figures: attention heatmaps, mixture bar charts and mask (access) maps.
 
-Every helper returns the matplotlib ``Figure`` and leaves showing it to the caller.
+Every helper returns the matplotlib ``Figure`` and leaves showing it to the caller. Every
+label and title is drawn exactly as typed (:func:`literal`: a ``$`` never starts
+mathematics).
 Probabilities are drawn on a fixed 0-1 colour scale with the colour-blind-safe
 ``viridis`` map, so two heatmaps can be compared by colour. Inputs are checked: weights
-must be finite numbers in [0, 1], labels must match the axes, masks must be boolean.
+must be finite numbers in [0, 1] (a boolean array is a mask, refused as weights), labels
+must match the axes, masks must be boolean.
 
 * ``use_book_style()``                     fixed figure size, dpi, fonts and colours
 * ``attention_heatmap(weights, queries, keys)``  one panel per (batch, head)
@@ -50,10 +53,48 @@ def use_book_style() -> None:
     })
 
 
+def literal(text) -> str:
+    """``text`` as a string that matplotlib draws exactly as typed, never as mathematics.
+
+    matplotlib reads a text with two unescaped dollar signs as mathtext: ``"$x$"`` is drawn
+    as an italic x and ``"Ba$$in"`` raises ``ValueError`` when the figure is drawn. Every
+    dollar sign is escaped (``\\$``), which matplotlib draws as ``$``; nothing else is
+    changed. Every label and title that the plots and the explorers draw goes through here.
+    Non-strings (numbers used as tick labels) are converted with ``str``.
+
+    Example: ``literal("US$$5")`` is ``"US\\$\\$5"``, drawn as ``US$$5``.
+
+    Parameters: ``text``, any object (no array shape: one label). Returns: ``str``.
+    Raises: nothing of its own (only what ``str(text)`` raises).
+
+    Source: matplotlib (2024), "Writing mathematical expressions": an even number of
+    unescaped dollar signs starts mathtext, and ``\\$`` is a literal dollar sign.
+    """
+    return str(text).replace("$", r"\$")
+
+
+def literal_labels(labels) -> list[str] | None:
+    """:func:`literal` applied to every label of a sequence (``None`` stays ``None``).
+
+    Parameters: ``labels``, a sequence of length n (any shape of list the axis needs) or
+    None. Returns: a list of n ``str``. Raises: ``TypeError`` if ``labels`` is not iterable.
+
+    Source: matplotlib (2024), "Writing mathematical expressions" (see :func:`literal`).
+    """
+    return None if labels is None else [literal(label) for label in labels]
+
+
 def _as_probabilities(weights, what: str) -> np.ndarray:
-    """``weights`` as a float array of finite numbers in [0, 1]; ``TypeError``/``ValueError`` otherwise."""
+    """``weights`` as a float array of finite numbers in [0, 1]; ``TypeError``/``ValueError`` otherwise.
+
+    Booleans are refused, as everywhere in attnlib: a boolean array is a mask (draw it with
+    :func:`access_map`), not weights.
+    """
     w = np.asarray(weights)
-    if w.dtype.kind not in "fiub":
+    if w.dtype.kind == "b":
+        raise TypeError(f"{what} must be real numbers, not a boolean mask (dtype bool); "
+                        "draw a mask with access_map")
+    if w.dtype.kind not in "fiu":
         raise TypeError(f"{what} must be real numbers; got dtype {w.dtype}")
     w = w.astype(float)
     if not np.isfinite(w).all():
@@ -134,13 +175,14 @@ def attention_heatmap(weights, queries=None, keys=None, *, titles=None, annotate
             continue
         b, h = divmod(p, H)
         image = ax.imshow(w[b, h], vmin=0.0, vmax=1.0, cmap=cmap, aspect="auto")
-        ax.set_xticks(range(Lk), labels=keys if keys is not None else range(Lk),
+        ax.set_xticks(range(Lk), labels=literal_labels(keys if keys is not None else range(Lk)),
                       rotation=90 if keys is not None else 0)
-        ax.set_yticks(range(Lq), labels=queries if queries is not None else range(Lq))
+        ax.set_yticks(range(Lq),
+                      labels=literal_labels(queries if queries is not None else range(Lq)))
         ax.set_xlabel("key")
         ax.set_ylabel("query")
         if titles is not None:
-            ax.set_title(titles[p])
+            ax.set_title(literal(titles[p]))
         elif n > 1:
             ax.set_title(f"batch {b}, head {h}")
         if annotate:
@@ -195,13 +237,13 @@ def mixture_bars(weights, labels, *, title: str | None = None, ax=None):
         bars = ax.bar(x + (m - (n - 1) / 2) * width, w[m], width, color=OKABE_ITO[m % len(OKABE_ITO)],
                       label=f"head {m + 1}" if n > 1 else None)
         ax.bar_label(bars, fmt="%.3f", fontsize=8)
-    ax.set_xticks(x, labels=labels)
+    ax.set_xticks(x, labels=literal_labels(labels))
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("attention weight")
     if n > 1:
         ax.legend(frameon=False)
     if title:
-        ax.set_title(title)
+        ax.set_title(literal(title))
     return fig
 
 
@@ -244,12 +286,12 @@ def access_map(mask, tokens, *, title: str | None = None, ax=None):
         for j in range(m.shape[1]):
             ax.text(j, i, "✓" if m[i, j] else "·", ha="center", va="center",
                     color="white" if m[i, j] else "black", fontsize=9)
-    ax.set_xticks(range(m.shape[1]), labels=k_tokens, rotation=90)
-    ax.set_yticks(range(m.shape[0]), labels=q_tokens)
+    ax.set_xticks(range(m.shape[1]), labels=literal_labels(k_tokens), rotation=90)
+    ax.set_yticks(range(m.shape[0]), labels=literal_labels(q_tokens))
     ax.set_xlabel("key (may be attended)")
     ax.set_ylabel("query")
     if title:
-        ax.set_title(title)
+        ax.set_title(literal(title))
     return fig
 
 

@@ -26,7 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._validation import (as_bool_mask, as_float_array, check_mask_shape, check_qkv)
+from ._validation import (as_bool_mask, as_float_array, as_length, check_attention,
+                          check_mask_shape)
 
 #: Target number of score entries in one tile: 262,144 float32 numbers are 1 MB, the size
 #: of a typical per-core L2 cache, so a tile is exponentiated, summed and multiplied by the
@@ -126,41 +127,37 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     Raises
     ------
     TypeError
-        If ``mask`` is not boolean (its dtype is named) or an input is not real.
+        If ``mask`` is not boolean (its dtype is named), an input is not real, or ``scale``
+        is not a real number (``True`` is not a number here), exactly as
+        :func:`attnlib.attention`.
     ValueError
         If shapes disagree (both shapes named), a block size is not a positive integer,
         ``causal`` with ``L_q != L_k`` lacks ``align``, ``d_k = 0`` comes without ``scale``,
-        or a query, key or value that takes part in attention holds NaN or inf.
+        ``scale`` is NaN or inf, or a query, key or value that takes part in attention
+        holds NaN or inf.
+    OverflowError
+        If an allowed score does not fit the compute dtype, as in :func:`attnlib.attention`
+        (checked before any tile is computed, so no warning is emitted).
 
     Sources: Milakov & Gimelshein (2018), algorithm 3 (online softmax); Dao et al. (2022),
     "FlashAttention", algorithm 1 (tiling); Vaswani et al. (2017), equation (1).
     """
-    q, k, v, batch = check_qkv(queries, keys, values)
-    n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
-    scores_shape = batch + (n_q, n_k)
+    q, k, v = (np.asarray(x) for x in (queries, keys, values))
+    n_q, n_k = (q.shape[-2], k.shape[-2]) if q.ndim > 1 and k.ndim > 1 else (0, 0)
     offset = _causal_offset(causal, align, n_q, n_k)
-    allowed = None
-    if mask is not None:
-        allowed = as_bool_mask(mask)
-        check_mask_shape(allowed, scores_shape)
-        allowed = np.broadcast_to(allowed, scores_shape)  # a view: no memory is copied
+    checked = check_attention(q, k, v, mask, scale, causal_offset=offset)   # shared contract
+    q, k, v, allowed = checked.queries, checked.keys, checked.values, checked.allowed
+    scale, batch = checked.scale, checked.batch
+    n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     block_q, block_k = _block_sizes(block_size, n_q, n_k)
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be a positive integer; got {workers!r}")
 
-    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    out_dtype = checked.out_dtype
     # float16 is computed in float32 and float32/float64 in their own precision, as
     # FlashAttention does: the running maximum keeps every exponential <= 1, so float32 is
     # stable, and a tile of float32 scores takes half the cache of float64 ones.
-    work = np.promote_types(out_dtype, np.float32)
-    if scale is None:
-        if q.shape[-1] == 0:
-            raise ValueError(f"queries {q.shape} have no features (d_k = 0): 1/sqrt(d_k) "
-                             "is undefined; pass scale= explicitly")
-        scale = 1.0 / math.sqrt(q.shape[-1])
-    if (isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.number))
-            or not np.isfinite(scale)):
-        raise ValueError(f"scale must be a finite real number; got {scale!r}")
+    work = checked.work
     # One (L, d) matrix per batch/head element: broadcast the leading axes, then flatten
     # them. Only the O(L * d) inputs are copied, never anything of size L_q * L_k.
     n_batch = math.prod(batch)
@@ -189,7 +186,8 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
             q_t, k_t, v_t = q[b, q0:q1], k[b, k0:k1], v[b, k0:k1]
             if not all_finite:
                 q_t, k_t, v_t = _clean_tile(q_t, k_t, v_t, tile)
-            s = q_t @ k_t.T                             # 1. this tile's (already scaled) scores
+            with np.errstate(over="ignore", invalid="ignore"):   # allowed ones are checked
+                s = q_t @ k_t.T                         # 1. this tile's (already scaled) scores
             if tile is not True:
                 s = np.where(tile, s, -np.inf)          # selection, not a large constant
             tile_max = s.max(axis=-1)
@@ -286,14 +284,14 @@ def tile_plan(n_queries: int, n_keys: int | None = None, block_size=1, *, causal
     Raises
     ------
     ValueError
-        For a bad length, block size, alignment or mask shape (as :func:`tiled_attention`).
+        For a negative length, a bad block size, alignment or mask shape (as
+        :func:`tiled_attention`).
     TypeError
-        If ``mask`` is not boolean.
+        If a length is not an integer (``tile_plan(2.5, 2)``, as ``causal_mask(2.5)``) or
+        ``mask`` is not boolean.
     """
-    n_keys = n_queries if n_keys is None else n_keys
-    n_queries, n_keys = int(n_queries), int(n_keys)
-    if n_queries < 0 or n_keys < 0:
-        raise ValueError(f"lengths must be non-negative; got L_q={n_queries}, L_k={n_keys}")
+    n_queries = as_length(n_queries, "n_queries")
+    n_keys = n_queries if n_keys is None else as_length(n_keys, "n_keys")
     block_q, block_k = _block_sizes(block_size, n_queries, n_keys)
     offset = _causal_offset(causal, align, n_queries, n_keys)
     allowed = None

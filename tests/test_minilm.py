@@ -256,3 +256,70 @@ def test_a_stack_of_head_masks_equals_separate_runs(bank):
         np.testing.assert_allclose(batch.hidden_states[b], one.hidden_states, atol=1e-5)
         np.testing.assert_allclose(batch.attention[b], one.attention, atol=1e-6)
     np.testing.assert_allclose(batch.hidden_states[0], bank.hidden_states, atol=1e-5)
+
+
+# ---- issue 12: the per-head diagnostics respect the head mask ------------------------------
+
+def _sublayer_output(x, layer_index, keep):
+    """The attention sub-layer output the pass uses, in plain numpy from the weights:
+    concat over kept heads of softmax(q k^T / sqrt(32)) v, times W_O, plus b_O."""
+    p = minilm.load_weights().layers[layer_index].attn
+    q, k, v = x @ p.W_Q + p.b_Q, x @ p.W_K + p.b_K, x @ p.W_V + p.b_V     # (L, 384)
+    heads = []
+    for h in range(12):
+        cols = slice(32 * h, 32 * h + 32)
+        s = q[:, cols] @ k[:, cols].T / math.sqrt(32)                    # (L, L)
+        w = np.exp(s - s.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
+        heads.append(w @ v[:, cols] if keep[h] else np.zeros((x.shape[0], 32)))
+    return np.concatenate(heads, axis=1) @ p.W_O + p.b_O                  # (L, 384)
+
+
+def test_a_removed_head_contributes_exactly_nothing_to_the_diagnostics():
+    """Issue 12, fault 2: head 3 of layer 0 off; its share was still of norm 3.327."""
+    sentence = "The bank flooded after the storm."
+    mask = np.ones((6, 12), dtype=bool)
+    mask[0, 3] = False
+    out = minilm.forward(sentence, head_mask=mask)
+    shares = out.head_outputs()                                          # (6, 12, L, 384)
+    assert np.all(shares[0, 3] == 0.0)
+    assert np.all(out.weighted_norms()[0, 3] == 0.0)
+    assert np.linalg.norm(shares[0, 2], axis=-1).max() > 1.0              # the others remain
+    b_O = minilm.load_weights().layers[0].attn.b_O
+    keep = mask[0]
+    want = _sublayer_output(out.hidden_states[0], 0, keep)
+    assert np.abs(shares[0].sum(axis=0) + b_O - want).max() < 1e-12
+    # layer_norms counts the heads that took part, and only those
+    total = np.einsum("hij,hjd->ijd", out.attention[0] * keep[:, None, None],
+                      out.transformed[0])
+    np.testing.assert_allclose(out.layer_norms()[0], np.linalg.norm(total, axis=-1),
+                               rtol=1e-12, atol=1e-12)
+    # without the fix the sum was off by up to 0.394: the removed head's share is not small
+    unmasked = np.einsum("hij,hjd->hid", out.attention[0], out.transformed[0])
+    assert np.linalg.norm(unmasked[3]) == pytest.approx(3.327, abs=1e-3)
+    assert np.abs(unmasked[3]).max() == pytest.approx(0.394, abs=1e-3)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_head_contributions_add_up_to_the_sublayer_output_for_any_head_mask(bank, seed):
+    rng = np.random.default_rng(seed)
+    masks = rng.random((2, 6, 12)) < 0.5                                  # a batch of masks
+    out = minilm.forward(list(bank.ids), head_mask=masks)
+    shares = out.head_outputs()                                          # (2, 6, 12, L, 384)
+    for b in range(2):
+        for layer in (0, 3, 5):
+            b_O = minilm.load_weights().layers[layer].attn.b_O
+            want = _sublayer_output(out.hidden_states[b, layer], layer, masks[b, layer])
+            assert np.abs(shares[b, layer].sum(axis=0) + b_O - want).max() < 1e-12
+            off = ~masks[b, layer]
+            assert np.all(shares[b, layer][off] == 0.0)
+            assert np.all(out.weighted_norms()[b, layer][off] == 0.0)
+
+
+def test_encode_documents_special_tokens_and_refuses_batches_saying_so():
+    tokens, ids = minilm.encode("a [MASK] b")
+    assert tokens == ["[CLS]", "a", "[MASK]", "b", "[SEP]"] and ids[2] == 103
+    for special in ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "128", "256"):
+        assert special in minilm.encode.__doc__
+    with pytest.raises(TypeError, match="batches are not supported"):
+        minilm.encode(["The bank.", "The river."])

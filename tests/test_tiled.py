@@ -267,8 +267,11 @@ def test_errors_name_what_is_wrong():
         tiled_attention(np.zeros(3), k, v)
     with pytest.raises(ValueError, match="d_k = 0"):
         tiled_attention(np.zeros((2, 0)), np.zeros((4, 0)), v)
-    for bad in (np.inf, np.nan, "2", True):
+    for bad in (np.inf, np.nan, np.ones(2)):
         with pytest.raises(ValueError, match="scale"):
+            tiled_attention(q, k, v, scale=bad)
+    for bad in ("2", True, np.bool_(False), 1j):     # not a number: the rule of attention too
+        with pytest.raises(TypeError, match="scale"):
             tiled_attention(q, k, v, scale=bad)
     # with d_k = 0 and an explicit scale every score is 0: each query averages the values
     out = tiled_attention(np.zeros((2, 0)), np.zeros((4, 0)), np.arange(4.0)[:, None], scale=1.0)
