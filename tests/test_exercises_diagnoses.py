@@ -237,3 +237,79 @@ def test_wrong_kinds_get_a_sentence(call, capsys):
     assert call() is False
     out = _out(capsys)
     assert out.startswith("Not yet:") and out.count("\n") == 1 and "Traceback" not in out
+
+
+# --- a new learner on chapters 5 and 8: every typical mistake gets a diagnosis first ------
+
+def _textbook(x, axis=-1):
+    e = np.exp(np.asarray(x, dtype=float))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _whole_array(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def _no_keepdims(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - x.max(axis=axis))
+    return e / e.sum(axis=axis)
+
+
+FLOOD = ["The", "bank", "flooded", "after", "the", "storm", "."]
+RIGHT_PADDING = np.array([[True, True, True, False, False], [True, True, True, True, True]])
+
+LEARNER_MISTAKES = [
+    # chapter 5: the weights of [1, 0] worked by hand, then a home-made softmax
+    ("rounded too early", lambda: softmax.check_weights([0.73, 0.27], scores=[1.0, 0.0]),
+     "round too early"),
+    ("scores over their total", lambda: softmax.check_weights([1.0, 0.0], scores=[1.0, 0.0]),
+     "divided by their total"),
+    ("percentages", lambda: softmax.check_weights([73.11, 26.89], scores=[1.0, 0.0]),
+     "percentages"),
+    ("reverse order", lambda: softmax.check_weights([0.2689, 0.7311], scores=[1.0, 0.0]),
+     "reverse order"),
+    ("powers not normalised", lambda: softmax.check_weights([2.7183, 1.0], scores=[1.0, 0.0]),
+     "always sum to 1"),
+    ("any other wrong pair", lambda: softmax.check_weights([0.5, 0.5], scores=[1.0, 0.0]),
+     "exponentiate each score"),
+    ("textbook formula", lambda: softmax.check_softmax(_textbook), "textbook formula"),
+    ("minimum subtracted", lambda: softmax.check_softmax(min_shifted_softmax),
+     "subtract the minimum"),
+    ("whole array normalised", lambda: softmax.check_softmax(_whole_array),
+     "whole array"),
+    ("no keepdims", lambda: softmax.check_softmax(_no_keepdims), "keepdims=True"),
+    # chapter 8: visible tokens, a causal mask, a padding mask
+    ("forgot itself", lambda: masks.check_visible(FLOOD[:3], "after", tokens=FLOOD,
+                                                  mask=np.tril(np.ones((7, 7), dtype=bool))),
+     "attend itself"),
+    ("the later tokens", lambda: masks.check_visible(FLOOD[3:], "after", tokens=FLOOD,
+                                                     mask=np.tril(np.ones((7, 7), dtype=bool))),
+     "from the query onwards"),
+    ("upper-triangular mask",
+     lambda: masks.check_causal_mask(lambda n: np.triu(np.ones((n, n), dtype=bool))),
+     "transposed"),
+    ("strictly earlier", lambda: masks.check_causal_mask(
+        lambda n: np.arange(n)[None, :] < np.arange(n)[:, None]), "attend itself"),
+    ("integer mask", lambda: masks.check_causal_mask(lambda n: np.tril(np.ones((n, n)))),
+     "boolean"),
+    ("left padding", lambda: masks.check_padding_mask(RIGHT_PADDING[:, ::-1], [3, 5], 5),
+     "left padding"),
+    ("inverted padding", lambda: masks.check_padding_mask(~RIGHT_PADDING, [3, 5], 5),
+     "inverted"),
+]
+
+
+@pytest.mark.parametrize("name, attempt, diagnosis", LEARNER_MISTAKES,
+                         ids=[m[0] for m in LEARNER_MISTAKES])
+def test_a_new_learner_gets_a_diagnosis_before_any_expected_value(name, attempt, diagnosis,
+                                                                   capsys):
+    assert attempt() is False
+    out = _out(capsys)
+    assert out.startswith("Not yet"), out
+    assert diagnosis in out, out
+    assert "Expected" not in out
+    for secret in ("0.7311", "0.2689"):              # the right weights of [1, 0]
+        assert secret not in out or name == "reverse order", out

@@ -262,6 +262,9 @@ def check_close(answer, expected, *, name: str = "your answer", atol: float = 1e
         alt = np.asarray(value, dtype=float)
         if alt.shape == got.shape and np.allclose(got, alt, atol=atol, rtol=1e-2):
             found = slip_hint
+    if not found and np.all(err <= 20 * atol) and np.all(np.isfinite(want)):
+        found = (f"you are close; did you round too early? Keep more decimals in the "
+                 f"intermediate steps (the tolerance is {atol:g}).")
     if found or hint:
         print(f"Hint: {found or hint}")
     reveal(want, name="the answer")

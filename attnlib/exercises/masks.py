@@ -78,6 +78,8 @@ def check_visible(answer, query, *, tokens, mask) -> bool:
     if not parts:
         parts.append(f"list the tokens in sentence order, with repeats: {len(expected)} tokens")
     print("Not yet: " + "; ".join(parts) + ".")
+    if missing == [tokens[query]] and not forbidden:
+        print("Hint: a position may attend itself (the diagonal of the mask is allowed).")
     if np.array_equal(m, np.tril(np.ones_like(m))) and \
             got == [tokens[j] for j in range(len(tokens)) if j >= query]:
         print("Hint: these are the tokens from the query onwards; under the causal mask a "
@@ -170,6 +172,9 @@ def check_padding_mask(answer, valid_lens, n_keys: int, *, side: str = "right") 
         other = "left" if side == "right" else "right"
         if np.array_equal(got, padding_mask(np.asarray(valid_lens), n_keys, side=other)[:, 0, :]):
             extra = f" Hint: that is {other} padding; here the padding sits on the {side}."
+        elif np.array_equal(got, ~want):
+            extra = (" Hint: your mask is inverted: True marks a real token that may be "
+                     "attended, False the padding.")
         print(f"Not yet: in sequence {b}, key {j} is {what}, so it should be "
               f"{bool(want[b, j])}.{extra}")
         if show_answer():

@@ -95,8 +95,13 @@ def check_weights(answer, scores, *, atol: float = 1e-3) -> bool:
               "first: w_i = e^(s_i) / sum_j e^(s_j).")
         return False
     total = (f"your weights sum to {got.sum():.4f}; softmax weights always sum to 1."
-             if abs(got.sum() - 1.0) > 0.01 else None)
-    return check_close(got, expected, name="your weights", atol=atol, hint=total)
+             if abs(got.sum() - 1.0) > 0.01 else
+             "exponentiate each score, then divide each power by the total of the powers.")
+    slips = []
+    if expected.size > 1 and not np.allclose(expected, expected[::-1], atol=atol):
+        slips.append((expected[::-1], "your weights are in the reverse order: the largest "
+                                      "score gets the largest weight."))
+    return check_close(got, expected, name="your weights", atol=atol, hint=total, slips=slips)
 
 
 @checker("your softmax function")
