@@ -103,6 +103,7 @@ def test_show_gives_a_stable_output_named_after_the_key():
     assert 'var questionsattnquiz_05_softmax=[{"question": "Q?"' in script
     # jupyterquiz's script runs after the page and MathJax have loaded
     assert "MathJax.startup.promise.then(run)" in script
+    assert "typesetPromise([quiz])" in script
     assert _shown("other", qs)[0]["text/html"].startswith('<div id="attnquiz_other"')
     with pytest.raises(ValueError):
         quiz.show("k", [])

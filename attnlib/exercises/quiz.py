@@ -137,10 +137,15 @@ def quiz_id(key: str) -> str:
 
 
 #: Runs jupyterquiz's script once the page has loaded and MathJax (if the page has it) has
-#: started, so that jupyterquiz finds a complete MathJax 3 to typeset the questions with.
+#: started, so that jupyterquiz finds a complete MathJax 3, then typesets the questions' maths
+#: at once (jupyterquiz itself waits half a second).
 _DEFER = """(function () {{
   function run() {{
 {script}
+    var quiz = document.getElementById("{quiz_id}");
+    if (quiz && window.MathJax && window.MathJax.typesetPromise) {{
+      window.MathJax.typesetPromise([quiz]);
+    }}
   }}
   function ready() {{
     if (window.MathJax && window.MathJax.startup && window.MathJax.startup.promise) {{
@@ -182,7 +187,7 @@ def show(key: str, questions) -> None:
     random_id = re.match(r'<div id="(\w+)"', html).group(1)
     new_id = quiz_id(key)
     html = html.replace(random_id, new_id)
-    script = _DEFER.format(script=script.replace(random_id, new_id))
+    script = _DEFER.format(script=script.replace(random_id, new_id), quiz_id=new_id)
     display({"text/html": html, "text/plain": f"Self-check questions ({len(questions)})"},
             raw=True)
     display({"application/javascript": script,
