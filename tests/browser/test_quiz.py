@@ -16,12 +16,15 @@ import pytest
 
 from sitepages import SITE, site_pages
 
+# Generous: on a loaded 2-core machine a chapter page (MathJax and its fonts, figures) can take
+# tens of seconds to fire "load"; the quiz script runs after it.
+LOAD_TIMEOUT_MS = 120_000
 QUIZ_PAGES = [p for p in site_pages() if re.search(r"(^|/)(0\d|1[0-2])_[a-z_]+\.html$", p)]
 
 
 def _feedback(wrapper) -> str:
     fb = wrapper.locator(".Feedback")
-    fb.wait_for(state="visible", timeout=5000)
+    fb.wait_for(state="visible", timeout=30000)
     return " ".join(fb.inner_text().split())
 
 
@@ -42,12 +45,12 @@ def test_every_question_answered_wrongly_then_rightly(context, site_url, page_pa
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     n_external = len(context.external_requests)
-    page.goto(site_url + page_path, wait_until="load")
+    page.goto(site_url + page_path, wait_until="load", timeout=LOAD_TIMEOUT_MS)
     html = (SITE / page_path).read_text(encoding="utf-8")
     expected = len(re.findall(r'"type": "(?:numeric|multiple_choice)"', html))
     assert expected >= 3, f"{page_path}: fewer than 3 self-check questions in the page"
     page.wait_for_function(f"() => document.querySelectorAll('.Quiz').length >= {expected}",
-                           timeout=15000)
+                           timeout=LOAD_TIMEOUT_MS)
     wrappers = page.locator(".Quiz")
     assert wrappers.count() == expected
     for i in range(expected):
