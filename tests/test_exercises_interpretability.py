@@ -47,15 +47,22 @@ def test_strongest_head_found_by_a_loop_is_accepted(capsys):
 
 def test_another_head_is_rejected_with_the_best_weight(capsys):
     layer, head = _strongest_by_loop(TIRED, "it", "animal")
-    assert not check.strongest_head_answer(TIRED, "it", "animal", (layer + 1) % 6, head)
+    assert not check.strongest_head_answer(TIRED, "it", "animal", (layer + 2) % 6, head)
     assert "another head gives more" in capsys.readouterr().out
+    # counted from 1: one past in both layer and head
+    assert not check.strongest_head_answer(TIRED, "it", "animal", layer + 1, head + 1)
+    out = capsys.readouterr().out
+    assert "counted from 1" in out and f"layer {layer}, head {head}" not in out
+    assert not check.strongest_head_answer(TIRED, "it", "animal", layer + 1, head + 1,
+                                           show_answer=True)
+    assert f"Expected: layer {layer}, head {head}" in capsys.readouterr().out
 
 
 def test_out_of_range_and_wrong_kind(capsys):
     assert not check.strongest_head_answer(TIRED, "it", "animal", 6, 0)
     assert "layers run from 0 to 5" in capsys.readouterr().out
-    with pytest.raises(TypeError, match="integer"):
-        check.strongest_head_answer(TIRED, "it", "animal", 1.5, 0)
+    assert not check.strongest_head_answer(TIRED, "it", "animal", 1.5, 0)
+    assert "whole number counted from 0" in capsys.readouterr().out
 
 
 def _norm_share_by_loop(out, layer, key):

@@ -59,13 +59,14 @@ def test_wrong_and_missing_shapes_are_named(capsys):
     del answer["K"]
     assert not check_shapes(answer, n=10, d=16, d_k=8, d_v=4)
     out = capsys.readouterr().out
-    assert "Z has shape (10, 4), not (10, 8)" in out
+    assert "Z does not have shape (10, 8)" in out
+    assert "(10, 4)" not in out
     assert "K is missing" in out
 
 
-def test_shape_answer_must_be_a_dict():
-    with pytest.raises(TypeError, match="dict"):
-        check_shapes([(10, 16)], n=10, d=16, d_k=8, d_v=4)
+def test_shape_answer_must_be_a_dict(capsys):
+    assert not check_shapes([(10, 16)], n=10, d=16, d_k=8, d_v=4)
+    assert "expects a dict of shapes" in capsys.readouterr().out
 
 
 def test_shape_names_cover_the_whole_computation():
@@ -120,6 +121,6 @@ def test_normalising_columns_fails(capsys):
     assert "Not yet" in capsys.readouterr().out
 
 
-def test_check_attention_needs_a_function():
-    with pytest.raises(TypeError, match="expects a function"):
-        check_attention(None)
+def test_check_attention_needs_a_function(capsys):
+    assert not check_attention(None)
+    assert "give the function itself" in capsys.readouterr().out

@@ -1,14 +1,15 @@
 """Checkers for the exercises of the chapter "The bottleneck" (chapters/02_bottleneck).
 
 Each function computes the expected answer with attnlib, compares it with the reader's,
-prints a one-line verdict and returns ``True`` or ``False``.
+prints a verdict and returns ``True`` or ``False``; ``show_answer=True`` prints the expected
+answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..bottleneck import capacity_bound, decoder_context, rnn_encode
-from . import check_close, check_function
+from . import as_floats, check_close, check_function, checker
 
 #: The small decoder step of the additive-attention exercise (row-vector convention).
 DECODER_EXERCISE = {
@@ -40,15 +41,25 @@ def _step_cases():
     return cases
 
 
+def _transposed_step(x_t, h_prev, W_x, W_h, b):
+    return np.tanh(x_t @ W_x + np.asarray(W_h) @ h_prev + b)
+
+
+@checker("your rnn_step function")
 def check_rnn_step(fn) -> bool:
     """Check the reader's ``fn(x_t, h_prev, W_x, W_h, b)`` for one step of a tanh RNN.
 
     Expected: ``tanh(x_t @ W_x + h_prev @ W_h + b)``, shape (h,), on four cases including
     non-square ``W_x`` (a transposed weight shows up there).
     """
-    return check_function(fn, _reference_step, _step_cases(), name=getattr(fn, "__name__", "rnn_step"))
+    return check_function(fn, _reference_step, _step_cases(), name=getattr(fn, "__name__", "rnn_step"),
+                          slips=((_transposed_step, "W_h @ h_prev uses the transpose of W_h; with "
+                                                    "row vectors write h_prev @ W_h."),
+                                 (lambda x, h, W_x, W_h, b: x @ W_x + h @ W_h + b,
+                                  "apply tanh to the sum.")))
 
 
+@checker("the ceiling, one number between 0 and 1")
 def check_capacity_bound(answer, *, hidden_size: int = 16, input_size: int = 2, length: int = 40) -> bool:
     """Check the ceiling on the average R^2 of a linear reader of one final state.
 
@@ -56,11 +67,7 @@ def check_capacity_bound(answer, *, hidden_size: int = 16, input_size: int = 2, 
     :func:`attnlib.bottleneck.capacity_bound`); 0.2 for the default sizes.
     """
     want = capacity_bound(hidden_size, input_size, length)
-    try:
-        got = float(answer)
-    except (TypeError, ValueError):
-        print(f"Not yet: expected one number between 0 and 1, got {answer!r}.")
-        return False
+    got = float(as_floats(answer, "the ceiling", shape=()))
     if abs(got - want) > 1e-3 and abs(got - hidden_size / input_size) < 1e-9:
         print(f"Not yet: {got:g} is the number of inputs a state of size {hidden_size} could hold; "
               f"the question asks for the average R^2 over all {length} positions.")
@@ -68,6 +75,7 @@ def check_capacity_bound(answer, *, hidden_size: int = 16, input_size: int = 2, 
     return check_close(got, want, name="the ceiling")
 
 
+@checker("the three weights (and the context vector)", answers=("weights", "context"))
 def check_decoder_step(weights, context=None) -> bool:
     """Check the attention weights (and optionally the context) of the exercise's decoder step.
 
@@ -77,7 +85,7 @@ def check_decoder_step(weights, context=None) -> bool:
     ex = DECODER_EXERCISE
     ctx, w = decoder_context(ex["decoder_state"][None, :], ex["encoder_states"],
                              ex["W_q"], ex["W_k"], ex["w_v"])
-    got = np.asarray(weights, dtype=float)
+    got = as_floats(weights, "the weights", shape=(3,))
     if got.shape == (3,) and np.all(np.isfinite(got)) and abs(got.sum() - 1.0) > 1e-2:
         print(f"Not yet: your weights sum to {got.sum():.4f}; after softmax they must sum to 1. "
               "Did you stop at the scores?")

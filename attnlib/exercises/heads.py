@@ -6,24 +6,23 @@
 
 Expected answers are computed with attnlib (:func:`attnlib.softmax`,
 :func:`attnlib.multi_head_attention`, :func:`attnlib.merge_heads`);
-source: Vaswani et al. (2017), section 3.2.2.
+source: Vaswani et al. (2017), section 3.2.2. Every checker takes ``show_answer=True`` to
+print the expected answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
 from __future__ import annotations
-
-import contextlib
-import io
 
 import numpy as np
 
 from ..heads import init_multi_head, merge_heads as _merge_heads, split_heads
 from ..attention import attention
 from ..softmax import softmax
-from . import check_close, check_function, check_shape_dict
+from . import as_floats, check_close, check_labelled_cases, check_shape_dict, checker
 
 #: The names :func:`check_head_shapes` expects, in the order of the computation.
 HEAD_SHAPE_NAMES = ("X", "Q", "Q_heads", "weights", "head_outputs", "merged", "output")
 
 
+@checker("the weights of all three heads, one row per head")
 def check_head_weights(answer, scores, *, atol: float = 1e-3) -> bool:
     """Check every head's attention weights, worked out by hand.
 
@@ -41,16 +40,24 @@ def check_head_weights(answer, scores, *, atol: float = 1e-3) -> bool:
         True when every row matches ``attnlib.softmax(scores, axis=-1)``. A wrong answer
         names the head and position; if the rows do not each sum to one, it says so.
     """
-    expected = softmax(np.asarray(scores, dtype=float), axis=-1)
-    ok = check_close(answer, expected, name="your weights", atol=atol)
-    got = np.asarray(answer, dtype=float)
-    if not ok and got.shape == expected.shape:
+    s = np.asarray(scores, dtype=float)
+    expected = softmax(s, axis=-1)
+    got = as_floats(answer, "your weights")
+    if got.ndim == 2 and got.shape[0] < expected.shape[0] and got.shape[1:] == expected.shape[1:]:
+        print(f"Not yet: you give {got.shape[0]} rows, but there are {expected.shape[0]} heads; "
+              "did you forget a head? Each head has its own row of weights.")
+        return False
+    hint = None
+    if got.shape == expected.shape:
         if abs(got.sum() - 1.0) < 0.01 and expected.shape[0] > 1:
-            print("Hint: your weights sum to 1 over all heads together; each head distributes "
-                  "its own total of one, so every row must sum to 1.")
+            hint = ("your weights sum to 1 over all heads together; each head distributes its "
+                    "own total of one, so every row must sum to 1.")
         elif not np.allclose(got.sum(axis=-1), 1.0, atol=0.01):
-            print("Hint: a row of yours does not sum to 1; apply softmax to each head's row.")
-    return ok
+            hint = "a row of yours does not sum to 1; apply softmax to each head's row."
+    return check_close(got, expected, name="your weights", atol=atol, hint=hint, slips=(
+        (softmax(s, axis=0), "you normalised each column (across heads); each head's row must "
+                             "sum to 1."),
+    ))
 
 
 def _expected_head_shapes(batch: int, length: int, d_model: int, num_heads: int) -> dict:
@@ -69,6 +76,7 @@ def _expected_head_shapes(batch: int, length: int, d_model: int, num_heads: int)
     return {name: tuple(arrays[name].shape) for name in HEAD_SHAPE_NAMES}
 
 
+@checker("the shape of every array, e.g. (2, 10, 12)")
 def check_head_shapes(answer: dict, *, batch: int, length: int, d_model: int,
                       num_heads: int) -> bool:
     """Check the shapes along one multi-head self-attention layer.
@@ -88,8 +96,6 @@ def check_head_shapes(answer: dict, *, batch: int, length: int, d_model: int,
 
     Raises
     ------
-    TypeError
-        If ``answer`` is not a dict.
     ValueError
         If ``d_model`` is not divisible by ``num_heads`` (from attnlib).
     """
@@ -103,12 +109,19 @@ def _merge_cases():
     x = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)           # (H=2, L=3, d_head=4)
     rng = np.random.default_rng(2)
     return [
-        ("2 heads, 3 positions, d_head = 4", (x,)),
-        ("4 heads, 5 positions, d_head = 2", (rng.normal(size=(4, 5, 2)),)),
-        ("a batch of 2, 3 heads, 4 positions, d_head = 2", (rng.normal(size=(2, 3, 4, 2)),)),
+        ("x of shape (2, 3, 4): 2 heads, 3 positions, d_head = 4", (x,)),
+        ("x of shape (4, 5, 2): 4 heads, 5 positions, d_head = 2", (rng.normal(size=(4, 5, 2)),)),
+        ("x of shape (2, 3, 4, 2): a batch of 2, 3 heads, 4 positions, d_head = 2",
+         (rng.normal(size=(2, 3, 4, 2)),)),
     ]
 
 
+def _reshape_only(x):
+    x = np.asarray(x)
+    return x.reshape(x.shape[:-3] + (x.shape[-2], x.shape[-3] * x.shape[-1]))
+
+
+@checker("your merge_heads function")
 def check_merge_heads(fn) -> bool:
     """Compare the reader's ``fn(x)``, ``(..., H, L, d_head) -> (..., L, H * d_head)``,
     with :func:`attnlib.merge_heads`.
@@ -120,25 +133,11 @@ def check_merge_heads(fn) -> bool:
     -------
     bool, True when every case matches exactly (within 1e-12).
     """
-    if not callable(fn):
-        raise TypeError(f"check_merge_heads expects a function; got {type(fn).__name__}")
-    for label, args in _merge_cases():
-        verdict = io.StringIO()
-        with contextlib.redirect_stdout(verdict):
-            ok = check_function(fn, _merge_heads, [args], name="your merge_heads", atol=1e-12)
-        if not ok:
-            print(f"Input: {label}.")
-            print(verdict.getvalue().strip())
-            x = args[0]
-            plain = x.reshape(x.shape[:-3] + (x.shape[-2], x.shape[-3] * x.shape[-1]))
-            try:
-                got = np.asarray(fn(*args), dtype=float)
-            except Exception:  # already reported above
-                got = None
-            if got is not None and got.shape == plain.shape and np.array_equal(got, plain):
-                print("Hint: the shape is right but the numbers are not: reshaping (H, L, d_head) "
-                      "straight to (L, H * d_head) mixes positions. Swap the head and position "
-                      "axes first.")
-            return False
+    cases = [(label, args, None) for label, args in _merge_cases()]
+    slips = ((_reshape_only, "the shape is right but the numbers are not: reshaping "
+                             "(H, L, d_head) straight to (L, H * d_head) mixes positions. Swap "
+                             "the head and position axes first."),)
+    if not check_labelled_cases(fn, _merge_heads, cases, name="your merge_heads", slips=slips):
+        return False
     print(f"Correct: your merge_heads matches attnlib.merge_heads on all {len(_merge_cases())} inputs.")
     return True

@@ -2,7 +2,9 @@
 
 Each function recomputes the answer with attnlib (``attnlib.minilm``), prints a one-line verdict
 and returns ``True`` or ``False``. A wrong answer never raises; an answer of the wrong kind
-(say, a string where a number is expected) raises ``TypeError`` saying what was expected.
+(say, a string where a number is expected) gets a sentence saying what was expected.
+``show_answer=True`` prints the expected answer after the diagnosis (see
+:mod:`attnlib.exercises`).
 """
 from __future__ import annotations
 
@@ -11,13 +13,14 @@ import numbers
 import numpy as np
 
 from .. import minilm
-from . import check_close, try_reader
+from . import WrongKind, as_floats, check_close, checker, show_answer, try_reader
 
 #: The exercise's two keys: weights and transformed vectors f(x).
 NORM_EXERCISE_WEIGHTS = np.array([0.6, 0.1])
 NORM_EXERCISE_VECTORS = np.array([[0.3, 0.4], [3.0, 4.0]])
 
 
+@checker("your two lengths")
 def weighted_norms_answer(answer) -> bool:
     """Check the two lengths ``||alpha_1 f(x_1)||`` and ``||alpha_2 f(x_2)||`` of the exercise.
 
@@ -30,20 +33,24 @@ def weighted_norms_answer(answer) -> bool:
     bool
     """
     want = minilm.weighted_norms(NORM_EXERCISE_WEIGHTS[None, :], NORM_EXERCISE_VECTORS)[0]
-    got = np.asarray(answer, dtype=float)
-    if got.shape == want.shape and np.allclose(got, NORM_EXERCISE_WEIGHTS, atol=1e-9):
+    got = as_floats(answer, "your two lengths", shape=want.shape)
+    if np.allclose(got, NORM_EXERCISE_WEIGHTS, atol=1e-9):
         print("Not yet: these are the weights themselves; multiply each by the length "
               "of its vector f(x).")
         return False
-    return check_close(got, want, name="your two lengths")
+    return check_close(got, want, name="your two lengths", slips=(
+        (np.linalg.norm(NORM_EXERCISE_VECTORS, axis=-1),
+         "these are the lengths of f(x) alone; multiply each by its weight."),
+    ))
 
 
 def _as_index(value, name: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer (counted from 0); got {type(value).__name__}")
+        raise WrongKind(f"{name} must be a whole number counted from 0; got {value!r}.")
     return int(value)
 
 
+@checker("your layer and head, counted from 0", answers=("layer", "head"))
 def strongest_head_answer(sentence: str, query: str, key: str, layer, head) -> bool:
     """Check the (layer, head) in which ``query`` puts the most weight on ``key``.
 
@@ -58,19 +65,25 @@ def strongest_head_answer(sentence: str, query: str, key: str, layer, head) -> b
     bool
     """
     layer, head = _as_index(layer, "layer"), _as_index(head, "head")
-    if not (0 <= layer < minilm.NUM_LAYERS and 0 <= head < minilm.NUM_HEADS):
-        print(f"Not yet: layers run from 0 to {minilm.NUM_LAYERS - 1} and heads from 0 to "
-              f"{minilm.NUM_HEADS - 1}; got layer {layer}, head {head}.")
-        return False
     out = minilm.forward(sentence)
     w = out.attention[:, :, out.index(query), out.index(key)]
-    best = np.unravel_index(int(np.argmax(w)), w.shape)
-    if (layer, head) == (int(best[0]), int(best[1])):
+    best = tuple(int(i) for i in np.unravel_index(int(np.argmax(w)), w.shape))
+    if (layer, head) == best:
         print(f"Correct: layer {layer}, head {head} gives '{key}' a weight of {w[layer, head]:.3f}.")
         return True
-    print(f"Not yet: in layer {layer}, head {head} the weight from '{query}' to '{key}' is "
-          f"{w[layer, head]:.3f}; another head gives more (up to {w.max():.3f}). "
-          "Take np.argmax over the (6, 12) table of weights and unravel it.")
+    if (layer - 1, head - 1) == best or (layer - 1, head) == best or (layer, head - 1) == best:
+        print(f"Not yet: layer {layer}, head {head} is one past the strongest head. "
+              "Hint: attnlib counts layers and heads from 0, like numpy; if you counted from 1, "
+              "subtract 1.")
+    elif not (0 <= layer < minilm.NUM_LAYERS and 0 <= head < minilm.NUM_HEADS):
+        print(f"Not yet: layers run from 0 to {minilm.NUM_LAYERS - 1} and heads from 0 to "
+              f"{minilm.NUM_HEADS - 1}; got layer {layer}, head {head}.")
+    else:
+        print(f"Not yet: in layer {layer}, head {head} the weight from '{query}' to '{key}' is "
+              f"{w[layer, head]:.3f}; another head gives more. "
+              "Take np.argmax over the (6, 12) table of weights and unravel it.")
+    if show_answer():
+        print(f"Expected: layer {best[0]}, head {best[1]} (weight {w[best]:.3f}).")
     return False
 
 
@@ -83,6 +96,7 @@ def norm_share(out, layer: int, key: int) -> float:
     return float((n / n.sum(axis=-1, keepdims=True))[:, :, key].mean())
 
 
+@checker("your norm_share function")
 def norm_share_function(fn) -> bool:
     """Check the reader's ``norm_share(out, layer, key)`` on a few layers and keys.
 
@@ -102,8 +116,12 @@ def norm_share_function(fn) -> bool:
             weight = float(out.attention[layer, :, :, key].mean())
             hint = (" That is the weight share; use out.weighted_norms() instead."
                     if abs(got - weight) <= 1e-6 else "")
+            if not hint and abs(got - want * out.attention.shape[1]) <= 1e-5:
+                hint = " That is a sum over the 12 heads; the question asks for the mean."
             print(f"Not yet: for layer {layer}, key {key} ('{out.tokens[key]}') your function "
-                  f"returned {got:.4f}, expected {want:.4f}.{hint}")
+                  f"returned {got:.4f}.{hint}")
+            if show_answer():
+                print(f"Expected: {want:.4f}.")
             return False
     print("Correct: your norm_share matches on all 4 test cases.")
     return True

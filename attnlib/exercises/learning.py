@@ -5,7 +5,8 @@
 * :func:`check_softmax_jacobian`     the reader's own function for ``diag(p) - p p^T``
 
 Expected answers come from :mod:`attnlib.backward` (the softmax derivative) and from the
-model description in :mod:`attnlib.training`.
+model description in :mod:`attnlib.training`. Every checker takes ``show_answer=True`` to
+print the expected answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..backward import softmax_backward
 from ..softmax import softmax
-from . import check_close, try_reader
+from . import WrongKind, as_floats, check_close, checker, fmt, show_answer, try_reader
 
 #: The quantities of the chapter's classifier and whether each is learned or computed.
 LEARNED_OR_COMPUTED = {
@@ -34,6 +35,7 @@ _WHY = {
 }
 
 
+@checker("'learned' or 'computed' for every quantity")
 def check_learned_or_computed(answers) -> bool:
     """Check a dict mapping quantity names to ``"learned"`` or ``"computed"``.
 
@@ -48,12 +50,10 @@ def check_learned_or_computed(answers) -> bool:
     bool: True when every quantity is sorted correctly; otherwise each mistake is printed
     with the reason.
 
-    Raises
-    ------
-    TypeError if ``answers`` is not a dict.
+    An answer that is not a dict gets a sentence saying what to give.
     """
     if not isinstance(answers, dict):
-        raise TypeError(f"answers must be a dict name -> 'learned'/'computed'; got {type(answers).__name__}")
+        raise WrongKind(f"give a dict such as {{'W_Q': 'learned', ...}}; got a {type(answers).__name__}.")
     missing = [k for k in LEARNED_OR_COMPUTED if k not in answers]
     if missing:
         print(f"Not yet: please sort every quantity; missing {missing}.")
@@ -66,13 +66,20 @@ def check_learned_or_computed(answers) -> bool:
             return False
         if got != want:
             wrong.append(name)
-            print(f"Not yet: {name!r} is {want}: {_WHY[want]}")
     if wrong:
+        print(f"Not yet: {len(wrong)} of {len(LEARNED_OR_COMPUTED)} are sorted wrong: "
+              f"{', '.join(repr(w) for w in wrong)}. Ask of each: does training store it, or is "
+              "it worked out afresh from every input?")
+        if show_answer():
+            for name in wrong:
+                print(f"Expected: {name!r} is {LEARNED_OR_COMPUTED[name]}: "
+                      f"{_WHY[LEARNED_OR_COMPUTED[name]]}")
         return False
     print(f"Correct: all {len(LEARNED_OR_COMPUTED)} quantities are sorted right.")
     return True
 
 
+@checker("your three score gradients")
 def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bool:
     """Check ``dLoss/dscores`` worked out by hand from softmax weights and ``dLoss/dweights``.
 
@@ -91,14 +98,13 @@ def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bo
     p = np.asarray(weights, dtype=float)
     g = np.asarray(upstream, dtype=float)
     expected = softmax_backward(p, g)
-    ok = check_close(answer, expected, name="your score gradient", atol=atol)
-    got = np.asarray(answer, dtype=float)
-    if not ok and got.shape == expected.shape:
-        if np.allclose(got, g, atol=atol):
-            print("Hint: that is dLoss/dweights itself; multiply by the softmax Jacobian diag(p) - p p^T.")
-        elif abs(got.sum()) > 10 * atol:
-            print(f"Hint: your entries sum to {got.sum():.4f}; a softmax score gradient always sums to 0.")
-    return ok
+    got = as_floats(answer, "your score gradient", shape=expected.shape)
+    hint = (f"your entries sum to {got.sum():.4f}; a softmax score gradient always sums to 0."
+            if abs(got.sum()) > 10 * atol else None)
+    return check_close(got, expected, name="your score gradient", atol=atol, hint=hint, slips=(
+        (g, "that is dLoss/dweights itself; multiply by the softmax Jacobian diag(p) - p p^T."),
+        (p * g, "you forgot to subtract <p, g> = sum(p * g) before multiplying by p."),
+    ))
 
 
 def _reference_jacobian(p: np.ndarray) -> np.ndarray:
@@ -106,6 +112,7 @@ def _reference_jacobian(p: np.ndarray) -> np.ndarray:
     return np.stack([softmax_backward(p, np.eye(len(p))[j]) for j in range(len(p))], axis=1)
 
 
+@checker("your Jacobian function")
 def check_softmax_jacobian(fn) -> bool:
     """Try the reader's ``fn(p)`` (returning the (L, L) softmax Jacobian) on several rows.
 
@@ -117,7 +124,8 @@ def check_softmax_jacobian(fn) -> bool:
     bool: True when ``fn`` matches on every test row within 1e-9.
     """
     if not callable(fn):
-        raise TypeError(f"check_softmax_jacobian expects a function; got {type(fn).__name__}")
+        raise WrongKind(f"give your function itself (its name, without calling it); "
+                        f"got a {type(fn).__name__}.")
     rows = [softmax(np.array([2.0, 1.0, 0.0])), softmax(np.array([2.0, 4.0, 1.0])),
             np.array([1.0, 0.0]), softmax(np.array([0.3, -1.2, 2.5, 0.0]))]
     for p in rows:
@@ -135,8 +143,10 @@ def check_softmax_jacobian(fn) -> bool:
                 hint = " Hint: you have diag(p); subtract the outer product p p^T."
             elif np.allclose(got, -np.outer(p, p), atol=1e-9):
                 hint = " Hint: you have -p p^T; add diag(p)."
-            print(f"Not yet: for p = {np.round(p, 4).tolist()} you returned {np.round(got, 4).tolist()}, "
-                  f"expected {np.round(want, 4).tolist()}.{hint}")
+            print(f"Not yet: wrong result for p = {np.round(p, 4).tolist()}.{hint}")
+            print(fmt(got, "  you returned: "))
+            if show_answer():
+                print(fmt(want, "  Expected:     "))
             return False
     print(f"Correct: your Jacobian matches on all {len(rows)} test rows.")
     return True

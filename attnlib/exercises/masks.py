@@ -6,21 +6,28 @@
 
 Masks are boolean and ``True`` means "may attend", as everywhere in attnlib. Expected
 answers come from :mod:`attnlib.masks`; source: Vaswani et al. (2017), section 3.2.3.
+Every checker takes ``show_answer=True`` to print the expected answer after the diagnosis.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..masks import causal_mask, padding_mask
-from . import try_reader
+from . import WrongKind, checker, fmt, show_answer, try_reader
 
 
 def _as_token_list(answer) -> list:
     if isinstance(answer, str):
-        raise TypeError("give the tokens as a list of strings, e.g. ['The', 'bank'], not one string")
-    return [str(t) for t in answer]
+        raise WrongKind("give the tokens as a list of strings, e.g. ['The', 'bank'], "
+                        "not one string.")
+    try:
+        return [str(t) for t in answer]
+    except TypeError:
+        raise WrongKind(f"give the tokens as a list of strings, e.g. ['The', 'bank']; "
+                        f"got {answer!r}.") from None
 
 
+@checker("the list of tokens that '{query}' may attend")
 def check_visible(answer, query, *, tokens, mask) -> bool:
     """Check the list of tokens that ``query`` may attend under ``mask``.
 
@@ -42,7 +49,7 @@ def check_visible(answer, query, *, tokens, mask) -> bool:
 
     Raises
     ------
-    TypeError if the mask is not boolean or the answer is a single string; ValueError if
+    TypeError if the mask is not boolean; ValueError if
     the query is not in the sentence or the mask does not match the tokens.
     """
     tokens = [str(t) for t in tokens]
@@ -71,6 +78,14 @@ def check_visible(answer, query, *, tokens, mask) -> bool:
     if not parts:
         parts.append(f"list the tokens in sentence order, with repeats: {len(expected)} tokens")
     print("Not yet: " + "; ".join(parts) + ".")
+    if missing == [tokens[query]] and not forbidden:
+        print("Hint: a position may attend itself (the diagonal of the mask is allowed).")
+    if np.array_equal(m, np.tril(np.ones_like(m))) and \
+            got == [tokens[j] for j in range(len(tokens)) if j >= query]:
+        print("Hint: these are the tokens from the query onwards; under the causal mask a "
+              "query sees itself and the tokens before it.")
+    if show_answer():
+        print(f"Expected: {expected}.")
     return False
 
 
@@ -80,6 +95,7 @@ def _first_difference(got: np.ndarray, want: np.ndarray) -> str:
     return f"query {i} {should} key {j}"
 
 
+@checker("your causal-mask function")
 def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
     """Compare the reader's ``fn(n)`` with :func:`attnlib.causal_mask` for several ``n``.
 
@@ -91,7 +107,8 @@ def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
     bool, True when every size matches; otherwise the first wrong cell is described.
     """
     if not callable(fn):
-        raise TypeError(f"check_causal_mask expects a function; got {type(fn).__name__}")
+        raise WrongKind(f"check_causal_mask expects your function (its name, without calling "
+                        f"it); got a {type(fn).__name__}.")
     for n in sizes:
         want = causal_mask(n)
         ok, got = try_reader(lambda: np.asarray(fn(n)), label="your function", where=f" for n={n}")
@@ -107,15 +124,21 @@ def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
         if not np.array_equal(got, want):
             hint = ""
             if np.array_equal(got, want.T):
-                hint = " Hint: your mask is transposed: rows are queries, columns are keys."
+                hint = (" Hint: your mask is transposed (upper-triangular): it lets each query "
+                        "see the later keys. Rows are queries, columns are keys, and query i "
+                        "may attend key j when j <= i (np.tril, not np.triu).")
             elif np.array_equal(got, want & ~np.eye(n, dtype=bool)):
                 hint = " Hint: a position may attend itself (the diagonal is allowed)."
             print(f"Not yet: for n={n}, {_first_difference(got, want)}.{hint}")
+            print(fmt(got, f"  your mask for n={n}: "))
+            if show_answer():
+                print(fmt(want, "  Expected:        "))
             return False
     print(f"Correct: your causal mask matches attnlib.causal_mask for n = {', '.join(map(str, sizes))}.")
     return True
 
 
+@checker("your padding mask, one row of True/False per sequence")
 def check_padding_mask(answer, valid_lens, n_keys: int, *, side: str = "right") -> bool:
     """Check a key padding mask written by hand, one row per sequence of the batch.
 
@@ -149,8 +172,13 @@ def check_padding_mask(answer, valid_lens, n_keys: int, *, side: str = "right") 
         other = "left" if side == "right" else "right"
         if np.array_equal(got, padding_mask(np.asarray(valid_lens), n_keys, side=other)[:, 0, :]):
             extra = f" Hint: that is {other} padding; here the padding sits on the {side}."
+        elif np.array_equal(got, ~want):
+            extra = (" Hint: your mask is inverted: True marks a real token that may be "
+                     "attended, False the padding.")
         print(f"Not yet: in sequence {b}, key {j} is {what}, so it should be "
               f"{bool(want[b, j])}.{extra}")
+        if show_answer():
+            print(fmt(want, "Expected: "))
         return False
     print(f"Correct: the padding mask for lengths {list(map(int, valid_lens))} ({side} padding).")
     return True

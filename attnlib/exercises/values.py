@@ -13,12 +13,13 @@ import numpy as np
 
 from ..attention import attention as _attention
 from ..attention import weighted_sum as _weighted_sum
-from . import check_close, check_labelled_cases, check_shape_dict
+from . import as_floats, check_close, check_labelled_cases, check_shape_dict, checker
 
 #: The names :func:`check_shapes` expects, in the order of the computation.
 SHAPE_NAMES = ("X", "W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "weights", "Z")
 
 
+@checker("your output vector for the weights {weights}")
 def check_output(answer, weights, values, *, atol: float = 1e-3) -> bool:
     """Check one query's output ``sum_j weights[j] * values[j]`` worked out by hand.
 
@@ -41,16 +42,15 @@ def check_output(answer, weights, values, *, atol: float = 1e-3) -> bool:
     """
     w = np.asarray(weights, dtype=float)
     expected = _weighted_sum(w[None, :], values)[0]
-    ok = check_close(answer, expected, name="your output", atol=atol)
-    if not ok and np.shape(answer) == expected.shape:
-        v = np.asarray(values, dtype=float)
-        if np.allclose(np.asarray(answer, dtype=float), v.mean(axis=0), atol=atol):
-            print("Hint: that is the plain average of the values; weight each value by its "
-                  "attention weight instead.")
-        else:
-            print("Hint: multiply each value vector by its weight, then add the vectors "
-                  "coordinate by coordinate.")
-    return ok
+    got = as_floats(answer, "your output", shape=expected.shape)
+    v = np.asarray(values, dtype=float)
+    return check_close(got, expected, name="your output", atol=atol, slips=(
+        (v.mean(axis=0), "that is the plain average of the values (a mean instead of a "
+                         "weighted sum); weight each value by its attention weight instead."),
+        (v.sum(axis=0), "that is the plain sum of the values; multiply each value by its "
+                        "weight before adding."),
+    ), hint="multiply each value vector by its weight, then add the vectors coordinate by "
+            "coordinate.")
 
 
 def _expected_shapes(n: int, d: int, d_k: int, d_v: int) -> dict:
@@ -66,6 +66,7 @@ def _expected_shapes(n: int, d: int, d_k: int, d_v: int) -> dict:
     return {name: tuple(arrays[name].shape) for name in SHAPE_NAMES}
 
 
+@checker("the shape of every array, e.g. (10, 16)")
 def check_shapes(answer: dict, *, n: int, d: int, d_k: int, d_v: int) -> bool:
     """Check the shapes of every array of one attention head.
 
@@ -80,10 +81,7 @@ def check_shapes(answer: dict, *, n: int, d: int, d_k: int, d_v: int) -> bool:
     -------
     bool, True when every shape is right; otherwise each wrong or missing one is named.
 
-    Raises
-    ------
-    TypeError
-        If ``answer`` is not a dict.
+    A dict of the wrong kind gets a sentence (see :mod:`attnlib.exercises`).
     """
     return check_shape_dict(answer, _expected_shapes(n, d, d_k, d_v), what="check_shapes",
                             context=f"n={n}, d={d}, d_k={d_k}, d_v={d_v}")
@@ -105,13 +103,32 @@ def _attention_cases():
 
 
 _HINTS = {
-    "the bank query (one position)": "divide Q K^T by sqrt(d_k) = sqrt(Q.shape[-1]) before the softmax.",
     "cross-attention, 2 queries and 5 keys, d_v=3 differs from d_k=4":
         "the scores are Q @ K.T, of shape (L_q, L_k); normalise each row, then multiply by V.",
     "large scores (every entry times 40)": "use a stable softmax (subtract each row's maximum).",
 }
 
 
+def _unscaled(q, k, v):
+    return _attention(q * np.sqrt(q.shape[-1]), k, v)[0]
+
+
+def _softmax_over_queries(q, k, v):
+    s = q @ k.T / np.sqrt(q.shape[-1])
+    e = np.exp(s - s.max(axis=0, keepdims=True))
+    return (e / e.sum(axis=0, keepdims=True)) @ v
+
+
+#: Typical slips of a home-made attention and their diagnosis.
+ATTENTION_SLIPS = (
+    (_unscaled, "the scores are not scaled: divide Q K^T by sqrt(d_k) = sqrt(Q.shape[-1]) "
+                "before the softmax."),
+    (_softmax_over_queries, "you normalise each column (over the queries); each query's row "
+                            "of scores must sum to 1: softmax along axis=-1."),
+)
+
+
+@checker("your attention function")
 def check_attention(fn) -> bool:
     """Compare the reader's ``fn(Q, K, V) -> output`` with :func:`attnlib.attention`.
 
@@ -123,15 +140,13 @@ def check_attention(fn) -> bool:
     -------
     bool, True when every case matches within 1e-6; otherwise the first failure is printed.
     """
-    if not callable(fn):
-        raise TypeError(f"check_attention expects a function; got {type(fn).__name__}")
-
     def reference(q, k, v):
         return _attention(q, k, v)[0]
 
     cases = _attention_cases()
     labelled = [(label, args, _HINTS.get(label)) for label, args in cases]
-    if not check_labelled_cases(fn, reference, labelled, name="your attention"):
+    if not check_labelled_cases(fn, reference, labelled, name="your attention",
+                                slips=ATTENTION_SLIPS):
         return False
     print(f"Correct: your attention matches attnlib.attention on all {len(cases)} inputs, "
           "including cross-attention and large scores.")

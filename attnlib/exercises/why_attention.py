@@ -1,12 +1,13 @@
 """Checkers for the exercises of the chapter "Why attention".
 
-Each function prints a one-line verdict and returns True or False.
+Each function prints a verdict and returns True or False; ``show_answer=True`` prints the
+expected answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import check_close
+from . import WrongKind, as_floats, check_close, checker, show_answer
 from ..examples import BANK
 
 #: Situations for the exercise "self-attention or cross-attention?". In each, the queries
@@ -20,6 +21,7 @@ ATTENTION_KIND_CASES = {
 _KINDS = {"a": "self", "b": "cross", "c": "cross", "d": "self"}
 
 
+@checker("the equal-weight mixture, a list of two numbers")
 def check_uniform_mixture(answer, values=None) -> bool:
     """Check the equal-weight average of value vectors (the "no attention" baseline).
 
@@ -37,18 +39,21 @@ def check_uniform_mixture(answer, values=None) -> bool:
     if v.ndim != 2:
         raise ValueError(f"values must have shape (L, d_v); got {v.shape}")
     expected = v.sum(axis=0) / v.shape[0]   # the plain average, written without attnlib
-    return check_close(answer, expected, name="the equal-weight mixture")
+    got = as_floats(answer, "the equal-weight mixture", shape=expected.shape)
+    return check_close(got, expected, name="the equal-weight mixture", slips=(
+        (v.sum(axis=0), "that is the sum of the value vectors; a mean divides the sum by the "
+                        f"number of positions ({v.shape[0]})."),
+    ))
 
 
+@checker("'self' or 'cross' for each case")
 def check_attention_kind(answers) -> bool:
     """Check a dict mapping each case of :data:`ATTENTION_KIND_CASES` to "self" or "cross".
 
-    Raises
-    ------
-    TypeError if ``answers`` is not a dict.
+    An answer that is not a dict gets a sentence saying what to give.
     """
     if not isinstance(answers, dict):
-        raise TypeError(f"answers must be a dict such as {{'a': 'self', ...}}; got {type(answers).__name__}")
+        raise WrongKind(f"give a dict such as {{'a': 'self', ...}}; got a {type(answers).__name__}.")
     missing = sorted(set(_KINDS) - set(answers))
     if missing:
         print(f"Not yet: no answer for case(s) {', '.join(missing)}.")
@@ -62,7 +67,10 @@ def check_attention_kind(answers) -> bool:
             q_from, kv_from = ATTENTION_KIND_CASES[case]
             same = _KINDS[case] == "self"
             print(f"Not yet: case {case}: queries come from {q_from} and keys/values from "
-                  f"{kv_from}: {'one sequence' if same else 'two different sequences'}.")
+                  f"{kv_from}. Are these one sequence or two different sequences?")
+            if show_answer():
+                print(f"Expected: case {case} is {_KINDS[case]}-attention "
+                      f"({'one sequence' if same else 'two different sequences'}).")
             return False
     print(f"Correct: all {len(_KINDS)} cases classified.")
     return True
