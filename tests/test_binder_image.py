@@ -72,3 +72,65 @@ def test_the_checks_follow_the_files(tmp_path):
     assert _python_version(other) == "3.12"
     assert "RUN ./postBuild" not in other.splitlines()
     assert '-r "requirements.txt"' in other
+
+
+# --------------------------------------------------------------- the instructors' page
+INSTRUCTORS = REPO / "chapters" / "instructors.md"
+
+
+def _code_blocks(language: str) -> list[str]:
+    text = INSTRUCTORS.read_text(encoding="utf-8")
+    return re.findall(rf"^```{language}\n(.*?)^```", text, re.M | re.S)
+
+
+def test_instructors_page_is_in_the_book():
+    import yaml
+
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    assert "chapters/instructors" in files
+
+
+def test_the_class_image_command_adds_nbgitpuller_after_postbuild():
+    """The page's repo2docker command, in no-build mode: the same image as Binder's, plus
+    nbgitpuller installed at the very end."""
+    [command] = [block for block in _code_blocks("bash") if "jupyter-repo2docker" in block]
+    [appendix] = re.findall(r"--appendix '([^']+)'", command)
+    assert "nbgitpuller" in appendix
+    result = subprocess.run([str(REPO2DOCKER), "--no-build", "--debug", "--appendix", appendix,
+                             str(REPO)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines.index(appendix) > lines.index("RUN ./postBuild")
+    assert _python_version(result.stdout) == _runtime_python(REPO)
+
+
+def test_nbgitpuller_links_open_existing_notebooks():
+    """The example link and the link-printing snippet point at this repository's notebooks."""
+    from urllib.parse import parse_qs, urlparse
+
+    import yaml
+
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    repo_url = config["repository"]["url"].rstrip("/")
+    repo_name = urlparse(repo_url).path.rstrip("/").rsplit("/", 1)[-1]
+    [snippet] = _code_blocks("python")
+    printed = subprocess.run([sys.executable, "-c", snippet], cwd=REPO, capture_output=True,
+                             text=True, timeout=60, check=True).stdout.splitlines()
+    example = [line for block in _code_blocks("text") for line in block.splitlines()
+               if "git-pull?repo=https" in line]
+    links = [line.split(": ", 1)[1] for line in printed] + example
+    notebooks = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "chapters").glob("*.ipynb"))
+    assert len(printed) == len(notebooks) and example
+    opened = []
+    for link in links:
+        parsed = urlparse(link)
+        assert parsed.path.endswith("/hub/user-redirect/git-pull"), link
+        query = parse_qs(parsed.query)
+        assert query["repo"] == [repo_url] and query["branch"] == [config["repository"]["branch"]]
+        prefix = f"lab/tree/{repo_name}/"
+        [urlpath] = query["urlpath"]
+        assert urlpath.startswith(prefix), link
+        assert (REPO / urlpath[len(prefix):]).is_file(), link
+        opened.append(urlpath[len(prefix):])
+    assert sorted(opened[: len(printed)]) == notebooks
