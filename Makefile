@@ -45,11 +45,14 @@ $(ASSETS_STAMP): package.json package-lock.json
 	cp -R node_modules/mathjax/es5 $(ASSETS)/mathjax
 	cp node_modules/mathjax/LICENSE $(ASSETS)/mathjax/
 	cp node_modules/requirejs/require.js $(ASSETS)/requirejs/
+	mkdir -p $(ASSETS)/axe-core
+	cp node_modules/axe-core/axe.min.js node_modules/axe-core/LICENSE $(ASSETS)/axe-core/
 	find $(WIDGETS_DIST) -maxdepth 1 -type f ! -name '*.map' ! -name 'embed.js' \
 		-exec cp {} $(ASSETS)/html-manager/ \;
 	printf '%s\n' "Copied by 'make assets' from the npm packages pinned in package-lock.json:" \
 		"mathjax $$(node -p 'require("./node_modules/mathjax/package.json").version')," \
 		"requirejs $$(node -p 'require("./node_modules/requirejs/package.json").version')," \
+		"axe-core $$(node -p 'require("./node_modules/axe-core/package.json").version') (accessibility tests only)," \
 		"@jupyter-widgets/html-manager $$(node -p 'require("./$(WIDGETS_DIST)/../package.json").version')." > $@
 
 ## book: install everything and build the website (strict: zero warnings)
@@ -79,6 +82,24 @@ test-browser: install chromium test-build
 chromium:
 	@command -v chromium >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update && $$SUDO apt-get install -y chromium; }
+
+## pdf: the PDF edition of the whole book, _build/pdf/attention-executable.pdf: Debian's Chromium
+## prints every page of the built site in reading order (offline), pypdf adds a title page,
+## contents with page numbers and bookmarks (tools/build_pdf.py); then its test. Not part of
+## `make test` (it takes minutes).
+.PHONY: pdf test-pdf poppler
+pdf: book chromium poppler
+	$(BIN)/python tools/build_pdf.py
+	$(MAKE) test-pdf
+
+## test-pdf: check the PDF against the built site (tests/pdf/check_pdf.py; run by `make pdf`)
+test-pdf: install poppler
+	$(BIN)/pytest tests/pdf/check_pdf.py -p no:cacheprovider
+
+## poppler: pdftotext, pdfimages and pdftoppm (Debian's poppler-utils), which read the PDF back
+poppler:
+	@command -v pdftoppm >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && $$SUDO apt-get install -y poppler-utils; }
 
 ## binder-check: what Binder does, from scratch: a new venv from requirements.txt alone, the
 ## postBuild step, then every chapter executed in it (outputs are not written back). The venv

@@ -5,8 +5,25 @@ documents are being read; Sphinx 7.4 then holds it twice (once with the file nam
 with ``''``), so every page declared the constant twice and the browser reported
 ``SyntaxError: Identifier 'THEBE_JS_URL' has already been declared``. This extension removes
 scripts that are identical (same source, attributes and body) just before a page is written.
+
+It also puts ``_ext/templates/`` first on the template path, so that its copies of two theme
+components replace the theme's: the colour-mode and search buttons, whose accessible names
+differed from the text they show (axe-core's ``label-content-name-mismatch``, WCAG 2.5.3; see
+the comment in each template), and myst-nb's "Show code cell source" toggles, whose
+``<summary>`` was labelled "Toggle hidden content" instead of the text it shows. It gives the
+bibliography's entries the role ``listitem`` (docutils' ``doc-biblioentry`` is deprecated in
+ARIA 1.3 and is no list item of the ``role="list"`` around them), and it loads
+``_ext/static/site_fixes.css`` (link contrast in admonitions) and ``site_fixes.js`` (tab stops
+on code blocks that scroll once opened). ``tests/browser/test_a11y.py`` runs axe-core on every
+page.
 """
 from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 def _key(script) -> tuple:
@@ -26,7 +43,48 @@ def _dedupe(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
+def _use_fixed_templates(app, config):
+    # Before the themes' own component folders, which they append to templates_path.
+    if str(TEMPLATES) not in config.templates_path:
+        config.templates_path.insert(0, str(TEMPLATES))
+    if str(STATIC) not in config.html_static_path:
+        config.html_static_path.append(str(STATIC))
+
+
+def _bibliography_entries_as_list_items(app, pagename, templatename, context, doctree):
+    body = context.get("body")
+    if isinstance(body, str) and 'role="doc-biblioentry"' in body:
+        context["body"] = body.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+def _visit_hidden_cell(self, node):
+    # myst-nb 1.x's visit_HideCellInput, without aria-label on <summary>: its name is then the
+    # prompt it shows ("Show code cell source" / "Hide code cell source"), as WCAG 2.5.3 asks.
+    self.body.append(f'<details class="admonition hide {" ".join(node["classes"])}">\n')
+    self.body.append("<summary>\n")
+    self.body.append(f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n')
+    self.body.append(f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n')
+    self.body.append("</summary>\n")
+
+
+def _depart_hidden_cell(self, node):
+    self.body.append("</details>\n")
+
+
+def _label_hidden_cells_by_their_text(app):
+    try:
+        from myst_nb.sphinx_ import HideCodeCellNode
+    except ImportError:  # another myst-nb: leave its markup (the accessibility test checks it)
+        return
+    app.add_node(HideCodeCellNode, override=True, html=(_visit_hidden_cell, _depart_hidden_cell))
+
+
 def setup(app):
+    app.connect("builder-inited", _label_hidden_cells_by_their_text)
+    app.connect("config-inited", _use_fixed_templates)
+    app.connect("html-page-context", _bibliography_entries_as_list_items)
+    app.add_css_file("site_fixes.css")
+    app.add_js_file("site_fixes.js")
     # Run after every other extension has added its scripts to the page context.
     app.connect("html-page-context", _dedupe, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from sitepages import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, SCREENSHOTS, SITE
+from sitepages import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, PAGE_CHECKS, SCREENSHOTS, SITE
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -184,7 +184,9 @@ def _visit(context, site_url: str, page_path: str) -> dict:
     page.screenshot(path=str(shot), full_page=True)
     info["screenshot"] = shot
     info["external_requests"] = [u for _, u in context.external_requests[n_external_before:]]
-    info.update(seen)
+    info.update({key: list(value) for key, value in seen.items()})
+    for name, check in PAGE_CHECKS.items():  # e.g. test_a11y.py's audit
+        info[name] = check(page)
     page.close()
     return info
 

@@ -15,6 +15,11 @@ CHROMIUM_ARGS = [
 # Folders of the built site that hold assets, not pages.
 ASSET_DIRS = {"_static", "_sources", "_images", "vendor", "_sphinx_design_static"}
 LOCAL_HOSTS = {"127.0.0.1"}
+# More checks to run on the same visit of each page (conftest's `visit`), so that a page is
+# loaded once for all the browser tests: name -> function(playwright page) -> result, stored in
+# the visit's record under that name. Registered by test modules when they are imported; they
+# run after the screenshot and may change the page (click, type).
+PAGE_CHECKS: dict = {}
 
 
 def site_pages() -> list[str]:
