@@ -65,9 +65,6 @@ LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
           "torch_fast": "torch SDPA, fast path (4-D inputs)",
           "torch_math": "torch SDPA, math path (slow fallback)",
           "ceiling_qk": "numpy Q K^T alone", "ceiling_wv": "numpy W V alone"}
-# (n, dtypes) timed at 1 and 2 threads, causal and not; kept small enough for ~10 minutes
-TIME_PLAN = [(512, ("float32", "float64")), (1024, ("float32",)),
-             (2048, ("float32", "float64")), (4096, ("float32",))]
 TORCH_MATH_MAX_N = 2048            # the math path materialises everything: slow beyond this
 MEMORY_BUDGET = 4 * 2**30          # plain/reference/torch_math are not run above this estimate
 
@@ -241,17 +238,31 @@ def measure_memory(candidate, n, heads, dtype="float32", causal=False) -> dict:
     return row
 
 
-def memory_plan(quick: bool) -> list[tuple]:
-    """(candidate, n, heads, causal): the n x n candidates up to 4,096, tiled to 65,536."""
-    sizes = (256,) if quick else (1024, 2048, 4096)
-    plan = [(c, n, HEADS, False) for n in sizes
-            for c in ("plain", "reference", "torch_fast", "torch_math", "tiled")]
-    if not quick:
-        plan += [("tiled", n, HEADS, False) for n in (8192, 16384)]
-        # 65,536 positions: one head, and 8 heads with a causal mask (half the tiles are
-        # skipped, which halves the time; the memory is that of the tiles and the inputs)
-        plan += [("tiled", 65_536, 1, False), ("tiled", 65_536, HEADS, True)]
-    return plan
+def plan(quick: bool) -> list[tuple]:
+    """The measurements, most important first (results are written after each one).
+
+    ("time", threads, dtype, causal, n) or ("memory", candidate, n, heads, causal).
+    """
+    if quick:
+        return ([("memory", c, 256, HEADS, False) for c in
+                 ("plain", "reference", "torch_fast", "torch_math", "tiled")]
+                + [("time", t, dt, c, 256) for t in (1, 2) for c in (False, True)
+                   for dt in ("float32", "float64")])
+    key = [("time", 2, "float32", c, n) for n in (2048, 4096) for c in (False, True)]
+    key += [("memory", "plain", 4096, HEADS, False), ("memory", "tiled", 4096, HEADS, False),
+            # 65,536 positions: 8 heads with a causal mask (half the tiles are skipped,
+            # which halves the time; the memory is that of the tiles and the inputs)
+            ("memory", "tiled", 65_536, HEADS, True), ("memory", "tiled", 65_536, 1, False)]
+    rest = [("time", 2, "float32", c, n) for n in (512, 1024) for c in (False, True)]
+    rest += [("time", 1, "float32", c, n) for n in (512, 2048) for c in (False, True)]
+    rest += [("time", t, "float64", c, n) for t in (2, 1) for n in (512, 2048)
+             for c in (False, True)]
+    rest += [("memory", c, n, HEADS, False) for n in (1024, 2048, 4096)
+             for c in ("reference", "torch_fast", "torch_math", "plain", "tiled")
+             if (c, n) not in (("plain", 4096), ("tiled", 4096))]
+    rest += [("memory", "tiled", 16_384, HEADS, False)]
+    rest += [("time", 1, "float32", c, 4096) for c in (False, True)]
+    return key + rest
 
 
 # --------------------------------------------------------------------------------- parent
@@ -267,65 +278,13 @@ def parent_main(args) -> None:
     import threadpoolctl
     load0 = os.getloadavg()
     print(f"attention benchmark: {HEADS} heads, d = {D}; load average {load0[0]:.1f} "
-          f"on {os.cpu_count()} CPUs (other work slows every candidate)")
-    print("numpy BLAS:", blas_info())
-
-    # 1. memory: per-score peak of the n x n candidates first, then the rest
-    mem_rows = []
-    for candidate, n, heads, causal in memory_plan(args.quick):
-        if candidate.startswith("torch") and torch_version is None:
-            continue
-        per_score = [r["bytes_per_score"] for r in mem_rows
-                     if r["candidate"] == candidate and r.get("status") == "ok"]
-        if candidate != "tiled" and per_score and \
-                max(per_score) * heads * n * n > MEMORY_BUDGET:
-            mem_rows.append({"candidate": candidate, "n": n, "heads": heads,
-                             "dtype": "float32", "causal": causal, "scores": heads * n * n,
-                             "status": f"skipped: measured {max(per_score):.1f} bytes per "
-                                       f"score would exceed {MEMORY_BUDGET / 2**30:.0f} GiB"})
-            continue
-        row = measure_memory(candidate, n, heads, causal=causal)
-        mem_rows.append(row)
-        print(f"memory {candidate:>10} H={heads} n={n:>6}{' causal' * causal}: " + (
-            f"peak {row['peak_mib']:8.1f} MiB = {row['bytes_per_score']:.2f} bytes per score"
-            if row["status"] == "ok" else row["status"]), flush=True)
-
-    # 2. time: rounds in this process
-    rows = []
-    for threads in (1, 2):
-        for causal in (False, True):
-            for n, dtypes in ([(256, ("float32", "float64"))] if args.quick else TIME_PLAN):
-                for dtype in dtypes:
-                    got = time_configuration(threads, dtype, causal, n,
-                                             rounds=2 if args.quick else ROUNDS)
-                    rows += got
-                    show = {r["candidate"]: r for r in got}
-                    line = ", ".join(f"{c} {show[c]['time_median_s'] * 1e3:.1f} ms"
-                                     for c in show)
-                    ratios = []
-                    if "vs_reference_median" in show["plain"]:
-                        ratios.append(f"plain/reference {show['plain']['vs_reference_median']:.2f}")
-                    if "vs_torch_fast_median" in show["tiled"]:
-                        ratios.append(f"tiled/torch_fast {show['tiled']['vs_torch_fast_median']:.2f}")
-                    print(f"{threads} thr {dtype} {'causal' if causal else 'full  '} n={n}: "
-                          f"{line}; {'; '.join(ratios)} (load {show['plain']['load_end']:.1f})",
-                          flush=True)
-    set_threads(os.cpu_count() or 1)
-
-    # 3. agreement: every candidate computes the same thing
-    calls = make_calls(512, "float64", False)
-    want = reference_attention(*make_inputs(512, "float64"))[0]
-    agree = {name: float(np.abs(np.asarray(calls[name]()[0] if name in ("plain", "reference")
-                                           else calls[name]()) - want).max())
-             for name in ("plain", "tiled", "reference", "torch_fast") if name in calls}
-
+          f"on {os.cpu_count()} CPUs (other work slows every candidate)", flush=True)
+    print("numpy BLAS:", blas_info(), flush=True)
     meta = {
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime(started)),
-        "duration_s": round(time.time() - started),
         "machine": {"processor": platform.processor() or platform.machine(),
                     "cpus": os.cpu_count(), "system": platform.system()},
         "load_average_1_5_15_start": [round(x, 2) for x in load0],
-        "load_average_1_5_15_end": [round(x, 2) for x in os.getloadavg()],
         "versions": {"python": platform.python_version(), "numpy": np.__version__,
                      "torch": torch_version, "threadpoolctl": threadpoolctl.__version__,
                      "attnlib": getattr(attnlib, "__version__", None)},
@@ -339,16 +298,65 @@ def parent_main(args) -> None:
                    "ratio": "within each round, then min and median over rounds",
                    "ceiling": "numpy Q K^T plus numpy W V, same shapes, same rounds",
                    "torch_math_max_n": TORCH_MATH_MAX_N},
-        "max_abs_diff_vs_reference_float64_n512": agree,
         "quick": args.quick,
     }
+    calls = make_calls(512, "float64", False)
+    want = reference_attention(*make_inputs(512, "float64"))[0]
+    meta["max_abs_diff_vs_reference_float64_n512"] = {
+        name: float(np.abs(np.asarray(calls[name]()[0] if name in ("plain", "reference")
+                                      else calls[name]()) - want).max())
+        for name in ("plain", "tiled", "reference", "torch_fast") if name in calls}
+    del calls
+
+    rows, mem_rows = [], []
+    todo = plan(args.quick)
+    for i, step in enumerate(todo):
+        if step[0] == "time":
+            _, threads, dtype, causal, n = step
+            got = time_configuration(threads, dtype, causal, n,
+                                     rounds=2 if args.quick else ROUNDS)
+            rows += got
+            show = {r["candidate"]: r for r in got}
+            line = ", ".join(f"{c} {show[c]['time_median_s'] * 1e3:.1f} ms" for c in show)
+            ratios = []
+            if "vs_reference_median" in show["plain"]:
+                ratios.append(f"plain/reference {show['plain']['vs_reference_median']:.2f}")
+            if "vs_torch_fast_median" in show["tiled"]:
+                ratios.append(f"tiled/torch_fast {show['tiled']['vs_torch_fast_median']:.2f}")
+            print(f"{threads} thr {dtype} {'causal' if causal else 'full  '} n={n}: "
+                  f"{line}; {'; '.join(ratios)} (load {show['plain']['load_end']:.1f})",
+                  flush=True)
+        else:
+            _, candidate, n, heads, causal = step
+            if candidate.startswith("torch") and torch_version is None:
+                continue
+            per_score = [r["bytes_per_score"] for r in mem_rows
+                         if r["candidate"] == candidate and r.get("status") == "ok"]
+            if candidate != "tiled" and per_score and \
+                    max(per_score) * heads * n * n > MEMORY_BUDGET:
+                mem_rows.append({"candidate": candidate, "n": n, "heads": heads,
+                                 "dtype": "float32", "causal": causal, "scores": heads * n * n,
+                                 "status": f"skipped: measured {max(per_score):.1f} bytes per "
+                                           f"score would exceed {MEMORY_BUDGET / 2**30:.0f} GiB"})
+                continue
+            row = measure_memory(candidate, n, heads, causal=causal)
+            mem_rows.append(row)
+            print(f"memory {candidate:>10} H={heads} n={n:>6}{' causal' * causal}: " + (
+                f"peak {row['peak_mib']:8.1f} MiB = {row['bytes_per_score']:.2f} bytes per "
+                f"score" if row["status"] == "ok" else row["status"]), flush=True)
+        meta["duration_s"] = round(time.time() - started)
+        meta["load_average_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()]
+        meta["complete"] = i + 1 == len(todo)
+        meta["measurements_done"] = f"{i + 1} of {len(todo)}"
+        if not args.quick:                  # written after every step: a stopped run keeps
+            write_csv(CSV_PATH, rows)       # what it measured, and says so in the metadata
+            write_csv(MEM_PATH, mem_rows)
+            META_PATH.write_text(json.dumps(meta, indent=2) + "\n")
+    set_threads(os.cpu_count() or 1)
     if args.quick:
         print(json.dumps(meta, indent=1))
         print("--quick: results not written")
         return
-    write_csv(CSV_PATH, rows)
-    write_csv(MEM_PATH, mem_rows)
-    META_PATH.write_text(json.dumps(meta, indent=2) + "\n")
     figures(rows, mem_rows)
     print(f"wrote {CSV_PATH.name}, {MEM_PATH.name}, {META_PATH.name}, {PNG_PATH.name}, "
           f"{MEM_PNG_PATH.name} in {time.time() - started:.0f} s")
