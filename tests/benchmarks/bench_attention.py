@@ -310,9 +310,20 @@ def parent_main(args) -> None:
 
     rows, mem_rows = [], []
     todo = plan(args.quick)
+    if args.resume:                         # keep what a stopped run measured
+        rows = [_typed(r) for r in read_csv(CSV_PATH)]
+        mem_rows = [_typed(r) for r in read_csv(MEM_PATH)]
+        old = json.loads(META_PATH.read_text())
+        meta["resumed_from"] = {k: old.get(k) for k in
+                                ("date_utc", "duration_s", "load_average_1_5_15_start",
+                                 "load_average_1_5_15_end", "measurements_done")}
+    done_time = {(r["threads"], r["dtype"], r["causal"], r["n"]) for r in rows}
+    done_memory = {(r["candidate"], r["n"], r["heads"], r["causal"]) for r in mem_rows}
     for i, step in enumerate(todo):
         if step[0] == "time":
             _, threads, dtype, causal, n = step
+            if step[1:] in done_time or n > args.max_n:
+                continue
             got = time_configuration(threads, dtype, causal, n,
                                      rounds=2 if args.quick else ROUNDS)
             rows += got
@@ -328,7 +339,8 @@ def parent_main(args) -> None:
                   flush=True)
         else:
             _, candidate, n, heads, causal = step
-            if candidate.startswith("torch") and torch_version is None:
+            if candidate.startswith("torch") and torch_version is None or \
+                    step[1:] in done_memory or args.skip_memory:
                 continue
             per_score = [r["bytes_per_score"] for r in mem_rows
                          if r["candidate"] == candidate and r.get("status") == "ok"]
@@ -346,7 +358,7 @@ def parent_main(args) -> None:
                 f"score" if row["status"] == "ok" else row["status"]), flush=True)
         meta["duration_s"] = round(time.time() - started)
         meta["load_average_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()]
-        meta["complete"] = i + 1 == len(todo)
+        meta["complete"] = i + 1 == len(todo) and args.max_n >= 4096
         meta["measurements_done"] = f"{i + 1} of {len(todo)}"
         if not args.quick:                  # written after every step: a stopped run keeps
             write_csv(CSV_PATH, rows)       # what it measured, and says so in the metadata
@@ -390,7 +402,7 @@ def figures(rows: list[dict], mem_rows: list[dict]) -> None:
     def truthy(x):
         return x in (True, "True", "true", 1, "1")
 
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), dpi=100, sharex=True)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), dpi=100, sharex=True)
     for (i, threads), (j, dtype) in [((i, t), (j, dt)) for i, t in enumerate((1, 2))
                                      for j, dt in enumerate(("float32", "float64"))]:
         ax = axes[i, j]
@@ -435,9 +447,13 @@ def figures(rows: list[dict], mem_rows: list[dict]) -> None:
         ax.set_ylabel("time / torch fast path (median)")
         if i == 1:
             ax.set_xlabel("sequence length n (8 heads, d = 64)")
-    axes[0, 0].legend(fontsize=7, loc="upper left")
+    handles, labels = {}, {}
+    for ax in axes.flat:                    # one legend for all panels, below them
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=3, fontsize=7)
     fig.suptitle("Time relative to PyTorch's fast path (1 = as fast; below 1 = faster)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     PNG_PATH.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(PNG_PATH, dpi=100)
     plt.close(fig)
@@ -466,6 +482,23 @@ def figures(rows: list[dict], mem_rows: list[dict]) -> None:
     plt.close(fig)
 
 
+def _typed(row: dict) -> dict:
+    """A row read back from a CSV file, with its numbers and booleans typed again."""
+    out = {}
+    for key, val in row.items():
+        if val in ("True", "False"):
+            out[key] = val == "True"
+        else:
+            try:
+                out[key] = int(val)
+            except ValueError:
+                try:
+                    out[key] = float(val)
+                except ValueError:
+                    out[key] = val
+    return out
+
+
 def read_csv(path: Path) -> list[dict]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
@@ -477,6 +510,11 @@ def main() -> None:
                         help="n = 256 and 2 rounds, to try the script; writes nothing")
     parser.add_argument("--replot", action="store_true",
                         help="redraw the figures from the stored CSV files without measuring")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the stored results and measure only what they lack")
+    parser.add_argument("--max-n", type=int, default=65_536,
+                        help="time only sequence lengths up to this (memory is not limited)")
+    parser.add_argument("--skip-memory", action="store_true", help="time only")
     parser.add_argument("--memory-child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
