@@ -123,10 +123,22 @@ lab: install
 execute: install
 	for nb in $(NOTEBOOKS); do $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
 
-## bench: time and peak memory of plain and tiled attention (and torch, if installed) for
-## n = 128 ... 65,536; writes chapters/data/bench.csv and chapters/images/bench.png (not part of test)
-bench: install
-	$(BIN)/python tests/benchmarks/bench_attention.py
+## bench: attnlib's attention against a careful numpy reference and PyTorch's fast and math
+## paths (time ratios in alternating rounds, 1 and 2 threads, causal and not, float32 and
+## float64; peak memory in fresh processes). Installs its own extras (torch, threadpoolctl)
+## into .venv from tests/benchmarks/requirements.txt. Writes chapters/data/bench*.csv/json and
+## chapters/images/bench*.png. Not part of `make test`. OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE
+## (set on some machines for old OpenBLAS builds) are unset for this command alone; the
+## metadata records their values and the BLAS kernel that ran.
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP) tests/benchmarks/requirements.txt
+	$(BIN)/python -m pip install -r tests/benchmarks/requirements.txt
+	touch $@
+
+bench: install $(BENCH_STAMP)
+	BENCH_ORIGINAL_ENV="OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE-unset} OPENBLAS_L2_SIZE=$${OPENBLAS_L2_SIZE-unset}" \
+		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python tests/benchmarks/bench_attention.py
 
 ## train: retrain chapter 2's two translation models (context vector vs attention) from their
 ## seed, side by side on 2 cores; writes chapters/data/translation_models.npz/.json (not part of test)

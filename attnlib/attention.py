@@ -11,7 +11,7 @@ import numpy as np
 
 from ._validation import (as_float_array, broadcast_batch, check_attention, compute_dtype,
                           require_ndim, to_dtype)
-from .softmax import softmax_inplace
+from .softmax import exp_normalise, mask_and_max
 
 
 def weighted_sum(weights, values) -> np.ndarray:
@@ -89,8 +89,20 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     output : numpy.ndarray, shape (..., L_q, d_v)
     weights : numpy.ndarray, shape (..., L_q, L_k)
         One row per query, each summing to 1 (or 0 if fully masked). Both in the inputs'
-        common float dtype (float16 in, float16 out; integers give float64), computed in
-        float32 (float16/float32 inputs) or float64 inside. There is no dropout: the weights are exactly those used.
+        common float dtype (float16 in, float16 out; integers give float64). float16 is
+        computed in float32, float32 and float64 in their own precision. There is no
+        dropout: the weights are exactly those used.
+
+    Notes
+    -----
+    The computation is the textbook one, done in place to stay close to what numpy can do:
+    the scale multiplies the queries (``L_q * d_k`` numbers, not ``L_q * L_k`` scores); the
+    ``(..., L_q, L_k)`` scores are computed once and become the weights in place (masked
+    entries set to ``-inf``, the row maximum subtracted, exponentiated, divided by the row
+    sum); and every allowed score is checked for overflow through its row's maximum alone.
+    Beyond the scores themselves (which are returned as the weights) it allocates only
+    arrays of size ``L_q * d`` or ``L_k * d``, plus, with a mask, one boolean array of the
+    mask's own (unbroadcast) shape.
 
     Raises
     ------
@@ -102,7 +114,8 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
         ``scale``, ``scale`` is NaN, inf or an array, or a query, key or value that takes
         part (is allowed by the mask) holds NaN or inf.
     OverflowError
-        If an allowed score overflows float64.
+        If an allowed score overflows the compute dtype: float32 for float16 and float32
+        inputs (scores beyond about 3.4e38), float64 otherwise.
 
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1, equation (1).
     """
@@ -111,18 +124,28 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     scale, scores_shape = checked.scale, checked.scores_shape
     out_dtype, work = checked.out_dtype, checked.work
 
-    with np.errstate(over="ignore", invalid="ignore"):   # checked just below, by name
-        scores = q @ np.swapaxes(k, -1, -2)                # (..., L_q, L_k)
-        scores *= scale
+    with np.errstate(over="ignore", invalid="ignore"):   # checked below, on the row maxima
+        q = q * work.type(scale)                           # (..., L_q, d_k): scale Q, not S
+        scores = q @ np.swapaxes(k, -1, -2)                # (..., L_q, L_k), scaled
     if scores.shape != scores_shape:                       # batch axes may come from v alone
         scores = np.array(np.broadcast_to(scores, scores_shape))   # a writable copy
-    finite = np.isfinite(scores)
-    if allowed is not None:
-        finite |= ~allowed                                 # masked scores may be anything
-    if not finite.all():
+    # Masked scores become -inf; every allowed score is checked through its row's maximum:
+    # NaN or +inf there means an allowed score is NaN or +inf, and -inf in a row that has an
+    # allowed key means all of them overflowed to -inf. (A single allowed -inf in a row with
+    # a finite maximum gets weight 0, which is its weight to float precision.)
+    top = mask_and_max(scores, -1, allowed)                # (..., L_q, 1)
+    overflow = ~(top < np.inf)
+    no_max = top == -np.inf
+    if no_max.any():
+        if allowed is None:
+            has_keys = scores_shape[-1] > 0
+        else:
+            has_keys = np.broadcast_to(allowed, scores_shape).any(axis=-1, keepdims=True)
+        overflow |= no_max & has_keys
+    if overflow.any():
         raise OverflowError(f"an allowed attention score overflows {work}; "
                             "pass float64 inputs or smaller queries and keys")
-    weights = softmax_inplace(scores, -1, allowed)         # (..., L_q, L_k), rows sum to 1 or 0
+    weights = exp_normalise(scores, top)                   # (..., L_q, L_k), rows sum to 1 or 0
     output = weights @ v                                   # (..., L_q, d_v)
     return (to_dtype(output, out_dtype, "attention outputs"),
             to_dtype(weights, out_dtype, "attention weights"))

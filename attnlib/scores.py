@@ -8,7 +8,8 @@ Three ways to score, each batched over many queries and keys:
 
 Arrays follow the row-vector convention of the book: a query is a row ``q`` of length
 ``d_k`` and a projection is ``q @ W`` (the papers' ``W q`` with ``W`` transposed).
-All three compute in float64 and return the inputs' float dtype.
+All three compute in float32 for float16/float32 inputs and in float64 otherwise, and
+return the inputs' common float dtype (integers give float64).
 """
 from __future__ import annotations
 
@@ -39,11 +40,11 @@ def _queries_and_keys(queries, keys):
 
 
 def _dot(q, k):
-    """``q @ k^T`` over the last two axes, batched over the leading ones, in float64."""
+    """``q @ k^T`` over the last two axes, batched over the leading ones, in q's dtype."""
     with np.errstate(over="ignore", invalid="ignore"):  # reported just below, by name
         s = q @ np.swapaxes(k, -1, -2)
     if not np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(k).all():
-        raise OverflowError("a dot product of queries and keys overflows float64")
+        raise OverflowError(f"a dot product of queries and keys overflows {s.dtype}")
     return s
 
 

@@ -57,39 +57,53 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
     s = x.astype(compute_dtype(x.dtype))          # a copy: float16 -> float32, else same dtype
     allowed = None
     if mask is not None:
-        given = as_bool_mask(mask)
-        check_mask_shape(given, s.shape)
-        allowed = np.broadcast_to(given, s.shape)
-    bad = np.isnan(s) | (s == np.inf)
-    if allowed is not None:
-        bad &= allowed
-    if bad.any():
+        allowed = as_bool_mask(mask)
+        check_mask_shape(allowed, s.shape)
+    top = mask_and_max(s, axis, allowed)          # NaN or +inf if an allowed score is
+    if not (top < np.inf).all():                   # NaN (max propagates NaN) or +inf
+        bad = np.isnan(s) | (s == np.inf)          # masked entries are -inf by now
         raise ValueError(
             "scores contain NaN or +inf at positions that may be attended "
             f"(first at index {tuple(int(i) for i in np.argwhere(bad)[0])}); "
             "mask them out or fix the scores")
-    return to_dtype(softmax_inplace(s, axis, allowed), out_dtype, "softmax weights")
+    return to_dtype(exp_normalise(s, top, axis), out_dtype, "softmax weights")
 
 
-def softmax_inplace(s: np.ndarray, axis: int = -1, allowed=None) -> np.ndarray:
-    """The softmax arithmetic itself, overwriting ``s`` (a float array the caller owns).
+def mask_and_max(s: np.ndarray, axis: int = -1, allowed=None) -> np.ndarray:
+    """Step 1 of the softmax, in place: mask ``s``, then return each slice's largest score.
 
-    ``s`` must hold no NaN and no +inf where ``allowed`` (a boolean array of ``s``'s shape,
-    or None for "everything") is True; :func:`softmax` and :func:`attnlib.attention` check
-    that before calling. Returns ``s``, now holding the weights.
+    ``s`` is a float array the caller owns; ``allowed`` is a boolean array that broadcasts
+    to ``s.shape`` (``True`` = may attend), or None for "everything". Masked entries of ``s``
+    become ``-inf`` *before* any arithmetic: ``exp(-inf)`` is exactly 0, so no "large negative
+    constant" is needed, and NaN or inf stored there cannot leak.
+
+    Returns the maximum of each slice along ``axis`` (kept as an axis of length 1). It is
+    NaN if the slice holds a NaN (``max`` propagates NaN), ``+inf`` if it holds ``+inf``, and
+    ``-inf`` if nothing in it is allowed or every allowed entry is ``-inf``. Checking these
+    few numbers is how callers check every allowed score without a pass over ``s``.
     """
-    # 1. Masked entries become -inf *before* any arithmetic: exp(-inf) is exactly 0, so no
-    #    "large negative constant" is needed, and NaN or inf stored there cannot leak.
     if allowed is not None:
-        np.copyto(s, -np.inf, where=~allowed)
+        # The complement of the mask as given: if it broadcasts (one (L_q, L_k) mask for
+        # every head), so does this temporary; copyto broadcasts it for free.
+        np.copyto(s, -np.inf, where=np.logical_not(allowed))
+    return np.max(s, axis=axis, keepdims=True, initial=-np.inf)
+
+
+def exp_normalise(s: np.ndarray, top: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Steps 2 and 3 of the softmax, in place: ``s <- exp(s - top) / sum(exp(s - top))``.
+
+    ``top`` is :func:`mask_and_max`'s result for the same ``s``, finite or ``-inf`` (the
+    caller has rejected NaN and ``+inf``). Returns ``s``, now holding the weights: each slice
+    sums to 1, or is all zeros where ``top`` is ``-inf`` (no NaN, no warning).
+    """
     # 2. Subtract each slice's largest score, so every exponent is <= 0 and exp cannot
     #    overflow. A slice with nothing allowed has maximum -inf: use 0 (its entries stay -inf).
-    m = np.max(s, axis=axis, keepdims=True, initial=-np.inf)
-    m[~np.isfinite(m)] = 0.0
-    with np.errstate(over="ignore"):   # s - m <= 0 can only overflow to -inf: weight 0, exact
-        s -= m
+    top = np.where(top == -np.inf, 0.0, top).astype(s.dtype, copy=False)
+    with np.errstate(over="ignore"):   # s - top <= 0 can only overflow to -inf: weight 0, exact
+        s -= top
     np.exp(s, out=s)
-    # 3. Normalise. A slice with nothing allowed sums to 0 and stays all zeros.
+    # 3. Normalise. A slice with nothing allowed sums to 0: divide it by 1, so it stays zeros.
     total = np.sum(s, axis=axis, keepdims=True)
-    np.divide(s, total, out=s, where=total > 0)
+    total[total == 0] = 1.0
+    s /= total
     return s

@@ -1,7 +1,7 @@
 """Tiled attention: the same result as :func:`attnlib.attention`, without the n x n scores.
 
 Plain attention builds every score ``Q K^T`` at once: ``L_q * L_k`` numbers per head, which
-for 65,536 positions is 16 GB in float32. Tiled attention visits the keys one block at a time
+for 65,536 positions is 16 GiB in float32. Tiled attention visits the keys one block at a time
 and keeps, for every query, only three running quantities:
 
 * ``m``   the largest score seen so far (the running maximum),
@@ -10,21 +10,27 @@ and keeps, for every query, only three running quantities:
 
 When a new block of keys arrives with a larger maximum ``m_new``, the old sums were computed
 relative to the old ``m``; multiplying them by ``exp(m - m_new)`` re-expresses them relative to
-``m_new`` (the "online softmax" rescaling). After the last block, ``acc / l`` is exactly
-``softmax(scores) @ V``. Memory grows with ``L_q * block`` instead of ``L_q * L_k``.
+``m_new``. After the last block, ``acc / l`` is exactly ``softmax(scores) @ V``. Memory grows
+with ``L_q * block`` instead of ``L_q * L_k``.
 
 Queries are tiled too, so one tile of scores (``block_q x block_k`` per head) stays in the
-processor's cache while it is exponentiated, summed and multiplied by the values.
+processor's cache while it is exponentiated, summed and multiplied by the values, and several
+threads (``workers``) can work on different query blocks at once.
 
-Sources: Milakov & Gimelshein (2018), "Online normalizer calculation for softmax",
-algorithm 3; Dao et al. (2022), "FlashAttention", section 3.1 and algorithm 1.
+Sources: the running maximum and sum (the "online softmax" normaliser) are Milakov &
+Gimelshein (2018), "Online normalizer calculation for softmax", algorithm 3; accumulating the
+weighted sum of values block by block with the same rescaling is Rabe & Staats (2021),
+"Self-attention does not need O(n^2) memory", sections 2 and 3, and Dao et al. (2022),
+"FlashAttention", section 3.1 and algorithm 1, who also tile the queries.
 """
 from __future__ import annotations
 
+import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import threadpoolctl
 
 from ._validation import (as_bool_mask, as_float_array, as_length, check_attention,
                           check_mask_shape)
@@ -44,6 +50,23 @@ def default_block_sizes(n_queries: int, n_keys: int) -> tuple[int, int]:
     block_k = min(max(int(n_keys), 1), 1024)
     block_q = min(max(int(n_queries), 1), TILE_ENTRIES // block_k)
     return block_q, block_k
+
+
+@functools.cache
+def _blas() -> threadpoolctl.ThreadpoolController:
+    """numpy's BLAS (OpenBLAS, MKL, ...), found once by threadpoolctl."""
+    return threadpoolctl.ThreadpoolController().select(user_api="blas")
+
+
+def default_workers() -> int:
+    """As many threads as numpy's BLAS uses for a matrix product (1 if it cannot be told).
+
+    That is the number of cores unless the user limited it (``OPENBLAS_NUM_THREADS`` or
+    ``threadpoolctl``), so :func:`tiled_attention` by default uses the processors that
+    ``Q @ K.T`` would use, for the exponentials too.
+    """
+    threads = [lib["num_threads"] for lib in _blas().info()]
+    return max(1, min(threads)) if threads else 1
 
 
 def _block_sizes(block_size, n_queries, n_keys):
@@ -77,7 +100,7 @@ def _causal_offset(causal: bool, align, n_queries: int, n_keys: int) -> int | No
 
 def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, align=None,
                     scale: float | None = None, block_size=None, return_lse: bool = False,
-                    workers: int = 1):
+                    workers: int | None = None):
     """Scaled dot-product attention computed tile by tile with an online softmax.
 
     Gives the same output as ``attnlib.attention(queries, keys, values, mask)[0]`` (up to
@@ -94,7 +117,8 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
         a time (a broadcast mask such as ``(B, 1, L_k)`` costs no extra memory).
     causal : bool
         Also apply a causal mask, generated tile by tile (no ``L_q x L_k`` array is built).
-        Tiles that lie entirely above the diagonal are skipped.
+        Tiles that lie entirely above the diagonal are skipped, and a tile the diagonal
+        crosses is computed only up to the last key its queries may see.
     align : {"start", "end"}, required when ``causal`` and ``L_q != L_k``
         Where the queries sit among the keys, exactly as in :func:`attnlib.causal_mask`.
     scale : float, optional
@@ -103,13 +127,16 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
         ``block_q`` and ``block_k``, the tile's height (queries) and width (keys). Any positive
         sizes work, including sizes that do not divide the lengths or exceed them. Default:
         :func:`default_block_sizes` (a tile that fits the L2 cache).
-    workers : int
-        Number of threads that share the query blocks (default 1). numpy releases the GIL in
-        matrix products and element-wise functions, so 2 threads can use 2 cores for the
-        exponentials too; the result is identical for any number of workers. Combine it with a
-        single-threaded BLAS (environment variable ``OPENBLAS_NUM_THREADS=1``, set before numpy
-        is imported): a tile's small matrix products gain little from BLAS threads, and on a
-        busy machine they can lose a lot. ``make bench`` measures this configuration.
+    workers : int, optional
+        Number of threads that share the query blocks. Default: :func:`default_workers`, as
+        many as numpy's BLAS uses (the number of cores, unless limited with
+        ``OPENBLAS_NUM_THREADS`` or ``threadpoolctl``). numpy releases the GIL in matrix
+        products and element-wise functions, so 2 threads use 2 cores for the exponentials
+        too, which numpy alone computes on one. While more than one worker runs, numpy's
+        BLAS is limited to one thread per call (``threadpoolctl``), so that BLAS threads do
+        not compete with the workers for the cores; this applies to the whole process for
+        the duration of the call. Each query block's arithmetic is the same for any number of
+        workers.
     return_lse : bool
         Also return the log-sum-exp of each query's allowed scaled scores,
         ``log(sum_j exp(s_j))``, shape ``(..., L_q)`` in the compute dtype (float32 for
@@ -119,9 +146,9 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     -------
     output : numpy.ndarray, shape (..., L_q, d_v), in the inputs' float dtype
         A query with no allowed key gets a zero output (no NaN, no warning). float16 is
-        computed in float32, float32 and float64 in their own precision (unlike
-        :func:`attnlib.attention`, which works in float64: here a float64 tile would take
-        twice the cache); float32 results agree with it to about 1e-6.
+        computed in float32, float32 and float64 in their own precision, as in
+        :func:`attnlib.attention`; the two agree to about 1e-6 in float32 and 1e-15 in
+        float64 (the order of the additions differs).
     lse : numpy.ndarray, shape (..., L_q), only if ``return_lse``
 
     Raises
@@ -139,8 +166,10 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
         If an allowed score does not fit the compute dtype, as in :func:`attnlib.attention`
         (checked before any tile is computed, so no warning is emitted).
 
-    Sources: Milakov & Gimelshein (2018), algorithm 3 (online softmax); Dao et al. (2022),
-    "FlashAttention", algorithm 1 (tiling); Vaswani et al. (2017), equation (1).
+    Sources: Milakov & Gimelshein (2018), algorithm 3 (the online softmax normaliser);
+    Rabe & Staats (2021), sections 2-3, and Dao et al. (2022), "FlashAttention", algorithm 1
+    (the weighted sum of values accumulated block by block, and tiling); Vaswani et al.
+    (2017), equation (1).
     """
     q, k, v = (np.asarray(x) for x in (queries, keys, values))
     n_q, n_k = (q.shape[-2], k.shape[-2]) if q.ndim > 1 and k.ndim > 1 else (0, 0)
@@ -150,6 +179,8 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     scale, batch = checked.scale, checked.batch
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     block_q, block_k = _block_sizes(block_size, n_q, n_k)
+    if workers is None:
+        workers = default_workers()
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be a positive integer; got {workers!r}")
 
@@ -161,7 +192,8 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     # One (L, d) matrix per batch/head element: broadcast the leading axes, then flatten
     # them. Only the O(L * d) inputs are copied, never anything of size L_q * L_k.
     n_batch = math.prod(batch)
-    q = np.broadcast_to(q.astype(work) * work.type(scale), batch + q.shape[-2:])  # fold in the scale once
+    q = np.broadcast_to(q.astype(work, copy=False) * work.type(scale),  # scale Q, not S
+                        batch + q.shape[-2:])
     q = q.reshape(n_batch, n_q, q.shape[-1])
     k = np.broadcast_to(k.astype(work, copy=False), batch + k.shape[-2:]).reshape(n_batch, n_k, k.shape[-1])
     v = np.broadcast_to(v.astype(work, copy=False), batch + v.shape[-2:]).reshape(n_batch, n_k, d_v)
@@ -178,8 +210,11 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
         m = np.full(q1 - q0, -np.inf, dtype=work)   # running maximum of each query's scores
         l = np.zeros(q1 - q0, dtype=work)           # running sum of exp(score - m)
         acc = np.zeros((q1 - q0, d_v), dtype=work)  # running sum of exp(score - m) * value
-        for k0 in range(0, n_k, block_k):
-            k1 = min(k0 + block_k, n_k)
+        # Under a causal mask no query of this block may see a key after q1 - 1 + offset:
+        # the loop stops there, and a tile the diagonal crosses is cut short at it.
+        keys_end = n_k if offset is None else max(0, min(n_k, q1 + offset))
+        for k0 in range(0, keys_end, block_k):
+            k1 = min(k0 + block_k, keys_end)
             tile = _tile_mask(allowed, where, offset, q0, q1, k0, k1)
             if tile is False:
                 continue  # every entry of this tile is masked: it cannot change anything
@@ -189,16 +224,16 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
             with np.errstate(over="ignore", invalid="ignore"):   # allowed ones are checked
                 s = q_t @ k_t.T                         # 1. this tile's (already scaled) scores
             if tile is not True:
-                s = np.where(tile, s, -np.inf)          # selection, not a large constant
+                np.copyto(s, -np.inf, where=~tile)      # selection, not a large constant
             tile_max = s.max(axis=-1)
-            if np.isnan(tile_max).any() or (tile_max == np.inf).any():
+            if not (tile_max < np.inf).all():           # NaN (max propagates it) or +inf
                 raise ValueError(f"scores overflow {work} (NaN or +inf at positions that may "
                                  "be attended); pass the inputs as float64")
             m_new = np.maximum(m, tile_max)             # 2. the new running maximum
             # A query with no allowed key so far keeps m = -inf: use 0 there (no -inf - -inf).
             m_safe = np.where(m_new > -np.inf, m_new, 0.0).astype(work, copy=False)
             alpha = np.exp(m - m_safe)                  # 3. re-expresses the old sums w.r.t. m_new
-            np.subtract(s, m_safe[:, None], out=s)
+            s -= m_safe[:, None]
             np.exp(s, out=s)                            # masked entries: exp(-inf) = 0
             l *= alpha                                  # 4. update the running sum ...
             l += s.sum(axis=-1)
@@ -211,9 +246,11 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
 
     blocks = [(b, q0) for b in range(n_batch) for q0 in range(0, n_q, block_q)]
     if workers > 1 and len(blocks) > 1:
-        # Query blocks are independent; numpy releases the GIL inside matmul and ufuncs,
-        # so threads spread the element-wise work (exp, sums) over the cores.
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        # Query blocks are independent; numpy releases the GIL inside matmul and ufuncs, so
+        # threads spread all the work, exponentials included, over the cores. Each thread's
+        # matrix products use one BLAS thread: BLAS threads on top of these would only
+        # compete with them for the same cores.
+        with _blas().limit(limits=1), ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(lambda block: one_query_block(*block), blocks))
     else:
         for b, q0 in blocks:
@@ -335,7 +372,8 @@ def online_softmax_trace(scores, values, block_size: int = 1) -> list[dict]:
     ValueError
         If the lengths disagree, ``scores`` is not 1-D or is empty, or holds NaN or inf.
 
-    Source: Milakov & Gimelshein (2018), algorithm 3; Dao et al. (2022), algorithm 1.
+    Sources: Milakov & Gimelshein (2018), algorithm 3 (the running maximum and sum);
+    Rabe & Staats (2021), sections 2-3, and Dao et al. (2022), algorithm 1 (the output).
     """
     s = as_float_array(scores, "scores").astype(np.float64)
     v = as_float_array(values, "values").astype(np.float64)

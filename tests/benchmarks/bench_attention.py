@@ -1,22 +1,37 @@
-"""Benchmark: time and peak memory of attention as the sequence grows (`make bench`).
+"""Benchmark: attnlib's attention against a careful numpy reference and PyTorch (`make bench`).
 
-Measures, for n = 128 ... 65,536 positions, d = 64, float32, with 1 and 8 heads:
+Candidates, all computing ``softmax(Q K^T / sqrt(d)) V`` for 8 heads, d = 64:
 
-* ``plain``  attnlib.attention: all n x n scores at once (attnlib computes in float64 inside);
-* ``tiled``  attnlib.tiled_attention: online softmax, one tile of scores at a time (float32);
-* ``torch``  torch.nn.functional.scaled_dot_product_attention on the CPU, same threads and
-  dtype, only if torch is importable (a benchmark-only extra, never a requirement of the book).
+* ``plain``       attnlib.attention (all n x n scores at once, in place);
+* ``tiled``       attnlib.tiled_attention with its default settings (``causal=True`` when
+  causal: it skips fully masked tiles);
+* ``reference``   a short careful numpy version (:func:`reference_attention` below): in place,
+  the scale folded into Q, the finiteness check on the row maxima, nothing else;
+* ``torch_fast``  torch.nn.functional.scaled_dot_product_attention with 4-D ``(1, H, n, d)``
+  inputs, which takes PyTorch's fused CPU kernel (``is_causal=True`` when causal);
+* ``torch_math``  the same function forced onto PyTorch's *math path* (``SDPBackend.MATH``),
+  the unfused fallback that 3-D inputs also fall into. Labelled as such everywhere.
 
-Every measurement runs in a fresh Python process, so its peak memory (the growth of the
-resident set while the call runs, read from /proc/self/status after resetting the high-water
-mark) is its own. Achieved GFLOP/s counts 4 n^2 d floating-point operations per head (two
-matrix products of 2 n^2 d each) and is printed beside numpy's own matrix-multiply GFLOP/s.
+And the *ceiling*: the two attention-shaped matrix products alone, ``Q K^T`` (H, n, d) x
+(H, d, n) and ``W V`` (H, n, n) x (H, n, d), timed with numpy in the same rounds. No numpy
+attention can be faster than these two products.
 
-Results: ``chapters/data/bench.csv`` (one row per measurement or skip),
-``chapters/data/bench_meta.json`` (machine, versions, matmul GFLOP/s, targets) and
-``chapters/images/bench.png`` (the figure the cost chapter shows).
+Method. Every candidate is timed in this one process, with the same inputs, in rounds; each
+round times every candidate as the best of ``REPS`` consecutive calls (so that no candidate
+pays for waking up another's thread pool), and successive rounds alternate the order of the
+candidates. One warm-up call each comes first. Ratios are taken within a round and reported as
+the minimum and the median over the rounds. This is done at 1 and 2 threads (threadpoolctl for
+numpy's BLAS, ``torch.set_num_threads`` for PyTorch), without and with a causal mask, in float32
+and float64. The peak memory of each candidate is measured in a fresh process (the growth of
+the resident set during one call, from the kernel's high-water mark). The load average of the
+machine is recorded at the start and end of every configuration.
 
-Usage:  python tests/benchmarks/bench_attention.py [--quick] [--threads 2]
+Results: ``chapters/data/bench.csv`` (times and ratios), ``chapters/data/bench_memory.csv``
+(peak memory), ``chapters/data/bench_meta.json`` (machine, load, threads, versions, BLAS
+kernel) and the figures ``chapters/images/bench.png`` (ratios) and
+``chapters/images/bench_memory.png`` (peak memory).
+
+Usage:  python tests/benchmarks/bench_attention.py [--quick] [--replot]
 Not a test: pytest does not collect it, and nothing here asserts a time.
 """
 from __future__ import annotations
@@ -24,6 +39,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import platform
 import subprocess
@@ -31,339 +47,482 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
-CSV_PATH = ROOT / "chapters" / "data" / "bench.csv"
-META_PATH = ROOT / "chapters" / "data" / "bench_meta.json"
-PNG_PATH = ROOT / "chapters" / "images" / "bench.png"
+sys.path.insert(0, str(ROOT))
+DATA = ROOT / "chapters" / "data"
+IMAGES = ROOT / "chapters" / "images"
+CSV_PATH, MEM_PATH = DATA / "bench.csv", DATA / "bench_memory.csv"
+META_PATH = DATA / "bench_meta.json"
+PNG_PATH, MEM_PNG_PATH = IMAGES / "bench.png", IMAGES / "bench_memory.png"
 
-D = 64
-SIZES = [128 * 2**i for i in range(10)]          # 128 ... 65,536
-HEADS = [1, 8]
-PLAIN_PEAK_BUDGET = 4 * 2**30    # skip the plain form when its estimated peak exceeds 4 GiB
-PLAIN_PEAK_PER_SCORE = 12        # measured: attnlib.attention's peak is ~11 bytes per float32 score
-PLAIN_MAX_SCORES = 8_192**2      # time budget: plain up to 1 head x 8,192^2 or 8 heads x 2,048^2
-MAX_SCORES = {"tiled": 65_536**2,   # time budget: up to 1 x 65,536^2 or 8 x 16,384^2 scores
-              "torch": 16_384**2}   # up to 1 x 16,384^2 or 8 x 4,096^2 scores
-FIELDS = ["method", "heads", "n", "d", "dtype", "threads", "status", "time_s", "repeats",
-          "peak_mib", "scores_mib", "gflops"]     # MiB = 2**20 bytes
-
-
-# ----------------------------------------------------------------------------- child side
-def _rss_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+D, HEADS = 64, 8
+ROUNDS, REPS = 5, 3
+CANDIDATES = ["plain", "tiled", "reference", "torch_fast", "torch_math", "ceiling_qk", "ceiling_wv"]
+LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
+          "reference": "careful numpy reference",
+          "torch_fast": "torch SDPA, fast path (4-D inputs)",
+          "torch_math": "torch SDPA, math path (slow fallback)",
+          "ceiling_qk": "numpy Q K^T alone", "ceiling_wv": "numpy W V alone"}
+TORCH_MATH_MAX_N = 2048            # the math path materialises everything: slow beyond this
+MEMORY_BUDGET = 4 * 2**30          # plain/reference/torch_math are not run above this estimate
 
 
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")          # resets VmHWM, the peak resident set size (Linux >= 4.0)
-        return True
-    except OSError:
-        return False
+# ------------------------------------------------------------------------------ candidates
+def reference_attention(q, k, v, allowed=None):
+    """Careful numpy attention: what a numpy expert would write in a dozen lines."""
+    q = q * q.dtype.type(1 / math.sqrt(q.shape[-1]))        # scale Q, not the n x n scores
+    s = q @ np.swapaxes(k, -1, -2)                           # (H, n, n)
+    if allowed is not None:
+        np.copyto(s, -np.inf, where=~allowed)
+    m = s.max(axis=-1, keepdims=True)
+    if not np.isfinite(m).all():
+        raise OverflowError("a score overflows")
+    s -= m
+    np.exp(s, out=s)
+    s /= s.sum(axis=-1, keepdims=True)
+    return s @ v, s
 
 
-def _peak_rss_bytes() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _run_one(method: str, heads: int, n: int, threads: int) -> dict:
-    """Time one method on one shape in this (fresh) process; return time and peak memory."""
-    import numpy as np
+def make_inputs(n: int, dtype: str, heads: int = HEADS):
     rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((heads, n, D), dtype=np.float32) for _ in range(3))
-    if method == "plain":
-        import attnlib
-        call = lambda: attnlib.attention(q, k, v)  # noqa: E731
-    elif method == "tiled":
-        import attnlib
-        call = lambda: attnlib.tiled_attention(q, k, v, workers=threads)  # noqa: E731
-    elif method == "torch":
+    return tuple(rng.standard_normal((heads, n, D)).astype(dtype) for _ in range(3))
+
+
+def make_calls(n: int, dtype: str, causal: bool, heads: int = HEADS) -> dict:
+    """One zero-argument function per candidate, all on the same inputs."""
+    import attnlib
+    q, k, v = make_inputs(n, dtype, heads)
+    mask = attnlib.causal_mask(n) if causal else None          # (n, n) bool, True = may attend
+    calls = {"plain": lambda: attnlib.attention(q, k, v, mask),
+             "tiled": lambda: attnlib.tiled_attention(q, k, v, causal=causal),
+             "reference": lambda: reference_attention(q, k, v, mask)}
+    kt = np.swapaxes(k, -1, -2)
+    buffer = {}                                                # the (H, n, n) product, once
+
+    def ceiling_qk():
+        if "scores" not in buffer:
+            buffer["scores"] = np.empty((heads, n, n), dtype=dtype)
+        return np.matmul(q, kt, out=buffer["scores"])
+    calls["ceiling_qk"] = ceiling_qk
+    calls["ceiling_wv"] = lambda: buffer["scores"] @ v        # after ceiling_qk's warm-up
+    try:
+        import torch
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return calls
+    tq, tk, tv = (torch.from_numpy(a)[None] for a in (q, k, v))   # (1, H, n, d): fast path
+
+    def torch_fast():
+        with torch.inference_mode():
+            return torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+
+    def torch_math():
+        with torch.inference_mode(), sdpa_kernel(SDPBackend.MATH):
+            return torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+    calls["torch_fast"] = torch_fast
+    if n <= TORCH_MATH_MAX_N:
+        calls["torch_math"] = torch_math
+    return calls
+
+
+def set_threads(threads: int) -> None:
+    import threadpoolctl
+    threadpoolctl.threadpool_limits(threads)
+    try:
         import torch
         torch.set_num_threads(threads)
-        tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+    except ImportError:
+        pass
 
-        def call():
-            with torch.inference_mode():
-                return torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)
-    else:
-        raise ValueError(method)
-    big = heads * n * n >= 2**28
-    if not big:
-        call()                                    # warm-up (not timed)
-    times, peak = [], 0
-    budget = 0.5 if not big else 0.0              # repeat small sizes for ~0.5 s, at most 5 times
-    while True:
-        base = _rss_bytes()
-        _reset_peak()
+
+def blas_info() -> list:
+    import threadpoolctl
+    return [{key: lib.get(key) for key in ("internal_api", "version", "architecture",
+                                           "threading_layer", "num_threads", "prefix")}
+            for lib in threadpoolctl.threadpool_info()]
+
+
+# ---------------------------------------------------------------------------- timing rounds
+def best_of(call, reps: int) -> float:
+    best = math.inf
+    for _ in range(reps):
         t0 = time.perf_counter()
         call()
-        times.append(time.perf_counter() - t0)
-        peak = max(peak, _peak_rss_bytes() - base)
-        if len(times) >= 5 or sum(times) >= budget:
-            break
-    return {"time_s": min(times), "repeats": len(times), "peak_mib": peak / 2**20}
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
-def _matmul_gflops() -> float:
-    """numpy's own float32 matrix product speed: 2 * 2048^3 operations, best of 3."""
-    import numpy as np
-    a = np.random.default_rng(0).standard_normal((2048, 2048), dtype=np.float32)
-    a @ a
-    best = min(_timed(lambda: a @ a) for _ in range(3))
-    return 2 * 2048**3 / best / 1e9
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def _check_equal(heads: int, n: int) -> float:
-    """max |tiled - plain| on one float32 input (the 1e-5 target)."""
-    import numpy as np
-    import attnlib
-    rng = np.random.default_rng(1)
-    q, k, v = (rng.standard_normal((heads, n, D), dtype=np.float32) for _ in range(3))
-    plain, _ = attnlib.attention(q, k, v)
-    return float(np.abs(attnlib.tiled_attention(q, k, v) - plain).max())
-
-
-def child_main(args) -> None:
-    if args.child == "matmul":
-        out = {"gflops": _matmul_gflops()}
-    elif args.child == "check":
-        out = {"max_abs_diff": _check_equal(args.heads, args.n)}
-    else:
-        out = _run_one(args.child, args.heads, args.n, args.threads)
-    print(json.dumps(out))
-
-
-# ---------------------------------------------------------------------------- parent side
-def _spawn(kind: str, threads: int, blas_threads: int, heads: int = 1, n: int = 0) -> dict:
-    env = dict(os.environ)
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[var] = str(blas_threads)
-    cmd = [sys.executable, __file__, "--child", kind, "--heads", str(heads), "--n", str(n),
-           "--threads", str(threads)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
-    if done.returncode != 0:
-        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def _torch_version() -> str | None:
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch.__version__
-
-
-def _plan(method: str, heads: int, n: int, quick: bool) -> str:
-    """'' to measure, or the reason for skipping."""
-    scores = heads * n * n
-    if quick and n > 4096:
-        return "skipped: --quick"
-    if method == "plain" and scores * PLAIN_PEAK_PER_SCORE > PLAIN_PEAK_BUDGET:
-        return (f"skipped: scores {scores * 4 / 2**30:.1f} GiB in float32, "
-                f"est. peak {scores * PLAIN_PEAK_PER_SCORE / 2**30:.0f} GiB > 4 GiB")
-    if scores > (PLAIN_MAX_SCORES if method == "plain" else MAX_SCORES[method]):
-        return "skipped: time budget"
-    return ""
-
-
-def parent_main(args) -> None:
-    threads = args.threads
-    torch_version = _torch_version()
-    methods = ["plain", "tiled"] + (["torch"] if torch_version else [])
+def time_configuration(threads, dtype, causal, n, rounds=ROUNDS, reps=REPS) -> list[dict]:
+    """Rounds of best-of-``reps`` times for every candidate; one CSV row per candidate."""
+    set_threads(threads)
+    calls = make_calls(n, dtype, causal)
+    names = [c for c in CANDIDATES if c in calls]
     load_start = os.getloadavg()[0]
-    print(f"attention benchmark: d={D}, float32, {threads} threads, n = {SIZES[0]} ... {SIZES[-1]}"
-          f" (load average {load_start:.1f} on {os.cpu_count()} CPUs: other work slows every row)")
-    if torch_version is None:
-        print("torch was not found: measuring attnlib only "
-              "(for the comparison: .venv/bin/pip install torch==2.13.0; never a book requirement)")
-    matmul = {"blas_threads_%d" % t: _spawn("matmul", 1, t).get("gflops") for t in (threads, 1)}
-    print("numpy matmul (2048 x 2048, float32): "
-          + ", ".join(f"{v:.1f} GFLOP/s with {k.split('_')[-1]} BLAS thread(s)"
-                      for k, v in matmul.items() if v))
+    for name in names:
+        calls[name]()                                          # warm-up, not timed
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):    # alternate who goes first
+            times[name].append(best_of(calls[name], reps))
+    load_end = os.getloadavg()[0]
+    t = {name: np.array(ts) for name, ts in times.items()}
+    ceiling = t["ceiling_qk"] + t["ceiling_wv"]                  # per round
+    flops = 4 * HEADS * n * n * D
     rows = []
-    header = f"{'method':>6} {'H':>2} {'n':>6} {'time s':>9} {'peak MiB':>9} {'GFLOP/s':>8}  note"
-    print(header)
-    for heads in HEADS:
-        for n in SIZES:
-            for method in methods:
-                row = {"method": method, "heads": heads, "n": n, "d": D, "dtype": "float32",
-                       "threads": threads, "scores_mib": round(heads * n * n * 4 / 2**20, 3),
-                       "status": "", "time_s": "", "repeats": "", "peak_mib": "", "gflops": ""}
-                reason = _plan(method, heads, n, args.quick)
-                if not reason:
-                    # numpy's element-wise functions use one core; the tiled form spreads its
-                    # query blocks over `threads` Python threads with single-threaded BLAS.
-                    blas = 1 if method == "tiled" else threads
-                    res = _spawn(method, threads, blas, heads, n)
-                    if "error" in res:
-                        reason = "failed: " + res["error"][:80]
-                    else:
-                        flops = 4 * n * n * D * heads
-                        row.update(status="ok", time_s=round(res["time_s"], 6),
-                                   repeats=res["repeats"], peak_mib=round(res["peak_mib"], 1),
-                                   gflops=round(flops / res["time_s"] / 1e9, 2))
-                if reason:
-                    row["status"] = reason
-                rows.append(row)
-                if row["status"] == "ok":
-                    print(f"{method:>6} {heads:>2} {n:>6} {row['time_s']:>9.4f} "
-                          f"{row['peak_mib']:>9.1f} {row['gflops']:>8.2f}")
-                else:
-                    print(f"{method:>6} {heads:>2} {n:>6} {'-':>9} {'-':>9} {'-':>8}  {row['status']}")
-                sys.stdout.flush()
-    diff = _spawn("check", threads, threads, 8, 2048 if not args.quick else 512)
-    targets = _targets(rows, diff.get("max_abs_diff"), torch_version)
-    print("\ntargets (issue 9):")
-    for t in targets:
-        print(f"  [{'met' if t['met'] else 'NOT met' if t['met'] is False else 'n/a'}] "
-              f"{t['target']}: {t['measured']}")
-    if args.quick:
-        print("--quick: results not written")
-        return
-    CSV_PATH.parent.mkdir(parents=True, exist_ok=True)
-    with open(CSV_PATH, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
-    import numpy as np
-    meta = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-            "python": platform.python_version(), "numpy": np.__version__,
-            "torch": torch_version, "threads": threads, "d": D, "dtype": "float32",
-            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-            "load_average_start_end": [round(load_start, 2), round(os.getloadavg()[0], 2)],
-            "matmul_gflops": matmul, "tiled_vs_plain_max_abs_diff": diff.get("max_abs_diff"),
-            "targets": targets}
-    META_PATH.write_text(json.dumps(meta, indent=2) + "\n")
-    _figure(rows)
-    print(f"\nwrote {CSV_PATH}, {META_PATH}, {PNG_PATH}")
+    for name in names:
+        row = {"threads": threads, "dtype": dtype, "causal": causal, "n": n, "heads": HEADS,
+               "d": D, "candidate": name, "rounds": rounds, "reps": reps,
+               "time_min_s": float(t[name].min()), "time_median_s": float(np.median(t[name])),
+               "gflops_median": flops / 2 / float(np.median(t[name])) / 1e9
+               if name.startswith("ceiling") else flops / float(np.median(t[name])) / 1e9,
+               "load_start": round(load_start, 2), "load_end": round(load_end, 2)}
+        for base in ("torch_fast", "reference"):
+            if base in t and name != base:
+                ratio = t[name] / t[base]
+                row[f"vs_{base}_min"] = float(ratio.min())
+                row[f"vs_{base}_median"] = float(np.median(ratio))
+        ratio = t[name] / ceiling
+        row["vs_ceiling_min"], row["vs_ceiling_median"] = float(ratio.min()), float(np.median(ratio))
+        rows.append(row)
+    return rows
 
 
-def _lookup(rows, method, heads, n):
-    for r in rows:
-        if (r["method"], r["heads"], r["n"]) == (method, heads, n) and r["status"] == "ok":
-            return r
-    return None
+# ------------------------------------------------------------------------ memory (child)
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def _targets(rows, max_diff, torch_version) -> list[dict]:
-    out = []
-    p, t = _lookup(rows, "plain", 8, 2048), _lookup(rows, "torch", 8, 2048)
-    if p and t:
-        ratio = p["time_s"] / t["time_s"]
-        tiled = _lookup(rows, "tiled", 8, 2048)
-        extra = f"; tiled/torch {tiled['time_s'] / t['time_s']:.2f}x" if tiled else ""
-        out.append({"target": "plain within 1.25x of torch SDPA (n=2048, d=64, 8 heads)",
-                    "met": ratio <= 1.25,
-                    "measured": f"plain {p['time_s']:.3f} s, torch {t['time_s']:.3f} s: "
-                                f"{ratio:.2f}x{extra}"})
-    else:
-        out.append({"target": "plain within 1.25x of torch SDPA (n=2048, d=64, 8 heads)",
-                    "met": None, "measured": "torch not installed" if not torch_version
-                    else "not measured"})
-    big = _lookup(rows, "tiled", 1, 65_536)
-    out.append({"target": "tiled reaches n=65,536 (1 head) with peak < 512 MB",
-                "met": (big["peak_mib"] * 2**20 < 512e6) if big else None,
-                "measured": (f"peak {big['peak_mib']:.1f} MiB in {big['time_s']:.1f} s "
-                             f"(plain would need {65_536**2 * 4 / 2**30:.0f} GiB of scores)")
-                if big else "not measured"})
-    ratios = []
-    for r in rows:
-        if r["method"] == "plain" and r["status"] == "ok":
-            tl = _lookup(rows, "tiled", r["heads"], r["n"])
-            if tl:
-                ratios.append((tl["time_s"] / r["time_s"], r["heads"], r["n"]))
-    if ratios:
-        worst = max(ratios)
-        out.append({"target": "tiled within 1.5x of plain wherever plain fits",
-                    "met": worst[0] <= 1.5,
-                    "measured": f"worst tiled/plain {worst[0]:.2f}x at H={worst[1]}, n={worst[2]}; "
-                                f"best {min(ratios)[0]:.3g}x"})
-    out.append({"target": "tiled equals plain within 1e-5 in float32 (n=2048, 8 heads)",
-                "met": max_diff is not None and max_diff <= 1e-5,
-                "measured": f"max |tiled - plain| = {max_diff:.2e}" if max_diff is not None
-                else "not measured"})
-    return out
+def memory_child(candidate: str, n: int, heads: int, dtype: str, causal: bool) -> dict:
+    """Run one call in this fresh process; return the growth of its resident set."""
+    set_threads(2)
+    small = make_calls(64, dtype, causal, heads=1)
+    if candidate in small:
+        small[candidate]()                             # load libraries, create thread pools
+    calls = make_calls(n, dtype, causal, heads) if candidate.startswith(("torch", "ceiling")) \
+        else None
+    if calls is None:                                  # the others: no ceiling's score buffer
+        import attnlib
+        q, k, v = make_inputs(n, dtype, heads)
+        mask = attnlib.causal_mask(n) if causal else None
+        calls = {"plain": lambda: attnlib.attention(q, k, v, mask),
+                 "tiled": lambda: attnlib.tiled_attention(q, k, v, causal=causal),
+                 "reference": lambda: reference_attention(q, k, v, mask)}
+    base = _status_kib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")                                   # reset VmHWM, the peak (Linux >= 4.0)
+    t0 = time.perf_counter()
+    calls[candidate]()
+    seconds = time.perf_counter() - t0
+    peak = (_status_kib("VmHWM") - base) * 1024
+    return {"peak_bytes": peak, "seconds": seconds}
 
 
-def _typed(row: dict) -> dict:
-    """A CSV row with its numbers as numbers again."""
-    for key in ("heads", "n", "d", "threads"):
-        row[key] = int(row[key])
-    for key in ("time_s", "peak_mib", "scores_mib", "gflops"):
-        row[key] = float(row[key]) if row[key] != "" else ""
+def measure_memory(candidate, n, heads, dtype="float32", causal=False) -> dict:
+    cmd = [sys.executable, __file__, "--memory-child", candidate, str(n), str(heads), dtype,
+           str(int(causal))]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    row = {"candidate": candidate, "n": n, "heads": heads, "dtype": dtype, "causal": causal,
+           "scores": heads * n * n}
+    if done.returncode != 0:
+        row["status"] = "failed: " + (done.stderr.strip().splitlines() or ["?"])[-1][:100]
+        return row
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    row.update(status="ok", peak_mib=out["peak_bytes"] / 2**20,
+               bytes_per_score=out["peak_bytes"] / (heads * n * n), seconds=out["seconds"])
     return row
 
 
-def _figure(rows) -> None:
+def plan(quick: bool) -> list[tuple]:
+    """The measurements, most important first (results are written after each one).
+
+    ("time", threads, dtype, causal, n) or ("memory", candidate, n, heads, causal).
+    """
+    if quick:
+        return ([("memory", c, 256, HEADS, False) for c in
+                 ("plain", "reference", "torch_fast", "torch_math", "tiled")]
+                + [("time", t, dt, c, 256) for t in (1, 2) for c in (False, True)
+                   for dt in ("float32", "float64")])
+    key = [("time", 2, "float32", c, n) for n in (2048, 4096) for c in (False, True)]
+    key += [("memory", "plain", 4096, HEADS, False), ("memory", "tiled", 4096, HEADS, False),
+            # 65,536 positions: 8 heads with a causal mask (half the tiles are skipped,
+            # which halves the time; the memory is that of the tiles and the inputs)
+            ("memory", "tiled", 65_536, HEADS, True), ("memory", "tiled", 65_536, 1, False)]
+    rest = [("time", 2, "float32", c, n) for n in (512, 1024) for c in (False, True)]
+    rest += [("time", 1, "float32", c, n) for n in (512, 2048) for c in (False, True)]
+    rest += [("time", t, "float64", c, n) for t in (2, 1) for n in (512, 2048)
+             for c in (False, True)]
+    rest += [("memory", c, n, HEADS, False) for n in (1024, 2048, 4096)
+             for c in ("reference", "torch_fast", "torch_math", "plain", "tiled")
+             if (c, n) not in (("plain", 4096), ("tiled", 4096))]
+    rest += [("memory", "tiled", 16_384, HEADS, False)]
+    rest += [("time", 1, "float32", c, 4096) for c in (False, True)]
+    return key + rest
+
+
+# --------------------------------------------------------------------------------- parent
+def parent_main(args) -> None:
+    started = time.time()
+    try:
+        import torch
+        torch_version = torch.__version__
+    except ImportError:
+        torch_version = None
+        print("torch is not installed: `make bench` installs it (tests/benchmarks/requirements.txt)")
+    import attnlib
+    import threadpoolctl
+    load0 = os.getloadavg()
+    print(f"attention benchmark: {HEADS} heads, d = {D}; load average {load0[0]:.1f} "
+          f"on {os.cpu_count()} CPUs (other work slows every candidate)", flush=True)
+    print("numpy BLAS:", blas_info(), flush=True)
+    meta = {
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime(started)),
+        "machine": {"processor": platform.processor() or platform.machine(),
+                    "cpus": os.cpu_count(), "system": platform.system()},
+        "load_average_1_5_15_start": [round(x, 2) for x in load0],
+        "versions": {"python": platform.python_version(), "numpy": np.__version__,
+                     "torch": torch_version, "threadpoolctl": threadpoolctl.__version__,
+                     "attnlib": getattr(attnlib, "__version__", None)},
+        "blas": blas_info(),
+        "environment": {var: os.environ.get(var) for var in
+                        ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
+                         "OMP_NUM_THREADS")},
+        "environment_before_make_bench": os.environ.get("BENCH_ORIGINAL_ENV"),
+        "method": {"heads": HEADS, "d": D, "rounds": ROUNDS, "reps_per_round": REPS,
+                   "threads": [1, 2], "warm_up_calls": 1,
+                   "ratio": "within each round, then min and median over rounds",
+                   "ceiling": "numpy Q K^T plus numpy W V, same shapes, same rounds",
+                   "torch_math_max_n": TORCH_MATH_MAX_N},
+        "quick": args.quick,
+    }
+    calls = make_calls(512, "float64", False)
+    want = reference_attention(*make_inputs(512, "float64"))[0]
+    meta["max_abs_diff_vs_reference_float64_n512"] = {
+        name: float(np.abs(np.asarray(calls[name]()[0] if name in ("plain", "reference")
+                                      else calls[name]()) - want).max())
+        for name in ("plain", "tiled", "reference", "torch_fast") if name in calls}
+    del calls
+
+    rows, mem_rows = [], []
+    todo = plan(args.quick)
+    if args.resume:                         # keep what a stopped run measured
+        rows = [_typed(r) for r in read_csv(CSV_PATH)]
+        mem_rows = [_typed(r) for r in read_csv(MEM_PATH)]
+        old = json.loads(META_PATH.read_text())
+        meta["resumed_from"] = {k: old.get(k) for k in
+                                ("date_utc", "duration_s", "load_average_1_5_15_start",
+                                 "load_average_1_5_15_end", "measurements_done")}
+    done_time = {(r["threads"], r["dtype"], r["causal"], r["n"]) for r in rows}
+    done_memory = {(r["candidate"], r["n"], r["heads"], r["causal"]) for r in mem_rows}
+    for i, step in enumerate(todo):
+        if step[0] == "time":
+            _, threads, dtype, causal, n = step
+            if step[1:] in done_time or n > args.max_n:
+                continue
+            got = time_configuration(threads, dtype, causal, n,
+                                     rounds=2 if args.quick else ROUNDS)
+            rows += got
+            show = {r["candidate"]: r for r in got}
+            line = ", ".join(f"{c} {show[c]['time_median_s'] * 1e3:.1f} ms" for c in show)
+            ratios = []
+            if "vs_reference_median" in show["plain"]:
+                ratios.append(f"plain/reference {show['plain']['vs_reference_median']:.2f}")
+            if "vs_torch_fast_median" in show["tiled"]:
+                ratios.append(f"tiled/torch_fast {show['tiled']['vs_torch_fast_median']:.2f}")
+            print(f"{threads} thr {dtype} {'causal' if causal else 'full  '} n={n}: "
+                  f"{line}; {'; '.join(ratios)} (load {show['plain']['load_end']:.1f})",
+                  flush=True)
+        else:
+            _, candidate, n, heads, causal = step
+            if candidate.startswith("torch") and torch_version is None or \
+                    step[1:] in done_memory or args.skip_memory:
+                continue
+            per_score = [r["bytes_per_score"] for r in mem_rows
+                         if r["candidate"] == candidate and r.get("status") == "ok"]
+            if candidate != "tiled" and per_score and \
+                    max(per_score) * heads * n * n > MEMORY_BUDGET:
+                mem_rows.append({"candidate": candidate, "n": n, "heads": heads,
+                                 "dtype": "float32", "causal": causal, "scores": heads * n * n,
+                                 "status": f"skipped: measured {max(per_score):.1f} bytes per "
+                                           f"score would exceed {MEMORY_BUDGET / 2**30:.0f} GiB"})
+                continue
+            row = measure_memory(candidate, n, heads, causal=causal)
+            mem_rows.append(row)
+            print(f"memory {candidate:>10} H={heads} n={n:>6}{' causal' * causal}: " + (
+                f"peak {row['peak_mib']:8.1f} MiB = {row['bytes_per_score']:.2f} bytes per "
+                f"score" if row["status"] == "ok" else row["status"]), flush=True)
+        meta["duration_s"] = round(time.time() - started)
+        meta["load_average_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()]
+        meta["complete"] = i + 1 == len(todo) and args.max_n >= 4096
+        meta["measurements_done"] = f"{i + 1} of {len(todo)}"
+        if not args.quick:                  # written after every step: a stopped run keeps
+            write_csv(CSV_PATH, rows)       # what it measured, and says so in the metadata
+            write_csv(MEM_PATH, mem_rows)
+            META_PATH.write_text(json.dumps(meta, indent=2) + "\n")
+    set_threads(os.cpu_count() or 1)
+    if args.quick:
+        print(json.dumps(meta, indent=1))
+        print("--quick: results not written")
+        return
+    figures(rows, mem_rows)
+    print(f"wrote {CSV_PATH.name}, {MEM_PATH.name}, {META_PATH.name}, {PNG_PATH.name}, "
+          f"{MEM_PNG_PATH.name} in {time.time() - started:.0f} s")
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    fields = []
+    for row in rows:
+        fields += [key for key in row if key not in fields]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({key: (round(val, 6) if isinstance(val, float) else val)
+                             for key, val in row.items()})
+
+
+# -------------------------------------------------------------------------------- figures
+COLOURS = {"plain": "#E69F00", "tiled": "#0072B2", "reference": "#000000",
+           "torch_math": "#CC79A7", "ceiling": "#009E73"}        # Okabe-Ito
+
+
+def figures(rows: list[dict], mem_rows: list[dict]) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from attnlib.plots import use_book_style
     use_book_style()
-    colours = {"plain": "#E69F00", "tiled": "#0072B2", "torch": "#009E73"}   # Okabe-Ito
-    labels = {"plain": "attnlib.attention (all scores)", "tiled": "attnlib.tiled_attention",
-              "torch": "torch SDPA (CPU)"}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
-    for method in ("plain", "tiled", "torch"):
-        for heads, style in ((1, "-"), (8, "--")):
-            pts = [(r["n"], r["time_s"], r["peak_mib"]) for r in rows
-                   if r["method"] == method and r["heads"] == heads and r["status"] == "ok"]
-            if not pts:
-                continue
-            ns, ts, ms = zip(*pts)
-            kw = dict(color=colours[method], linestyle=style, marker="o", markersize=3,
-                      label=f"{labels[method]}, {heads} head{'s' if heads > 1 else ''}")
-            axes[0].plot(ns, ts, **kw)
-            axes[1].plot(ns, [max(m, 0.1) for m in ms], **kw)
-    ns = sorted({r["n"] for r in rows})
-    axes[1].plot(ns, [n * n * 4 / 2**20 for n in ns], color="grey", linestyle=":",
-                 label="n x n float32 scores, 1 head")
-    for ax, title, unit in ((axes[0], "Time", "seconds"),
-                            (axes[1], "Peak extra memory", "MiB (2^20 bytes)")):
+
+    def truthy(x):
+        return x in (True, "True", "true", 1, "1")
+
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), dpi=100, sharex=True)
+    for (i, threads), (j, dtype) in [((i, t), (j, dt)) for i, t in enumerate((1, 2))
+                                     for j, dt in enumerate(("float32", "float64"))]:
+        ax = axes[i, j]
+        for name in ("plain", "tiled", "reference", "torch_math", "ceiling"):
+            for causal, style in ((False, "-"), (True, "--")):
+                key = "ceiling_qk" if name == "ceiling" else name
+                pts = sorted((int(r["n"]), float(r["vs_torch_fast_median"]),
+                              float(r["vs_torch_fast_min"])) for r in rows
+                             if r["candidate"] == key and int(r["threads"]) == threads
+                             and r["dtype"] == dtype and truthy(r["causal"]) == causal
+                             and r.get("vs_torch_fast_median") not in (None, ""))
+                if name == "ceiling":       # the two products together, against torch
+                    pts = []
+                    for r in rows:
+                        if (r["candidate"] == "ceiling_qk" and int(r["threads"]) == threads
+                                and r["dtype"] == dtype and truthy(r["causal"]) == causal):
+                            wv = next(x for x in rows if x["candidate"] == "ceiling_wv"
+                                      and x["threads"] == r["threads"] and x["n"] == r["n"]
+                                      and x["dtype"] == dtype and x["causal"] == r["causal"])
+                            tf = next((x for x in rows if x["candidate"] == "torch_fast"
+                                       and x["threads"] == r["threads"] and x["n"] == r["n"]
+                                       and x["dtype"] == dtype and x["causal"] == r["causal"]),
+                                      None)
+                            if tf is not None:
+                                both = float(r["time_median_s"]) + float(wv["time_median_s"])
+                                pts.append((int(r["n"]), both / float(tf["time_median_s"]),
+                                            math.nan))
+                    pts.sort()
+                    if causal:
+                        continue            # the products do not depend on the mask
+                if not pts:
+                    continue
+                ns, med, _ = zip(*pts)
+                label = ("numpy's two products alone (ceiling)" if name == "ceiling"
+                         else LABELS[name]) + (", causal" if causal else "")
+                ax.plot(ns, med, color=COLOURS[name], linestyle=style, marker="o",
+                        markersize=3, label=label)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("sequence length n")
-        ax.set_ylabel(unit)
-        ax.set_title(title)
-    axes[1].axhline(512e6 / 2**20, color="black", linewidth=0.8)
-    axes[1].text(ns[0], 560, "512 MB (the target for n = 65,536)", fontsize=8)
-    axes[0].legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
+        ax.set_title(f"{dtype}, {threads} thread{'s' if threads > 1 else ''}")
+        ax.set_ylabel("time / torch fast path (median)")
+        if i == 1:
+            ax.set_xlabel("sequence length n (8 heads, d = 64)")
+    handles, labels = {}, {}
+    for ax in axes.flat:                    # one legend for all panels, below them
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=3, fontsize=7)
+    fig.suptitle("Time relative to PyTorch's fast path (1 = as fast; below 1 = faster)")
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     PNG_PATH.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(PNG_PATH, dpi=100)
     plt.close(fig)
 
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    for name in ("plain", "reference", "torch_fast", "torch_math", "tiled"):
+        pts = sorted((int(r["n"]), float(r["peak_mib"])) for r in mem_rows
+                     if r["candidate"] == name and r.get("status") == "ok"
+                     and int(r["heads"]) == HEADS)
+        if pts:
+            ns, mib = zip(*pts)
+            colour = COLOURS.get(name, "#009E73")
+            ax.plot(ns, [max(m, 0.1) for m in mib], color=colour, marker="o", markersize=3,
+                    linestyle=":" if name == "torch_fast" else "-", label=LABELS[name])
+    ns = [2**p for p in range(10, 17)]
+    ax.plot(ns, [HEADS * n * n * 4 / 2**20 for n in ns], color="grey", linestyle="--",
+            label="8 x n x n float32 scores")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length n (8 heads, d = 64, float32)")
+    ax.set_ylabel("peak extra memory, MiB (2^20 bytes)")
+    ax.set_title("Peak memory of one call, each in a fresh process")
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(MEM_PNG_PATH, dpi=100)
+    plt.close(fig)
+
+
+def _typed(row: dict) -> dict:
+    """A row read back from a CSV file, with its numbers and booleans typed again."""
+    out = {}
+    for key, val in row.items():
+        if val in ("True", "False"):
+            out[key] = val == "True"
+        else:
+            try:
+                out[key] = int(val)
+            except ValueError:
+                try:
+                    out[key] = float(val)
+                except ValueError:
+                    out[key] = val
+    return out
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n <= 4096 only; write nothing")
-    parser.add_argument("--threads", type=int, default=min(os.cpu_count() or 1, 2))
+    parser.add_argument("--quick", action="store_true",
+                        help="n = 256 and 2 rounds, to try the script; writes nothing")
     parser.add_argument("--replot", action="store_true",
-                        help="redraw the figure from the stored CSV without measuring")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--heads", type=int, default=1, help=argparse.SUPPRESS)
-    parser.add_argument("--n", type=int, default=0, help=argparse.SUPPRESS)
+                        help="redraw the figures from the stored CSV files without measuring")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the stored results and measure only what they lack")
+    parser.add_argument("--max-n", type=int, default=65_536,
+                        help="time only sequence lengths up to this (memory is not limited)")
+    parser.add_argument("--skip-memory", action="store_true", help="time only")
+    parser.add_argument("--memory-child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        child_main(args)
+    if args.memory_child:
+        candidate, n, heads, dtype, causal = args.memory_child
+        print(json.dumps(memory_child(candidate, int(n), int(heads), dtype, causal == "1")))
     elif args.replot:
-        with open(CSV_PATH, newline="") as f:
-            rows = [_typed(r) for r in csv.DictReader(f)]
-        _figure(rows)
-        print(f"redrew {PNG_PATH} from {CSV_PATH}")
+        figures(read_csv(CSV_PATH), read_csv(MEM_PATH))
+        print(f"redrew {PNG_PATH.name} and {MEM_PNG_PATH.name}")
     else:
         parent_main(args)
 
