@@ -1201,6 +1201,28 @@ def position_figure(state: dict) -> plt.Figure:
     return fig
 
 
+def position_svg(state: dict) -> str:
+    """The chosen pair of PE(t) and PE(t + k) as two unit arrows (sin on the x axis, cos on
+    the y axis): the second is the first turned by the angle k·θ_i."""
+    i, t, k = state["pair"], state["position"], state["offset"]
+    a, b = state["pe_p"][2 * i:2 * i + 2], state["pe_pk"][2 * i:2 * i + 2]       # (2,)
+    return svg.arrows([a, b], [f"PE(t = {t}), pair {i}", f"PE(t + k = {t + k}), pair {i}"],
+                      title=f"pair {i}: turned by k·θ = {state['angles'][i]:.2f} rad",
+                      extent=1.2, colors=[OKABE_ITO[0], OKABE_ITO[5]], size=240)
+
+
+def _position_rows(s):
+    i, t, k = s["pair"], s["position"], s["offset"]
+    return [("position t, offset k, pair i", f"{t}, {k}, {i}"),
+            ("angle k·θ_i (radians)", f"{s['angles'][i]:.4f}"),
+            (f"PE(t), coordinates {2 * i}, {2 * i + 1}", _fmt(s["pe_p"][2 * i:2 * i + 2])),
+            (f"PE(t + k), coordinates {2 * i}, {2 * i + 1}",
+             _fmt(s["pe_pk"][2 * i:2 * i + 2])),
+            ("R_k PE(t) equals PE(t + k) to 1e-12", str(s["max_error"] < 1e-12)),
+            ("PE(t) · PE(t + k)", f"{s['similarity'][k]:.4f}"),
+            ("PE(0) · PE(k), the same", f"{s['similarity_from_0'][k]:.4f}")]
+
+
 class PositionExplorer(_Explorer):
     """Choose a position, an offset, the width and a coordinate pair; see the rotation."""
 
@@ -1231,6 +1253,27 @@ class PositionExplorer(_Explorer):
 
     def figure(self):
         return position_figure(self.state)
+
+    POSITIONS = tuple(range(0, 45, 5))                 # 0, 5, ..., 40: 9 positions
+    OFFSETS = (0, 1, 2, 3, 5, 8, 13, 20, 30)           # 9 offsets
+    PAIRS = (0, 1, 2)                                   # the fastest three pairs
+
+    def precomputed(self, d_model: int = 16) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: nine positions t (0 to 40), nine
+        offsets k (0 to 30) and the coordinate pairs 0, 1, 2, with ``d_model`` fixed (16)."""
+        controls = [Control.numbers("position t (tokens from the start)", self.POSITIONS,
+                                    5),
+                    Control.numbers("offset k (tokens further on)", self.OFFSETS, 3),
+                    Control("coordinate pair drawn",
+                            tuple((f"pair {i} (coordinates {2 * i}, {2 * i + 1})", i)
+                                  for i in self.PAIRS), 0, "radio")]
+
+        def render(t, k, pair):
+            state = position_state(t, k, d_model, pair=pair)
+            return position_svg(state) + readout_table(_position_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="position explorer",
+                                   fallback_png=figure_png(self.figure()))
 
 
 # --------------------------------------------------------------------------- a whole layer
@@ -1297,6 +1340,30 @@ def layer_figure(state: dict) -> plt.Figure:
     return fig
 
 
+def layer_svg(state: dict) -> str:
+    """Bars of log10 of each token's vector length for X, A, F, Y (fixed axis 0 to 3), and
+    each token's cosine between the layer's input and output."""
+    tokens = state["tokens"]
+    width = max(360, 58 * len(tokens))
+    return svg.side_by_side(
+        svg.bar_chart(np.log10(state["norms"]), tokens, series=list(LAYER_STEPS),
+                      title=f"layer {state['layer']}: log10 of each vector's length",
+                      y_range=(0.0, 3.0), fmt="{:.1f}", width=width, height=230),
+        svg.bar_chart(state["change"], tokens, y_range=(-0.2, 1.0),
+                      title="cosine of each token's output Y with its input X",
+                      width=width))
+
+
+def _layer_rows(s):
+    mean = s["norms"].mean(axis=1)
+    return [("tokens", " | ".join(s["tokens"])),
+            ("mean length of X, A, F, Y", _fmt(mean)),
+            ("cos(X, Y) per token", _fmt(s["change"])),
+            ("mean cos(X, Y)", f"{s['change'].mean():.4f}"),
+            ("attnlib.encoder_layer equals the model's layer to 1e-10",
+             str(s["max_error"] < 1e-10))]
+
+
 class LayerExplorer(_Explorer):
     """Pick a sentence and a layer of the pretrained model; see what its sub-layers add."""
 
@@ -1328,6 +1395,21 @@ class LayerExplorer(_Explorer):
     def figure(self):
         return layer_figure(self.state)
 
+    def precomputed(self) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: every sentence of the drop-down times
+        the six layers."""
+        controls = [Control("sentence", tuple((t, t) for t in self.sentence.options),
+                            self.sentence.index, "dropdown"),
+                    Control.numbers("layer (0 = first, 5 = last)", range(6),
+                                    self.layer.value)]
 
-__all__ += ["position_state", "position_figure", "PositionExplorer",
-            "layer_state", "layer_figure", "LayerExplorer"]
+        def render(sentence, layer):
+            state = layer_state(sentence, layer)
+            return layer_svg(state) + readout_table(_layer_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="layer explorer",
+                                   fallback_png=figure_png(self.figure()))
+
+
+__all__ += ["position_state", "position_figure", "position_svg", "PositionExplorer",
+            "layer_state", "layer_figure", "layer_svg", "LayerExplorer"]
