@@ -1170,8 +1170,8 @@ def position_state(position: int, offset: int, d_model: int = 16, *, pair: int =
 
 
 def position_figure(state: dict) -> plt.Figure:
-    """Left: one coordinate pair on its circle, positions p and p + k marked. Right: the
-    dot product PE(p) . PE(p + j) against j, from p and from 0 (the curves coincide)."""
+    """Left: one coordinate pair on its circle, positions t and t + k marked. Right: the
+    dot product PE(t) . PE(t + j) against j, from t and from 0 (the curves coincide)."""
     fig, (ax_c, ax_s) = plt.subplots(1, 2, figsize=(8.0, 3.4), layout="constrained",
                                      gridspec_kw={"width_ratios": [1, 1.6]})
     i, p, k = state["pair"], state["position"], state["offset"]
@@ -1180,22 +1180,22 @@ def position_figure(state: dict) -> plt.Figure:
     ax_c.plot(np.sin(t), np.cos(t), color="0.8", linewidth=1)
     ts = np.arange(0, 40) * w
     ax_c.plot(np.sin(ts), np.cos(ts), "o", color="0.6", markersize=3)
-    for pos, colour, marker, label in ((p, OKABE_ITO[0], "o", f"p = {p}"),
-                                       (p + k, OKABE_ITO[5], "s", f"p + k = {p + k}")):
+    for pos, colour, marker, label in ((p, OKABE_ITO[0], "o", f"t = {p}"),
+                                       (p + k, OKABE_ITO[5], "s", f"t + k = {p + k}")):
         ax_c.plot(np.sin(pos * w), np.cos(pos * w), marker, color=colour, markersize=9,
                   label=label)
     ax_c.set_aspect("equal")
     ax_c.set_xlim(-1.3, 1.3)
     ax_c.set_ylim(-1.3, 1.3)
-    ax_c.set_xlabel(f"PE[·, {2 * i}] = sin(pos·ω)")
-    ax_c.set_ylabel(f"PE[·, {2 * i + 1}] = cos(pos·ω)")
-    ax_c.set_title(f"pair {i}: turn by k·ω = {state['angles'][i]:.2f} rad", fontsize=9)
+    ax_c.set_xlabel(f"PE[·, {2 * i}] = sin(t·θ)")
+    ax_c.set_ylabel(f"PE[·, {2 * i + 1}] = cos(t·θ)")
+    ax_c.set_title(f"pair {i}: turn by k·θ = {state['angles'][i]:.2f} rad", fontsize=9)
     ax_c.legend(frameon=False, fontsize=8, loc="lower left")
     j = np.arange(state["similarity"].size)
-    ax_s.plot(j, state["similarity"], color=OKABE_ITO[0], linewidth=2.2, label=f"from p = {p}")
-    ax_s.plot(j, state["similarity_from_0"], "--", color=OKABE_ITO[1], label="from p = 0")
+    ax_s.plot(j, state["similarity"], color=OKABE_ITO[0], linewidth=2.2, label=f"from t = {p}")
+    ax_s.plot(j, state["similarity_from_0"], "--", color=OKABE_ITO[1], label="from t = 0")
     ax_s.set_xlabel("offset j")
-    ax_s.set_ylabel("PE(p) · PE(p + j)")
+    ax_s.set_ylabel("PE(t) · PE(t + j)")
     ax_s.set_title("dot product depends on the offset only", fontsize=9)
     ax_s.legend(frameon=False, fontsize=8)
     return fig
@@ -1230,10 +1230,10 @@ class PositionExplorer(_Explorer):
         super().__init__(live_figure)
         w = self._widgets
         style = {"description_width": "initial"}
-        self.position = w.IntSlider(value=5, min=0, max=60, description="position p", style=style)
+        self.position = w.IntSlider(value=5, min=0, max=60, description="position t", style=style)
         self.offset = w.IntSlider(value=3, min=0, max=30, description="offset k", style=style)
         self.d_model = w.SelectionSlider(options=(4, 8, 16, 32, 64), value=16,
-                                         description="d_model", style=style)
+                                         description="width d", style=style)
         self.pair = w.IntSlider(value=0, min=0, max=31, description="pair drawn", style=style)
         self.controls = [self.position, self.offset, self.d_model, self.pair]
         self._connect(self.controls)
@@ -1245,11 +1245,11 @@ class PositionExplorer(_Explorer):
 
     def rows(self):
         s = self.state
-        return [("PE(p), first 4", _fmt(s["pe_p"][:4])),
-                ("PE(p + k), first 4", _fmt(s["pe_pk"][:4])),
-                ("R_k PE(p), first 4", _fmt(s["rotated"][:4])),
-                ("R_k PE(p) equals PE(p + k) to 1e-12", str(s["max_error"] < 1e-12)),
-                ("angles k·ω, first 4 pairs", _fmt(s["angles"][:4]))]
+        return [("PE(t), first 4", _fmt(s["pe_p"][:4])),
+                ("PE(t + k), first 4", _fmt(s["pe_pk"][:4])),
+                ("R_k PE(t), first 4", _fmt(s["rotated"][:4])),
+                ("R_k PE(t) equals PE(t + k) to 1e-12", str(s["max_error"] < 1e-12)),
+                ("angles k·θ_i, first 4 pairs", _fmt(s["angles"][:4]))]
 
     def figure(self):
         return position_figure(self.state)
