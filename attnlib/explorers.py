@@ -1170,8 +1170,8 @@ def position_state(position: int, offset: int, d_model: int = 16, *, pair: int =
 
 
 def position_figure(state: dict) -> plt.Figure:
-    """Left: one coordinate pair on its circle, positions p and p + k marked. Right: the
-    dot product PE(p) . PE(p + j) against j, from p and from 0 (the curves coincide)."""
+    """Left: one coordinate pair on its circle, positions t and t + k marked. Right: the
+    dot product PE(t) . PE(t + j) against j, from t and from 0 (the curves coincide)."""
     fig, (ax_c, ax_s) = plt.subplots(1, 2, figsize=(8.0, 3.4), layout="constrained",
                                      gridspec_kw={"width_ratios": [1, 1.6]})
     i, p, k = state["pair"], state["position"], state["offset"]
@@ -1180,25 +1180,47 @@ def position_figure(state: dict) -> plt.Figure:
     ax_c.plot(np.sin(t), np.cos(t), color="0.8", linewidth=1)
     ts = np.arange(0, 40) * w
     ax_c.plot(np.sin(ts), np.cos(ts), "o", color="0.6", markersize=3)
-    for pos, colour, marker, label in ((p, OKABE_ITO[0], "o", f"p = {p}"),
-                                       (p + k, OKABE_ITO[5], "s", f"p + k = {p + k}")):
+    for pos, colour, marker, label in ((p, OKABE_ITO[0], "o", f"t = {p}"),
+                                       (p + k, OKABE_ITO[5], "s", f"t + k = {p + k}")):
         ax_c.plot(np.sin(pos * w), np.cos(pos * w), marker, color=colour, markersize=9,
                   label=label)
     ax_c.set_aspect("equal")
     ax_c.set_xlim(-1.3, 1.3)
     ax_c.set_ylim(-1.3, 1.3)
-    ax_c.set_xlabel(f"PE[·, {2 * i}] = sin(pos·ω)")
-    ax_c.set_ylabel(f"PE[·, {2 * i + 1}] = cos(pos·ω)")
-    ax_c.set_title(f"pair {i}: turn by k·ω = {state['angles'][i]:.2f} rad", fontsize=9)
+    ax_c.set_xlabel(f"PE[·, {2 * i}] = sin(t·θ)")
+    ax_c.set_ylabel(f"PE[·, {2 * i + 1}] = cos(t·θ)")
+    ax_c.set_title(f"pair {i}: turn by k·θ = {state['angles'][i]:.2f} rad", fontsize=9)
     ax_c.legend(frameon=False, fontsize=8, loc="lower left")
     j = np.arange(state["similarity"].size)
-    ax_s.plot(j, state["similarity"], color=OKABE_ITO[0], linewidth=2.2, label=f"from p = {p}")
-    ax_s.plot(j, state["similarity_from_0"], "--", color=OKABE_ITO[1], label="from p = 0")
+    ax_s.plot(j, state["similarity"], color=OKABE_ITO[0], linewidth=2.2, label=f"from t = {p}")
+    ax_s.plot(j, state["similarity_from_0"], "--", color=OKABE_ITO[1], label="from t = 0")
     ax_s.set_xlabel("offset j")
-    ax_s.set_ylabel("PE(p) · PE(p + j)")
+    ax_s.set_ylabel("PE(t) · PE(t + j)")
     ax_s.set_title("dot product depends on the offset only", fontsize=9)
     ax_s.legend(frameon=False, fontsize=8)
     return fig
+
+
+def position_svg(state: dict) -> str:
+    """The chosen pair of PE(t) and PE(t + k) as two unit arrows (sin on the x axis, cos on
+    the y axis): the second is the first turned by the angle k·θ_i."""
+    i, t, k = state["pair"], state["position"], state["offset"]
+    a, b = state["pe_p"][2 * i:2 * i + 2], state["pe_pk"][2 * i:2 * i + 2]       # (2,)
+    return svg.arrows([a, b], [f"PE(t = {t}), pair {i}", f"PE(t + k = {t + k}), pair {i}"],
+                      title=f"pair {i}: turned by k·θ = {state['angles'][i]:.2f} rad",
+                      extent=1.2, colors=[OKABE_ITO[0], OKABE_ITO[5]], size=240)
+
+
+def _position_rows(s):
+    i, t, k = s["pair"], s["position"], s["offset"]
+    return [("position t, offset k, pair i", f"{t}, {k}, {i}"),
+            ("angle k·θ_i (radians)", f"{s['angles'][i]:.4f}"),
+            (f"PE(t), coordinates {2 * i}, {2 * i + 1}", _fmt(s["pe_p"][2 * i:2 * i + 2])),
+            (f"PE(t + k), coordinates {2 * i}, {2 * i + 1}",
+             _fmt(s["pe_pk"][2 * i:2 * i + 2])),
+            ("R_k PE(t) equals PE(t + k) to 1e-12", str(s["max_error"] < 1e-12)),
+            ("PE(t) · PE(t + k)", f"{s['similarity'][k]:.4f}"),
+            ("PE(0) · PE(k), the same", f"{s['similarity_from_0'][k]:.4f}")]
 
 
 class PositionExplorer(_Explorer):
@@ -1208,10 +1230,10 @@ class PositionExplorer(_Explorer):
         super().__init__(live_figure)
         w = self._widgets
         style = {"description_width": "initial"}
-        self.position = w.IntSlider(value=5, min=0, max=60, description="position p", style=style)
+        self.position = w.IntSlider(value=5, min=0, max=60, description="position t", style=style)
         self.offset = w.IntSlider(value=3, min=0, max=30, description="offset k", style=style)
         self.d_model = w.SelectionSlider(options=(4, 8, 16, 32, 64), value=16,
-                                         description="d_model", style=style)
+                                         description="width d", style=style)
         self.pair = w.IntSlider(value=0, min=0, max=31, description="pair drawn", style=style)
         self.controls = [self.position, self.offset, self.d_model, self.pair]
         self._connect(self.controls)
@@ -1223,14 +1245,35 @@ class PositionExplorer(_Explorer):
 
     def rows(self):
         s = self.state
-        return [("PE(p), first 4", _fmt(s["pe_p"][:4])),
-                ("PE(p + k), first 4", _fmt(s["pe_pk"][:4])),
-                ("R_k PE(p), first 4", _fmt(s["rotated"][:4])),
-                ("R_k PE(p) equals PE(p + k) to 1e-12", str(s["max_error"] < 1e-12)),
-                ("angles k·ω, first 4 pairs", _fmt(s["angles"][:4]))]
+        return [("PE(t), first 4", _fmt(s["pe_p"][:4])),
+                ("PE(t + k), first 4", _fmt(s["pe_pk"][:4])),
+                ("R_k PE(t), first 4", _fmt(s["rotated"][:4])),
+                ("R_k PE(t) equals PE(t + k) to 1e-12", str(s["max_error"] < 1e-12)),
+                ("angles k·θ_i, first 4 pairs", _fmt(s["angles"][:4]))]
 
     def figure(self):
         return position_figure(self.state)
+
+    POSITIONS = tuple(range(0, 45, 5))                 # 0, 5, ..., 40: 9 positions
+    OFFSETS = (0, 1, 2, 3, 5, 8, 13, 20, 30)           # 9 offsets
+    PAIRS = (0, 1, 2)                                   # the fastest three pairs
+
+    def precomputed(self, d_model: int = 16) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: nine positions t (0 to 40), nine
+        offsets k (0 to 30) and the coordinate pairs 0, 1, 2, with ``d_model`` fixed (16)."""
+        controls = [Control.numbers("position t (tokens from the start)", self.POSITIONS,
+                                    5),
+                    Control.numbers("offset k (tokens further on)", self.OFFSETS, 3),
+                    Control("coordinate pair drawn",
+                            tuple((f"pair {i} (coordinates {2 * i}, {2 * i + 1})", i)
+                                  for i in self.PAIRS), 0, "radio")]
+
+        def render(t, k, pair):
+            state = position_state(t, k, d_model, pair=pair)
+            return position_svg(state) + readout_table(_position_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="position explorer",
+                                   fallback_png=figure_png(self.figure()))
 
 
 # --------------------------------------------------------------------------- a whole layer
@@ -1297,6 +1340,30 @@ def layer_figure(state: dict) -> plt.Figure:
     return fig
 
 
+def layer_svg(state: dict) -> str:
+    """Bars of log10 of each token's vector length for X, A, F, Y (fixed axis 0 to 3), and
+    each token's cosine between the layer's input and output."""
+    tokens = state["tokens"]
+    width = max(360, 58 * len(tokens))
+    return svg.side_by_side(
+        svg.bar_chart(np.log10(state["norms"]), tokens, series=list(LAYER_STEPS),
+                      title=f"layer {state['layer']}: log10 of each vector's length",
+                      y_range=(0.0, 3.0), fmt="{:.1f}", width=width, height=230),
+        svg.bar_chart(state["change"], tokens, y_range=(-0.2, 1.0),
+                      title="cosine of each token's output Y with its input X",
+                      width=width))
+
+
+def _layer_rows(s):
+    mean = s["norms"].mean(axis=1)
+    return [("tokens", " | ".join(s["tokens"])),
+            ("mean length of X, A, F, Y", _fmt(mean)),
+            ("cos(X, Y) per token", _fmt(s["change"])),
+            ("mean cos(X, Y)", f"{s['change'].mean():.4f}"),
+            ("attnlib.encoder_layer equals the model's layer to 1e-10",
+             str(s["max_error"] < 1e-10))]
+
+
 class LayerExplorer(_Explorer):
     """Pick a sentence and a layer of the pretrained model; see what its sub-layers add."""
 
@@ -1328,6 +1395,21 @@ class LayerExplorer(_Explorer):
     def figure(self):
         return layer_figure(self.state)
 
+    def precomputed(self) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: every sentence of the drop-down times
+        the six layers."""
+        controls = [Control("sentence", tuple((t, t) for t in self.sentence.options),
+                            self.sentence.index, "dropdown"),
+                    Control.numbers("layer (0 = first, 5 = last)", range(6),
+                                    self.layer.value)]
 
-__all__ += ["position_state", "position_figure", "PositionExplorer",
-            "layer_state", "layer_figure", "LayerExplorer"]
+        def render(sentence, layer):
+            state = layer_state(sentence, layer)
+            return layer_svg(state) + readout_table(_layer_rows(state))
+
+        return PrecomputedExplorer(controls, render, name="layer explorer",
+                                   fallback_png=figure_png(self.figure()))
+
+
+__all__ += ["position_state", "position_figure", "position_svg", "PositionExplorer",
+            "layer_state", "layer_figure", "layer_svg", "LayerExplorer"]

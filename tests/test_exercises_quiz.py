@@ -17,7 +17,7 @@ import pytest
 from attnlib.exercises import quiz
 
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
-NOTEBOOKS = [p for p in sorted(CHAPTERS.glob("[01][0-9]_*.ipynb")) if int(p.name[:2]) <= 12]
+NOTEBOOKS = [p for p in sorted(CHAPTERS.glob("[01][0-9]*_*.ipynb")) if int(p.name[:2]) <= 12]
 QUESTIONS_JSON = re.compile(r"var questions(\w+)=(\[.*?\]);\n\nif \(typeof Question", re.S)
 
 
@@ -146,6 +146,8 @@ INDEPENDENT = {
     "02": 32 / (64 * 2),                                             # the capacity ceiling
     "05": _E / (_E + 1),                                             # softmax([1, 0])[0]
     "08": 7 * 8 / 2,                                                 # causal pairs, n = 7
+    "08b": math.sin(2 * 10000 ** (-2 / 16)),                         # PE(2, 2), d = 16
+    "10b": -1.5 / math.sqrt(1.25),                                   # layer norm of [1..4]
     "09": 2048**2,                                                   # scores of one head
     "12": 1.0,                                                       # causal: first query
 }

@@ -148,3 +148,43 @@ def test_model_explorer_states():
     out = minilm.forward(sentence.values[1])
     w = out.attention[2, 0]
     assert f"{np.round(w[:, 0].mean(), 4):.4f}" in ex.state_html(1, 2, 0)
+
+
+def test_position_explorer_states():
+    ex = X.PositionExplorer(live_figure=False).precomputed()
+    position, offset, pair = ex.controls
+    assert len(position.options) >= 9 and len(offset.options) >= 9
+    assert ex.n_states == len(position.options) * len(offset.options) * len(pair.options)
+    theta = [10000 ** (-2 * i / 16) for i in range(8)]                 # d = 16
+    for a, b, c in [(1, 3, 0), (8, 8, 2), (0, 0, 1)]:
+        t, k, i = position.values[a], offset.values[b], pair.values[c]
+        html = ex.state_html(a, b, c)
+        dot = sum(math.cos(k * th) for th in theta)                    # depends on k only
+        assert f"{round(dot, 4) + 0.0:.4f}</code></td></tr><tr><th style='text-align:left;" \
+               f"padding-right:1em'>PE(0) · PE(k), the same</th><td><code>" \
+               f"{round(dot, 4) + 0.0:.4f}" in html
+        assert f"{round(k * theta[i], 4) + 0.0:.4f}" in html
+        for x in (math.sin(t * theta[i]), math.cos(t * theta[i]),
+                  math.sin((t + k) * theta[i]), math.cos((t + k) * theta[i])):
+            assert f"{round(x, 4) + 0.0:.4f}" in html
+        _parse_svgs(html)
+    assert ex.state_html(1, 3, 0) != ex.state_html(2, 3, 0)             # the drawing moves
+    assert ex.state_html(1, 3, 0) != ex.state_html(1, 4, 0)
+    assert ex.state_html(1, 3, 0) != ex.state_html(1, 3, 1)
+
+
+def test_layer_explorer_states():
+    from attnlib import minilm
+
+    ex = X.LayerExplorer(live_figure=False).precomputed()
+    sentence, layer = ex.controls
+    assert ex.n_states == len(sentence.options) * 6
+    for a, b in [(0, 0), (1, 5), (3, 2)]:
+        out = minilm.forward(sentence.values[a])
+        x, y = out.hidden_states[b], out.hidden_states[b + 1]           # (L, 384)
+        cos = (x * y).sum(-1) / (np.linalg.norm(x, axis=-1) * np.linalg.norm(y, axis=-1))
+        html = ex.state_html(a, b)
+        assert f"mean cos(X, Y)</th><td><code>{round(float(cos.mean()), 4) + 0.0:.4f}" in html
+        assert " | ".join(out.tokens) in html
+        _parse_svgs(html)
+    assert ex.state_html(0, 0) != ex.state_html(0, 1) != ex.state_html(1, 1)

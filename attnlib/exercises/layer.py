@@ -18,7 +18,7 @@ import numpy as np
 
 from ..encoder_layer import encoder_layer, init_encoder_layer
 from ..layer_norm import layer_norm
-from . import check_close, check_labelled_cases, check_shape_dict
+from . import check_close, check_labelled_cases, check_shape_dict, checker
 
 #: The names :func:`check_layer_shapes` expects, in the order of the computation.
 LAYER_SHAPE_NAMES = ("X", "Q_heads", "weights", "attended", "h", "ff_hidden", "output")
@@ -26,11 +26,12 @@ LAYER_SHAPE_NAMES = ("X", "Q_heads", "weights", "attended", "h", "ff_hidden", "o
 
 def _placeholder(answer, what: str) -> bool:
     if answer is None or answer is Ellipsis:
-        print(f"Not yet: replace the placeholder with {what}.")
+        print(f"Not answered yet: replace the placeholder with {what}.")
         return True
     return False
 
 
+@checker("a dict of shapes")
 def check_layer_shapes(answer, *, batch: int, length: int, d_model: int, num_heads: int,
                        d_ff: int) -> bool:
     """Check the shapes along one encoder layer, computed with :func:`encoder_layer`.
@@ -79,6 +80,7 @@ def _norm_cases():
     ]
 
 
+@checker("your layer normalisation")
 def check_layer_norm(fn) -> bool:
     """Compare the reader's ``fn(x, gain, bias, eps)`` with :func:`attnlib.layer_norm.layer_norm`.
 
@@ -95,6 +97,7 @@ def check_layer_norm(fn) -> bool:
     return ok
 
 
+@checker("a whole number")
 def check_parameter_count(answer, *, d_model: int, d_ff: int) -> bool:
     """Count the learned numbers of one encoder layer with biases (BERT/MiniLM style).
 
@@ -125,6 +128,7 @@ def check_parameter_count(answer, *, d_model: int, d_ff: int) -> bool:
     return ok
 
 
+@checker("a number of positions")
 def check_crossover(answer, *, d: int) -> bool:
     """The sequence length at which a self-attention layer's ``n^2 d`` operations equal a
     recurrent layer's ``n d^2`` (Vaswani et al. 2017, table 1): ``n = d``.

@@ -14,16 +14,17 @@ import numpy as np
 
 from ..attention import attention
 from ..positional_encoding import sinusoidal_encoding, sinusoidal_shift_matrix
-from . import check_close, check_labelled_cases
+from . import check_close, check_labelled_cases, checker
 
 
 def _placeholder(answer, what: str) -> bool:
     if answer is None or answer is Ellipsis:
-        print(f"Not yet: replace the placeholder with {what}.")
+        print(f"Not answered yet: replace the placeholder with {what}.")
         return True
     return False
 
 
+@checker("your numbers for the entries {entries} (position, coordinate)")
 def check_encoding_entries(answer, entries, *, d_model: int = 4, atol: float = 1e-3) -> bool:
     """Check ``PE[p, i]`` for a list of ``(p, i)`` pairs, worked by hand.
 
@@ -52,6 +53,7 @@ def check_encoding_entries(answer, entries, *, d_model: int = 4, atol: float = 1
     return ok
 
 
+@checker("the list of row numbers")
 def check_reordered_output(answer, tokens, reordered) -> bool:
     """Which rows of the original self-attention output give the output of a reordered sentence.
 
@@ -110,6 +112,7 @@ def _shift_cases():
     ]
 
 
+@checker("your shift matrix")
 def check_shift_matrix(fn) -> bool:
     """Compare the reader's ``fn(k, d_model)`` with :func:`sinusoidal_shift_matrix`.
 

@@ -24,7 +24,8 @@ import pytest
 from sitepages import SITE
 
 CHAPTERS = ["03_query_key_value", "04_scoring", "05_softmax", "06_values", "07_heads",
-            "08_masks", "09_cost", "10_learned", "11_interpretability"]
+            "08_masks", "09_cost", "10_learned", "11_interpretability",
+            "08b_order_and_position", "10b_transformer_layer"]
 if not (SITE / "index.html").is_file():
     pytest.skip(f"no built site at {SITE}: run `make test-browser` (it builds first)",
                 allow_module_level=True)
@@ -140,6 +141,35 @@ def _model(sentence, layer, head):
     return [" | ".join(out.tokens), f"{round(float(weights[:, 0].mean()), 4) + 0.0:.4f}"]
 
 
+def _position(t_index, k_index, pair):
+    """Sinusoidal encodings by hand, d = 16: PE(t) . PE(t + k) = sum_i cos(k theta_i)."""
+    t, k = 5 * t_index, (0, 1, 2, 3, 5, 8, 13, 20, 30)[k_index]
+    theta = [10000 ** (-2 * i / 16) for i in range(8)]
+    pair_t = [math.sin(t * theta[pair]), math.cos(t * theta[pair])]
+    pair_tk = [math.sin((t + k) * theta[pair]), math.cos((t + k) * theta[pair])]
+    dot = sum(math.cos(k * th) for th in theta)
+    return [f"{t}, {k}, {pair}"] + _plain([k * theta[pair], dot] + pair_t + pair_tk)
+
+
+def _plain(xs):
+    return [f"{round(x, 4) + 0.0:.4f}" for x in xs]
+
+
+LAYER_SENTENCES = ["The dog bit the man.", "The man bit the dog."] + MODEL_SENTENCES
+
+
+def _layer(sentence, layer):
+    """all-MiniLM-L6-v2 run directly: the mean cosine of each token's input and output."""
+    import numpy as np
+
+    from attnlib import minilm
+
+    out = _cached(f"layer{sentence}", lambda: minilm.forward(LAYER_SENTENCES[sentence]))
+    x, y = out.hidden_states[layer], out.hidden_states[layer + 1]              # (L, 384)
+    cos = (x * y).sum(-1) / (np.linalg.norm(x, axis=-1) * np.linalg.norm(y, axis=-1))
+    return [" | ".join(out.tokens), f"{round(float(cos.mean()), 4) + 0.0:.4f}"]
+
+
 _CACHE: dict = {}
 
 
@@ -153,6 +183,7 @@ EXPECTED = {
     "03_query_key_value": _query_key, "04_scoring": _scale, "05_softmax": _softmax_chapter,
     "06_values": _values_chapter, "07_heads": _heads, "08_masks": _masks, "09_cost": _cost,
     "10_learned": _learned, "11_interpretability": _model,
+    "08b_order_and_position": _position, "10b_transformer_layer": _layer,
 }
 
 

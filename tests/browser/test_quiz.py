@@ -19,7 +19,7 @@ from sitepages import SITE, site_pages
 # Generous: on a loaded 2-core machine a chapter page (MathJax and its fonts, figures) can take
 # tens of seconds to fire "load"; the quiz script runs after it.
 LOAD_TIMEOUT_MS = 120_000
-QUIZ_PAGES = [p for p in site_pages() if re.search(r"(^|/)(0\d|1[0-2])_[a-z_]+\.html$", p)]
+QUIZ_PAGES = [p for p in site_pages() if re.search(r"(^|/)(0\d|1[0-2])[a-z]?_[a-z_]+\.html$", p)]
 
 
 def _feedback(wrapper) -> str:
