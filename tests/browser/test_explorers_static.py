@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from attnlib.explorers import LearnedExplorer
 from sitepages import SITE
 
 CHAPTERS = ["03_query_key_value", "04_scoring", "05_softmax", "06_values", "07_heads",
@@ -100,17 +101,8 @@ def _cost(n_index, heads_index):
             f"{4 * heads * n * n * 64:,}"]
 
 
-LEARNED_SENTENCES = [
-    "The fisherman repaired his net beside the bank.",
-    "The bank was crowded because people were waiting to withdraw money.",
-    "The cashier was waiting with the loan in the bank.",
-    "The fisherman was waiting to withdraw money in the bank.",
-    "The bank was crowded.",
-    "The bat was in the cave with wings and fur.",
-    "The pitcher was waiting with the bat and a glove.",
-    "In april the spring flowers blossom.",
-    "The mattress spring was metal.",
-]
+# the explorer's own presets (text, not a computed value)
+LEARNED_SENTENCES = LearnedExplorer.SENTENCES
 
 
 def _learned(sentence):
