@@ -143,6 +143,12 @@ _DEFER = """(function () {{
   function run() {{
 {script}
     var quiz = document.getElementById("{quiz_id}");
+    if (quiz) {{
+      // jupyterquiz's number boxes have no label: name each one for screen readers
+      quiz.querySelectorAll("input:not([aria-label])").forEach(function (box, i) {{
+        box.setAttribute("aria-label", "Your answer, a number (box " + (i + 1) + ")");
+      }});
+    }}
     if (quiz && window.MathJax && window.MathJax.typesetPromise) {{
       window.MathJax.typesetPromise([quiz]);
     }}
