@@ -20,9 +20,17 @@ def _outputs_text(notebook: Path) -> str:
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     parts = []
     for cell in nb["cells"]:
+        previous = None
         for out in cell.get("outputs", []):
             if "text" in out:
-                parts.append("".join(out["text"]))
+                text = "".join(out["text"])
+                if previous is not None and previous.get("name") == out.get("name"):
+                    parts[-1] += text     # one print split in two messages by the kernel
+                else:
+                    parts.append(text)
+                previous = out
+                continue
+            previous = None
             for mime in ("text/plain", "text/html", "text/markdown"):
                 if mime in out.get("data", {}):
                     parts.append("".join(out["data"][mime]))
