@@ -75,7 +75,8 @@ test-build: install assets
 ## test-browser: build, then Chromium (Playwright, network blocked) visits every page of
 ## _build/html; screenshots go to _build/screenshots/. Also checks internal links and anchors.
 test-browser: install chromium test-build
-	$(BIN)/pytest tests/browser -p no:cacheprovider --ignore=tests/browser/test_a11y.py
+	$(BIN)/pytest tests/browser -p no:cacheprovider -n 2 --dist loadgroup \
+		--ignore=tests/browser/test_a11y.py
 
 ## test-a11y: axe-core (WCAG 2.1 A/AA), alt text, heading order and keyboard checks on every
 ## page of the built site. Not yet part of `make test`: the self-check questions and the

@@ -85,6 +85,17 @@ def context(browser):
     ctx.close()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Under ``pytest -n 2 --dist loadgroup`` (``make test-browser``), every test that reads
+    one page's ``visit`` record runs in the same worker, so each page is still loaded once."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        page = callspec.params.get("page") if callspec else None
+        if isinstance(page, str) and "visit" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(page))
+
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGETS_DRAWN_JS = """() => Array.from(document.querySelectorAll(
     'script[type="application/vnd.jupyter.widget-view+json"]'))
@@ -181,7 +192,9 @@ def _visit(context, site_url: str, page_path: str) -> dict:
                                for m in pat.finditer(text)})
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = SCREENSHOTS / (page_path[: -len(".html")].replace("/", "__") + ".png")
-    page.screenshot(path=str(shot), full_page=True)
+    # The whole page with FULL_SCREENSHOTS=1 (for reviewing a build; slow on long chapters),
+    # else what a reader sees first.
+    page.screenshot(path=str(shot), full_page=os.environ.get("FULL_SCREENSHOTS") == "1")
     info["screenshot"] = shot
     info["external_requests"] = [u for _, u in context.external_requests[n_external_before:]]
     info.update({key: list(value) for key, value in seen.items()})

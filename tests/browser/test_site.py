@@ -4,8 +4,8 @@ For every page: no console error, no failed request, no request to another host,
 by MathJax (served by the site itself) with no raw TeX left in the text, every image loaded,
 every embedded widget drawn.
 On every notebook page: a Binder link to that very notebook and a live-code (Thebe) button.
-Exercise solutions are collapsed until their title is clicked. A full-page screenshot of every
-page is saved under ``_build/screenshots/``.
+Exercise solutions are collapsed until their title is clicked. A screenshot of every
+page is saved under ``_build/screenshots/`` (the whole page with ``FULL_SCREENSHOTS=1``).
 """
 from __future__ import annotations
 
