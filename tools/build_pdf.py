@@ -232,7 +232,7 @@ def _title_page(config: dict, commit: str, date: str) -> str:
             f"<div class='subtitle'>An executable textbook about the attention mechanism"
             f"</div><div class='meta'>{html.escape(config.get('author', ''))}<br>"
             f"PDF edition, built {date} from commit {html.escape(commit)}<br>"
-            f"The website, with interactive explorers and runnable notebooks: "
+            f"Source, runnable notebooks and the website with its interactive explorers: "
             f"{html.escape(config['repository']['url'])}</div></div>")
 
 
