@@ -130,7 +130,8 @@ def _page_ranges() -> list[tuple[dict, int, int]]:
 
 def test_every_page_of_the_book_in_reading_order():
     toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    files = [toc["root"]] + [f for part in toc["parts"] for c in part["chapters"]
+                             for f in [c["file"]] + [s["file"] for s in c.get("sections", [])]]
     assert [c["file"] for c in CHAPTERS] == files
 
 
