@@ -19,6 +19,7 @@ import html
 import http.server
 import io
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -44,16 +45,17 @@ _READY_JS = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   const views = Array.from(document.querySelectorAll(
       'script[type="application/vnd.jupyter.widget-view+json"]'));
+  const drawn = () => views.filter(v => v.parentElement.querySelector('.jupyter-widgets'));
   const t0 = Date.now();
-  while (!views.every(v => v.parentElement.querySelector('.jupyter-widgets'))
-         && Date.now() - t0 < 20000) await new Promise(r => setTimeout(r, 100));
+  while (drawn().length < views.length && Date.now() - t0 < 60000)
+    await new Promise(r => setTimeout(r, 100));
   const imgs = Array.from(document.images);
   imgs.forEach(img => { img.loading = "eager"; });
   await Promise.all(imgs.map(img => img.complete ? null : new Promise(r => {
       img.addEventListener("load", r); img.addEventListener("error", r);
       setTimeout(r, 10000); })));
   await document.fonts.ready;
-  return true;
+  return {widgets: views.length, drawn: drawn().length};
 }"""
 
 # For paper: open every solution and dropdown, turn links to other pages of the site into
@@ -72,6 +74,52 @@ _PREPARE_JS = """(css) => {
   style.textContent = css;
   document.head.append(style);
   return true;
+}"""
+
+
+# Self-check questions (jupyterquiz) are answered by clicking in the browser; on paper each quiz
+# is followed by its answers, read from the questions the page embeds (`var questions<id> =`):
+# the centre of a numeric question's accepted interval with its tolerance, the right option of
+# a multiple-choice question with its explanation. Mathematics in them is typeset by MathJax.
+_QUIZ_ANSWERS_JS = r"""async () => {
+  const quizzes = Array.from(document.querySelectorAll("div[data-numquestions][id]"));
+  const tex = s => s.replace(/\$\$(.+?)\$\$/g, "\\[$1\\]").replace(/\$(.+?)\$/g, "\\($1\\)");
+  const esc = s => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const boxes = [];
+  for (const quiz of quizzes) {
+    const name = "questions" + quiz.id;
+    const script = Array.from(quiz.parentElement.querySelectorAll("script"))
+      .find(s => s.textContent.includes("var " + name + "="));
+    if (!script) throw new Error("no questions for the quiz " + quiz.id);
+    const text = script.textContent;
+    const start = text.indexOf("=", text.indexOf("var " + name + "=")) + 1;
+    const end = text.indexOf("];", start) + 1;
+    const questions = JSON.parse(text.slice(start, end));
+    const items = questions.map(q => {
+      const right = q.answers.filter(a => a.correct);
+      if (!right.length) throw new Error("a question of " + quiz.id + " has no right answer");
+      if (q.type === "numeric") {
+        const a = right[0];
+        if ("value" in a) return esc(String(a.value));
+        const tol = (a.range[1] - a.range[0]) / (2 + 1e-9);
+        const digits = Math.max(0, Math.ceil(-Math.log10(tol)));
+        return (a.range[0] + tol).toFixed(digits) + " (&plusmn;" + tol.toFixed(digits) + ")";
+      }
+      return right.map(a => {
+        const why = (a.feedback || "").replace(/^Correct\.\s*/, "");
+        return "<strong>" + tex(esc(String(a.answer))) + "</strong>"
+               + (why ? ". " + tex(esc(why)) : "");
+      }).join("; ");
+    });
+    const box = document.createElement("div");
+    box.className = "pdf-quiz-answers";
+    box.innerHTML = "<p class='pdf-quiz-answers-title'>Answers to these questions</p><ol>"
+      + items.map(i => "<li>" + i + "</li>").join("") + "</ol>";
+    quiz.after(box);
+    boxes.push(box);
+  }
+  if (boxes.length && window.MathJax && MathJax.typesetPromise) await MathJax.typesetPromise(boxes);
+  return quizzes.length;
 }"""
 
 
@@ -114,7 +162,7 @@ def _block_other_hosts(route):
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 
-def _print_page(context, url: str, header: bool) -> tuple[bytes, str]:
+def _print_page(context, url: str, header: bool) -> tuple[bytes, str, dict]:
     page = context.new_page()
     try:
         page.goto(url, wait_until="load")
@@ -122,7 +170,11 @@ def _print_page(context, url: str, header: bool) -> tuple[bytes, str]:
             page.wait_for_load_state("networkidle", timeout=30_000)
         except PlaywrightTimeout:
             pass
-        page.evaluate(_READY_JS)
+        widgets = page.evaluate(_READY_JS)
+        if widgets["drawn"] < widgets["widgets"]:
+            raise RuntimeError(f"{url}: only {widgets['drawn']} of {widgets['widgets']} "
+                               f"explorer widgets were drawn")
+        quizzes = page.evaluate(_QUIZ_ANSWERS_JS)
         page.evaluate(_PREPARE_JS, CSS)
         page.wait_for_timeout(300)
         title = page.evaluate("() => (document.querySelector('article h1, main h1, h1') "
@@ -131,7 +183,7 @@ def _print_page(context, url: str, header: bool) -> tuple[bytes, str]:
         pdf = page.pdf(**PAGE, print_background=True, display_header_footer=header,
                        header_template=HEADER if header else "",
                        footer_template="<span></span>")
-        return pdf, title
+        return pdf, title, {**widgets, "quizzes": quizzes}
     finally:
         page.close()
 
@@ -180,7 +232,7 @@ def _title_page(config: dict, commit: str, date: str) -> str:
             f"<div class='subtitle'>An executable textbook about the attention mechanism"
             f"</div><div class='meta'>{html.escape(config.get('author', ''))}<br>"
             f"PDF edition, built {date} from commit {html.escape(commit)}<br>"
-            f"The website, with interactive explorers and runnable notebooks: "
+            f"Source, runnable notebooks and the website with its interactive explorers: "
             f"{html.escape(config['repository']['url'])}</div></div>")
 
 
@@ -230,7 +282,8 @@ def build(site: Path, out: Path) -> dict:
             chapters = []
             for entry in entries:
                 rel = entry["html"].relative_to(site).as_posix()
-                pdf, entry["title"] = _print_page(context, base_url + rel, header=True)
+                pdf, entry["title"], entry["printed"] = _print_page(context, base_url + rel,
+                                                                    header=True)
                 chapters.append(pdf)
                 print(f"  printed {rel}: {_page_count(pdf)} pages", flush=True)
             date = dt.date.today().isoformat()
@@ -280,12 +333,16 @@ def build(site: Path, out: Path) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "wb") as handle:
         writer.write(handle)
+    # The website links to the PDF beside its pages (chapters/intro.md, chapters/running.md:
+    # ../attention-executable.pdf), so the built site offers it offline, and GitHub Pages
+    # publishes it with the site.
+    shutil.copyfile(out, site / out.name)
     seconds = time.monotonic() - started
     summary = {"pdf": str(out), "pages": total, "bytes": out.stat().st_size,
                "seconds": round(seconds, 1), "contents_pages": n_contents,
                "contents_first_page": contents_first + 1,
                "chapters": [{"file": e["file"], "title": e["title"], "first_page": s,
-                             "html": e["html"].relative_to(site).as_posix()}
+                             "html": e["html"].relative_to(site).as_posix(), **e["printed"]}
                             for e, s in zip(entries, starts)]}
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return summary

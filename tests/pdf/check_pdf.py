@@ -11,7 +11,10 @@ the built website it was printed from:
   by its pixel size);
 * no code line is cut: every word of every line of code and text output of the site is in the
   PDF's text, and nothing is drawn in the outer margins of any page (rendered with pdftoppm);
-* the bibliography's DOIs are all there.
+* every explorer was drawn and the words of its starting state are printed; every
+  self-check question is printed, followed by its right answer;
+* the bibliography's DOIs are all there; the site's landing page links to the PDF, which
+  `make pdf` puts beside the pages.
 
 Not collected by ``pytest tests`` (the file name does not start with ``test_``): the PDF is
 built by its own target. Run ``make test-pdf`` after ``make pdf``.
@@ -127,7 +130,8 @@ def _page_ranges() -> list[tuple[dict, int, int]]:
 
 def test_every_page_of_the_book_in_reading_order():
     toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    files = [toc["root"]] + [f for part in toc["parts"] for c in part["chapters"]
+                             for f in [c["file"]] + [s["file"] for s in c.get("sections", [])]]
     assert [c["file"] for c in CHAPTERS] == files
 
 
@@ -257,3 +261,139 @@ def test_bibliography_complete():
     text = _squash(_pdftotext()).replace("-", "")
     missing = sorted(doi for doi in dois if doi.replace("-", "") not in text)
     assert missing == [], f"DOIs missing from the PDF: {missing}"
+
+
+def _widget_models(html_path: str) -> tuple[dict, list[str]]:
+    """The stored widget state of a page and the ids of the widgets it shows (its views)."""
+    page = (SITE / html_path).read_text(encoding="utf-8")
+    state = re.search(r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)'
+                      r"</script>", page, re.S)
+    views = [json.loads(v)["model_id"] for v in re.findall(
+        r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>', page,
+        re.S)]
+    return (json.loads(state.group(1))["state"] if state else {}), views
+
+
+class _Text(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        self._skip += tag in ("style", "script")
+
+    def handle_endtag(self, tag):
+        self._skip -= tag in ("style", "script") and self._skip > 0
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.parts.append(data)
+
+
+def _default_view_text(state: dict, model_id: str) -> list[str]:
+    """The words an explorer shows before anyone touches it: the labels of its controls and
+    the text of its HTML children (tables, SVG labels); of a Stack only the selected child."""
+    model = state[model_id]
+    values = model["state"]
+    words = (values.get("description") or "").split()
+    if model["model_name"] in ("HTMLModel", "HTMLMathModel", "LabelModel"):
+        parser = _Text()
+        parser.feed(values.get("value") or "")
+        words += " ".join(parser.parts).split()
+    children = values.get("children") or []
+    if model["model_name"] == "StackModel":
+        index = values.get("selected_index")
+        children = [] if index is None else [children[index]]
+    for child in children:
+        words += _default_view_text(state, child.removeprefix("IPY_MODEL_"))
+    return words
+
+
+EXPLORER_CHAPTERS = [(c, first, last) for c, first, last in _page_ranges()
+                     if _widget_models(c["html"])[1]]
+
+
+@pytest.mark.parametrize("chapter, first, last", EXPLORER_CHAPTERS,
+                         ids=[c["file"] for c, _, _ in EXPLORER_CHAPTERS])
+def test_explorers_printed_in_their_default_state(chapter, first, last):
+    """Every explorer of the page was drawn when it was printed (build_pdf.py counts them) and
+    every word of its starting state (control labels, readouts, the drawing's labels, taken
+    from the widget state stored in the page) is on the chapter's pages."""
+    state, views = _widget_models(chapter["html"])
+    assert chapter.get("widgets") == len(views) == chapter.get("drawn"), chapter
+    text = _squash(_pdftotext(first, last)).replace("-", "")
+    for view in views:
+        words = _default_view_text(state, view)
+        assert len(words) >= 5, f"{chapter['file']}: explorer {view} shows almost no text"
+        missing = [w for w in words if w.replace("-", "") not in text]
+        assert missing == [], (f"{chapter['file']}: words of the explorer's starting state "
+                               f"not on pages {first}-{last}: {missing[:20]}")
+
+
+def _quizzes(html_path: str) -> list[list[dict]]:
+    """The self-check questions (jupyterquiz) a page embeds: one list per quiz."""
+    page = (SITE / html_path).read_text(encoding="utf-8")
+    return [json.loads(q) for q in re.findall(r"var questions\w+=(\[.*?\]);\n", page, re.S)]
+
+
+QUIZ_CHAPTERS = [(c, first, last) for c, first, last in _page_ranges() if _quizzes(c["html"])]
+
+
+def test_quizzes_found():
+    """The pattern that finds the questions matches: most chapters have self-check questions."""
+    assert len(QUIZ_CHAPTERS) >= 10, [c["file"] for c, _, _ in QUIZ_CHAPTERS]
+
+
+def _plain_pieces(text: str) -> list[str]:
+    """The parts of a question outside its mathematics (``$...$``), squashed."""
+    return [_squash(p) for p in re.split(r"\$\$.+?\$\$|\$.+?\$", text) if _squash(p)]
+
+
+@pytest.mark.parametrize("chapter, first, last", QUIZ_CHAPTERS,
+                         ids=[c["file"] for c, _, _ in QUIZ_CHAPTERS])
+def test_self_check_questions_and_answers_printed(chapter, first, last):
+    """Each question's text and its right answer (the centre of a numeric question's accepted
+    interval, the right option of a multiple choice) are on the chapter's pages, in order."""
+    quizzes = _quizzes(chapter["html"])
+    assert chapter.get("quizzes") == len(quizzes), chapter
+    text = _squash(_pdftotext(first, last))
+    at = 0
+    for quiz in quizzes:
+        for question in quiz:
+            for piece in _plain_pieces(question["question"]):
+                found = text.find(piece, at)
+                assert found >= 0, (f"{chapter['file']}: question text {piece!r} not on "
+                                    f"pages {first}-{last} (after the previous question)")
+                at = found + len(piece)
+        answers = text.find(_squash("Answers to these questions"), at)
+        assert answers >= 0, f"{chapter['file']}: no answers after a quiz"
+        for question in quiz:
+            [right] = [a for a in question["answers"] if a.get("correct")]
+            if question["type"] == "numeric":
+                low, high = right["range"]
+                tol = (high - low) / (2 + 1e-9)
+                digits = max(0, int(np.ceil(-np.log10(tol))))
+                shown = f"{low + tol:.{digits}f}(±{tol:.{digits}f})"
+            elif _plain_pieces(right["answer"]):
+                shown = _plain_pieces(right["answer"])[0]
+            else:  # an option that is all mathematics: its text differs once typeset
+                continue
+            found = text.find(shown, answers)
+            assert found >= 0, f"{chapter['file']}: answer {shown!r} not printed after its quiz"
+            answers = found + len(shown)
+        at = answers
+
+
+def test_site_links_to_the_pdf():
+    """The landing page and the page on running the book link to the PDF, and the link leads to
+    this PDF inside the built site (works offline and on GitHub Pages alike)."""
+    for page in ("chapters/intro.html", "chapters/running.html"):
+        links = re.findall(r'<a [^>]*href="([^"]*attention-executable\.pdf)"',
+                           (SITE / page).read_text(encoding="utf-8"))
+        assert links, f"{page} does not link to the PDF"
+        for link in links:
+            assert "://" not in link, f"{page}: {link} is not a link into the site"
+            target = (SITE / page).parent / link
+            assert target.resolve() == (SITE / PDF.name).resolve(), link
+            assert target.read_bytes() == PDF.read_bytes(), f"{target} is not this PDF"
