@@ -100,7 +100,7 @@ Semantics (decided once, tested in tests/)
 * Masked keys never influence the output, whatever their keys or values hold (even NaN or
   inf). Padding never changes the real tokens' results, on the left or the right. A batch
   element gives the same result alone as inside a batch. Heads never mix tokens.
-* Masking selects entries (``numpy.where``, masked scores become exactly ``-inf`` before the
+* Masking selects entries (``numpy.copyto(..., where=)``: masked scores become exactly ``-inf`` before the
   maximum is subtracted); it never adds a "large negative constant", so it is exact in every
   dtype.
 * Numerics: float16 inputs are upcast to float32 inside; float32 and float64 are computed

@@ -182,13 +182,15 @@ class AttentionInputs:
     might overflow, every query that may attend nothing and every key and value that no
     query may attend has been replaced by 0 (the arrays are then broadcast to the leading
     axes ``batch``), so that nothing stored there can leak through ``0 * NaN = NaN`` or
-    overflow; otherwise they are the inputs, unchanged. ``allowed`` is the mask broadcast
-    (a view) to ``scores_shape``, or None.
+    overflow; otherwise they are the inputs, unchanged. ``mask`` is the boolean mask as
+    given (not broadcast: one ``(L_q, L_k)`` mask may serve every head), ``allowed`` the same
+    mask broadcast (a view) to ``scores_shape``; both None without a mask.
     """
 
     queries: np.ndarray
     keys: np.ndarray
     values: np.ndarray
+    mask: np.ndarray | None
     allowed: np.ndarray | None
     scale: float
     batch: tuple
@@ -250,19 +252,24 @@ def _check_no_overflow(q, k, v, mask, allowed, scores_shape, offset, scale: floa
     """``OverflowError`` if an allowed score, ``q . k`` before scaling or ``scale * q``
     lies beyond the largest ``work`` number; returns ``(q, k, v)``.
 
-    Cauchy-Schwarz bounds every score by ``|scale| ||q_i|| ||k_j||`` (norms in float64),
-    which settles the usual case in ``O(L d)``. Only when that bound is too large are the
-    queries, keys and values that take no part set to 0 (so that a huge number where it
-    is masked cannot overflow anything) and the allowed scores computed, in float64 and a
-    few query rows at a time.
+    Three tests, from cheapest to exact. Every ``|q . k|`` is at most
+    ``d_k * max|q| * max|k|``, which settles the usual case with four reductions over Q and
+    K (no temporary array). Next, Cauchy-Schwarz bounds it by ``||q_i|| ||k_j||`` (norms in
+    float64). Only when both bounds are too large are the queries, keys and values that take
+    no part set to 0 (so that a huge number where it is masked cannot overflow anything) and
+    the allowed scores computed, in float64 and a few query rows at a time.
     """
     limit = float(np.finfo(work).max)
     if q.size == 0 or k.size == 0:
         return q, k, v
+    q_max, k_max = _largest_magnitude(q), _largest_magnitude(k)      # finite by now
+    factor = max(abs(scale), 1.0)                  # bounds both q . k and scale * q . k
+    if q.shape[-1] * q_max * k_max * factor < limit and abs(scale) * q_max < limit:
+        return q, k, v                 # (a huge bound is inf in Python floats, not an error)
     with np.errstate(over="ignore", invalid="ignore"):
         q64, k64 = q.astype(np.float64), k.astype(np.float64)
         bound = float(np.linalg.norm(q64, axis=-1).max() * np.linalg.norm(k64, axis=-1).max())
-        if bound * max(abs(scale), 1.0) < limit and abs(scale) * float(np.abs(q64).max()) < limit:
+        if bound * factor < limit and abs(scale) * q_max < limit:
             return q, k, v
         q, k, v = _zero_unused(q, k, v, mask, scores_shape, offset)
         q64, k64 = q.astype(np.float64), k.astype(np.float64)
@@ -299,8 +306,19 @@ def _zero_unused(q, k, v, mask, scores_shape: tuple, causal_offset: int | None):
     return q, k, v
 
 
+def _largest_magnitude(a: np.ndarray) -> float:
+    """``max |a|`` from ``a.max()`` and ``a.min()``, without a temporary array.
+
+    NaN if ``a`` holds a NaN (``max`` and ``min`` propagate it), inf if it holds an inf, so
+    the result is finite exactly when every entry is; 0 for an empty array.
+    """
+    if a.size == 0:
+        return 0.0
+    return float(np.maximum(a.max(), -a.min()))
+
+
 def _all_finite(*arrays) -> bool:
-    return all(bool(np.isfinite(a).all()) for a in arrays)
+    return all(math.isfinite(_largest_magnitude(a)) for a in arrays)
 
 
 def taking_part(q, k, v, mask, scores_shape: tuple, causal_offset: int | None = None):
@@ -375,4 +393,4 @@ def check_attention(queries, keys, values, mask=None, scale=None, *,
     q, k, v = taking_part(q, k, v, mask, scores_shape, causal_offset)
     q, k, v = _check_no_overflow(q, k, v, mask, allowed, scores_shape, causal_offset, scale,
                                  work)
-    return AttentionInputs(q, k, v, allowed, scale, batch, scores_shape, out_dtype, work)
+    return AttentionInputs(q, k, v, mask, allowed, scale, batch, scores_shape, out_dtype, work)

@@ -100,6 +100,8 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     ``(..., L_q, L_k)`` scores are computed once and become the weights in place (masked
     entries set to ``-inf``, the row maximum subtracted, exponentiated, divided by the row
     sum); and every allowed score is checked for overflow through its row's maximum alone.
+    The contract's checks on the inputs cost passes over Q, K and V, never over the scores:
+    their largest and smallest entries say whether all are finite and bound every score.
     Beyond the scores themselves (which are returned as the weights) it allocates only
     arrays of size ``L_q * d`` or ``L_k * d``, plus, with a mask, one boolean array of the
     mask's own (unbroadcast) shape.
@@ -120,7 +122,7 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1, equation (1).
     """
     checked = check_attention(queries, keys, values, mask, scale)   # the shared contract
-    q, k, v, allowed = checked.queries, checked.keys, checked.values, checked.allowed
+    q, k, v, mask = checked.queries, checked.keys, checked.values, checked.mask
     scale, scores_shape = checked.scale, checked.scores_shape
     out_dtype, work = checked.out_dtype, checked.work
 
@@ -133,14 +135,14 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     # NaN or +inf there means an allowed score is NaN or +inf, and -inf in a row that has an
     # allowed key means all of them overflowed to -inf. (A single allowed -inf in a row with
     # a finite maximum gets weight 0, which is its weight to float precision.)
-    top = mask_and_max(scores, -1, allowed)                # (..., L_q, 1)
+    top = mask_and_max(scores, -1, mask)                   # (..., L_q, 1); mask unbroadcast
     overflow = ~(top < np.inf)
     no_max = top == -np.inf
     if no_max.any():
-        if allowed is None:
+        if mask is None:
             has_keys = scores_shape[-1] > 0
         else:
-            has_keys = np.broadcast_to(allowed, scores_shape).any(axis=-1, keepdims=True)
+            has_keys = checked.allowed.any(axis=-1, keepdims=True)
         overflow |= no_max & has_keys
     if overflow.any():
         raise OverflowError(f"an allowed attention score overflows {work}; "

@@ -45,10 +45,12 @@ def default_block_sizes(n_queries: int, n_keys: int) -> tuple[int, int]:
     """Block sizes ``(block_q, block_k)`` for one tile of about :data:`TILE_ENTRIES` scores.
 
     Keys get the longer side (up to 1,024), so each query block needs few rescalings, and
-    the query side fills the rest (256 for long sequences). Blocks never exceed the lengths.
+    the query side fills the rest, up to 256 queries: shorter query blocks let a causal
+    mask cut more of each row of tiles at the diagonal, and give the worker threads more
+    blocks to share. Blocks never exceed the lengths.
     """
     block_k = min(max(int(n_keys), 1), 1024)
-    block_q = min(max(int(n_queries), 1), TILE_ENTRIES // block_k)
+    block_q = min(max(int(n_queries), 1), TILE_ENTRIES // block_k, 256)
     return block_q, block_k
 
 
@@ -191,14 +193,14 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     work = checked.work
     # One (L, d) matrix per batch/head element: broadcast the leading axes, then flatten
     # them. Only the O(L * d) inputs are copied, never anything of size L_q * L_k.
+    # check_attention has refused NaN and inf where they take part and replaced them by 0
+    # where they do not, so every tile below is finite and no tile needs cleaning.
     n_batch = math.prod(batch)
     q = np.broadcast_to(q.astype(work, copy=False) * work.type(scale),  # scale Q, not S
                         batch + q.shape[-2:])
     q = q.reshape(n_batch, n_q, q.shape[-1])
     k = np.broadcast_to(k.astype(work, copy=False), batch + k.shape[-2:]).reshape(n_batch, n_k, k.shape[-1])
     v = np.broadcast_to(v.astype(work, copy=False), batch + v.shape[-2:]).reshape(n_batch, n_k, d_v)
-    # With finite inputs (the usual case) no tile needs its keys or values cleaned.
-    all_finite = bool(np.isfinite(q).all() and np.isfinite(k).all() and np.isfinite(v).all())
 
     output = np.zeros((n_batch, n_q, d_v), dtype=work)
     lse = np.full((n_batch, n_q), -np.inf, dtype=work)
@@ -219,16 +221,14 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
             if tile is False:
                 continue  # every entry of this tile is masked: it cannot change anything
             q_t, k_t, v_t = q[b, q0:q1], k[b, k0:k1], v[b, k0:k1]
-            if not all_finite:
-                q_t, k_t, v_t = _clean_tile(q_t, k_t, v_t, tile)
             with np.errstate(over="ignore", invalid="ignore"):   # allowed ones are checked
                 s = q_t @ k_t.T                         # 1. this tile's (already scaled) scores
             if tile is not True:
                 np.copyto(s, -np.inf, where=~tile)      # selection, not a large constant
             tile_max = s.max(axis=-1)
             if not (tile_max < np.inf).all():           # NaN (max propagates it) or +inf
-                raise ValueError(f"scores overflow {work} (NaN or +inf at positions that may "
-                                 "be attended); pass the inputs as float64")
+                raise OverflowError(f"an allowed attention score overflows {work}; "
+                                    "pass float64 inputs or smaller queries and keys")
             m_new = np.maximum(m, tile_max)             # 2. the new running maximum
             # A query with no allowed key so far keeps m = -inf: use 0 there (no -inf - -inf).
             m_safe = np.where(m_new > -np.inf, m_new, 0.0).astype(work, copy=False)
@@ -270,31 +270,15 @@ def _tile_mask(allowed, where, offset, q0, q1, k0, k1):
             i = np.arange(q0, q1)[:, None]
             j = np.arange(k0, k1)[None, :]
             tile = j <= i + offset
-    if allowed is not None:
-        sub = allowed[where + (slice(q0, q1), slice(k0, k1))]
-        tile = sub if tile is True else sub & tile
-    if tile is not True and not tile.any():
+    if allowed is None:
+        return tile        # all allowed, or crossed by the diagonal: some allowed, some not
+    sub = allowed[where + (slice(q0, q1), slice(k0, k1))]
+    tile = sub if tile is True else sub & tile
+    if not tile.any():
         return False
-    if tile is not True and tile.all():
+    if tile.all():
         return True
     return tile
-
-
-def _clean_tile(q_t, k_t, v_t, tile):
-    """Zero queries, keys and values the tile never uses; reject non-finite ones it uses.
-
-    A masked key may hold NaN or inf (``0 * NaN`` would otherwise leak into the output),
-    exactly as in :func:`attnlib.attention`.
-    """
-    if tile is not True:
-        used_keys = np.any(tile, axis=0)[:, None]
-        asking = np.any(tile, axis=1)[:, None]
-        k_t = np.where(used_keys, k_t, 0.0).astype(k_t.dtype, copy=False)
-        v_t = np.where(used_keys, v_t, 0.0).astype(v_t.dtype, copy=False)
-        q_t = np.where(asking, q_t, 0.0).astype(q_t.dtype, copy=False)
-    if not (np.isfinite(q_t).all() and np.isfinite(k_t).all() and np.isfinite(v_t).all()):
-        raise ValueError("queries, keys or values that take part in attention hold NaN or inf")
-    return q_t, k_t, v_t
 
 
 #: Codes of :func:`tile_plan`.

@@ -434,3 +434,41 @@ def test_weighted_sum_errors():
         weighted_sum(np.array([np.nan, 1.0]), np.array([[1.0], [2.0]]))
     with pytest.raises(TypeError, match="bool"):
         weighted_sum(np.array([True, False]), np.ones((2, 1)))
+
+
+def test_plain_attention_allocates_little_beyond_its_float32_scores():
+    """The scores become the weights in place: beyond them (4 bytes per score, returned),
+    one boolean complement of the (L_q, L_k) mask and arrays of the size of Q, K and V."""
+    import tracemalloc
+    heads, n, d = 8, 256, 16
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.normal(size=(heads, n, d)).astype(np.float32) for _ in range(3))
+    mask = causal_mask(n)                                   # one mask for every head
+    attention(q, k, v, mask)                                # warm up numpy's caches
+    tracemalloc.start()
+    attention(q, k, v, mask)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    scores = heads * n * n
+    inputs_sized = 4 * heads * n * d * 4                    # scaled Q, output, spare
+    assert peak <= 4 * scores + n * n + inputs_sized        # no (heads, n, n) temporary
+    assert peak - 4 * scores <= 4 * scores                  # the issue's budget
+
+
+@pytest.mark.parametrize("where", ["queries", "keys", "values"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_one_non_finite_number_that_takes_part_is_refused(where, bad):
+    rng = np.random.default_rng(4)
+    arrays = {name: rng.normal(size=(2, 5, 3)).astype(np.float32)
+              for name in ("queries", "keys", "values")}
+    arrays[where][1, 2, 1] = bad
+    with pytest.raises(ValueError, match=where):
+        attention(arrays["queries"], arrays["keys"], arrays["values"])
+    mask = np.ones((5, 5), dtype=bool)
+    if where == "queries":
+        mask[2] = False                                     # query 2 attends nothing
+    else:
+        mask[:, 2] = False                                  # no query attends key 2
+    out, w = attention(arrays["queries"], arrays["keys"], arrays["values"], mask)
+    assert np.isfinite(out).all() and np.isfinite(w).all()
+    assert np.all(w[..., 2] == 0) if where != "queries" else np.all(w[:, 2] == 0)
