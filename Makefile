@@ -20,7 +20,7 @@ BINDER_VENV ?= /tmp/attention-executable-binder-check
 # Only for `make lab` (reading the notebooks locally); the book and the tests do not need it.
 JUPYTERLAB := jupyterlab==4.6.6
 
-.PHONY: install assets book test test-unit test-notebooks test-build test-browser test-a11y chromium \
+.PHONY: install assets book test test-unit test-notebooks test-build test-browser chromium \
 	binder-check lab execute serve clean bench train
 
 install: $(STAMP)
@@ -73,16 +73,11 @@ test-build: install assets
 	$(BIN)/jupyter-book build . --all $(JB_STRICT)
 
 ## test-browser: build, then Chromium (Playwright, network blocked) visits every page of
-## _build/html; screenshots go to _build/screenshots/. Also checks internal links and anchors.
+## _build/html; screenshots go to _build/screenshots/. Also checks internal links and anchors,
+## and accessibility on every page (tests/browser/test_a11y.py: axe-core WCAG 2.1 A/AA, alt
+## text, heading order, keyboard), on the same single visit of each page.
 test-browser: install chromium test-build
-	$(BIN)/pytest tests/browser -p no:cacheprovider -n 2 --dist loadgroup \
-		--ignore=tests/browser/test_a11y.py
-
-## test-a11y: axe-core (WCAG 2.1 A/AA), alt text, heading order and keyboard checks on every
-## page of the built site. Not yet part of `make test`: the self-check questions and the
-## static explorers still fail some of these checks (see issue 19).
-test-a11y: install chromium test-build
-	$(BIN)/pytest tests/browser/test_a11y.py -p no:cacheprovider
+	$(BIN)/pytest tests/browser -p no:cacheprovider -n 2 --dist loadgroup
 
 ## chromium: Debian's browser for the browser tests (Playwright never downloads its own)
 chromium:

@@ -14,7 +14,8 @@ the comment in each template), and myst-nb's "Show code cell source" toggles, wh
 bibliography's entries the role ``listitem`` (docutils' ``doc-biblioentry`` is deprecated in
 ARIA 1.3 and is no list item of the ``role="list"`` around them), and it loads
 ``_ext/static/site_fixes.css`` (link contrast in admonitions) and ``site_fixes.js`` (tab stops
-on code blocks that scroll once opened). ``tests/browser/test_a11y.py`` runs axe-core on every
+on code blocks that scroll once opened; ipywidgets' slider handles named by their visible
+description). ``tests/browser/test_a11y.py`` runs axe-core on every
 page.
 """
 from __future__ import annotations

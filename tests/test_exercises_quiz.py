@@ -104,6 +104,11 @@ def test_show_gives_a_stable_output_named_after_the_key():
     # jupyterquiz's script runs after the page and MathJax have loaded
     assert "MathJax.startup.promise.then(run)" in script
     assert "typesetPromise([quiz])" in script
+    # made usable with the keyboard (tests/browser/test_a11y.py and test_quiz.py try it):
+    # options become buttons, number boxes get their visible prompt as label, focus shows
+    assert script.index("show_questions") < script.index('createElement("button")')
+    assert "prompt.htmlFor = box.id" in script and 'setAttribute("role", "status")' in script
+    assert "#attnquiz_05_softmax .MCOption:focus-visible" in html
     assert _shown("other", qs)[0]["text/html"].startswith('<div id="attnquiz_other"')
     with pytest.raises(ValueError):
         quiz.show("k", [])

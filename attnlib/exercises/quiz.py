@@ -137,17 +137,15 @@ def quiz_id(key: str) -> str:
 
 
 #: Runs jupyterquiz's script once the page has loaded and MathJax (if the page has it) has
-#: started, so that jupyterquiz finds a complete MathJax 3, then typesets the questions' maths
-#: at once (jupyterquiz itself waits half a second).
+#: started, so that jupyterquiz finds a complete MathJax 3, then makes the questions usable
+#: with the keyboard and a screen reader (see :data:`_ACCESSIBLE`) and typesets their maths at
+#: once (jupyterquiz itself waits half a second).
 _DEFER = """(function () {{
   function run() {{
 {script}
     var quiz = document.getElementById("{quiz_id}");
     if (quiz) {{
-      // jupyterquiz's number boxes have no label: name each one for screen readers
-      quiz.querySelectorAll("input:not([aria-label])").forEach(function (box, i) {{
-        box.setAttribute("aria-label", "Your answer, a number (box " + (i + 1) + ")");
-      }});
+{accessible}
     }}
     if (quiz && window.MathJax && window.MathJax.typesetPromise) {{
       window.MathJax.typesetPromise([quiz]);
@@ -164,6 +162,69 @@ _DEFER = """(function () {{
   else {{ window.addEventListener("load", ready); }}
 }})();
 """
+
+#: What jupyterquiz 2.9 leaves out for keyboard and screen-reader users (WCAG 2.1.1, 2.4.7,
+#: 1.3.1, 4.1.2, 4.1.3), added to the questions it has drawn in ``quiz``:
+#:
+#: * a multiple-choice option is a ``<label>`` around a visually hidden radio button: only one
+#:   option of a question was a Tab stop, Enter did nothing and the focus was invisible. The
+#:   radio button is replaced by a ``<button>`` holding the option's text, so every option is a
+#:   Tab stop and Enter or Space picks it (jupyterquiz's handler on the label still checks it);
+#:   ``aria-pressed`` tells which option was picked; the options form a group named by the
+#:   question;
+#: * a number box had no label: jupyterquiz's visible prompt ("Type numeric answer here:")
+#:   becomes its ``<label>``, and the question its description;
+#: * the feedback is a live region (``role="status"``), so it is read out when it appears.
+_ACCESSIBLE = """\
+      quiz.querySelectorAll(".Quiz").forEach(function (wrap) {
+        var question = wrap.querySelector("[id^=quizQn]");
+        var feedback = wrap.querySelector(".Feedback");
+        if (feedback) { feedback.setAttribute("role", "status"); }
+        var box = wrap.querySelector("input.Input-text");
+        var prompt = wrap.querySelector("label.InpLabel");
+        if (box && prompt) { prompt.htmlFor = box.id; }
+        if (box && question) { box.setAttribute("aria-describedby", question.id); }
+        var options = wrap.querySelectorAll("label.MCButton");
+        if (options.length && question) {
+          options[0].parentElement.setAttribute("role", "group");
+          options[0].parentElement.setAttribute("aria-labelledby", question.id);
+        }
+        options.forEach(function (option) {
+          var radio = option.querySelector("input[type=radio]");
+          if (radio) { radio.remove(); }
+          var button = document.createElement("button");
+          button.type = "button";
+          button.className = "MCOption";
+          button.setAttribute("aria-pressed", "false");
+          while (option.firstChild) { button.appendChild(option.firstChild); }
+          option.appendChild(button);
+          // a click on the label's padding is checked once, not again through its button
+          option.addEventListener("click", function (event) {
+            if (event.target === option) { event.preventDefault(); }
+          }, true);
+          option.addEventListener("click", function () {
+            options.forEach(function (other) {
+              other.firstChild.setAttribute("aria-pressed", String(other === option));
+            });
+          });
+        });
+      });"""
+
+#: Styles for what :data:`_ACCESSIBLE` adds: the option's button looks like the option around
+#: it, and the focused option or number box has a visible outline (WCAG 2.4.7): Okabe-Ito blue,
+#: 5.2:1 against white and above 3:1 against the dark theme, with a dark ring inside an option.
+_STYLE = """<style>
+#{quiz_id} .MCButton {{ padding: 0; align-items: stretch; }}
+#{quiz_id} .MCOption {{
+  all: unset; box-sizing: border-box; flex: 1; display: flex; align-items: center;
+  justify-content: center; padding: 10px; cursor: pointer; font: inherit; color: inherit;
+  text-align: center;
+}}
+#{quiz_id} .MCOption:focus-visible, #{quiz_id} .Input-text:focus-visible {{
+  outline: 3px solid #0072B2; outline-offset: 2px;
+}}
+#{quiz_id} .MCOption:focus-visible {{ box-shadow: inset 0 0 0 2px #1a1a1a; }}
+</style>"""
 
 
 def show(key: str, questions) -> None:
@@ -193,7 +254,9 @@ def show(key: str, questions) -> None:
     random_id = re.match(r'<div id="(\w+)"', html).group(1)
     new_id = quiz_id(key)
     html = html.replace(random_id, new_id)
-    script = _DEFER.format(script=script.replace(random_id, new_id), quiz_id=new_id)
+    html = html.replace("<style>", _STYLE.format(quiz_id=new_id) + "<style>", 1)
+    script = _DEFER.format(script=script.replace(random_id, new_id), quiz_id=new_id,
+                           accessible=_ACCESSIBLE)
     display({"text/html": html, "text/plain": f"Self-check questions ({len(questions)})"},
             raw=True)
     display({"application/javascript": script,

@@ -178,7 +178,8 @@ def _visit(context, site_url: str, page_path: str) -> dict:
     if has_mathjax:
         page.wait_for_function("() => MathJax.startup.promise !== undefined", timeout=20000)
         page.evaluate("() => MathJax.startup.promise.then(() => true)")
-    page.wait_for_load_state("networkidle")
+    # generous: on a busy 2-core machine a chapter's fonts and figures can take over 30 s
+    page.wait_for_load_state("networkidle", timeout=90_000)
     if page.locator(f'script[type="{WIDGET_VIEW}"]').count():
         # widget state embedded in the page: give the widgets manager time to draw them
         try:
