@@ -382,6 +382,15 @@ def test_explorer_moves_on_the_static_page(context, site_url, chapter, timings):
             start = _index(control)
             if _kind(control) == "slider":
                 assert n >= 6, f"{chapter}: slider {label!r} has only {n} positions"
+                # a screen reader names the handle by its label and reads the option shown
+                handle = control.locator(".noUi-handle")
+                page.wait_for_function("h => h.getAttribute('aria-valuetext')",
+                                       arg=handle.element_handle(), timeout=5000)
+                name = handle.evaluate("h => (document.getElementById("
+                                       "h.getAttribute('aria-labelledby')) || {}).textContent")
+                assert name == label, (chapter, label, name)
+                assert handle.get_attribute("aria-valuetext") == control.locator(
+                    ".widget-readout").inner_text().strip()
             assert _focus_target(control).get_attribute("tabindex") in (None, "0")
             # the mouse: to the far end from the start; then one step back with the keyboard
             target = 0 if start >= n / 2 else n - 1
