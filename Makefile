@@ -141,6 +141,14 @@ bench: install $(BENCH_STAMP)
 	BENCH_ORIGINAL_ENV="OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE-unset} OPENBLAS_L2_SIZE=$${OPENBLAS_L2_SIZE-unset}" \
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python tests/benchmarks/bench_attention.py
 
+## bench-pages: time every explorer page of the built site (_build/html) in Chromium: five
+## first visits each (empty cache), best and median time to interactive against the 2 s budget,
+## page sizes, load average; writes _build/page_timings.csv. Run it on a quiet machine after
+## `make book`. Not part of `make test` (the browser test prints one timing, never asserts it).
+.PHONY: bench-pages
+bench-pages: install chromium
+	$(BIN)/python tests/benchmarks/bench_pages.py --runs 5
+
 ## train: retrain chapter 2's two translation models (context vector vs attention) from their
 ## seed, side by side on 2 cores; writes chapters/data/translation_models.npz/.json (not part of test)
 train: install

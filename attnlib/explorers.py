@@ -598,7 +598,7 @@ class MaskExplorer(_Explorer):
         sentences = list(sentences)
         default = self.sentence.value if self.sentence.value in sentences else sentences[0]
         controls = [Control("mask", tuple((k, k) for k in MASK_KINDS),
-                            MASK_KINDS.index(self.kind.value), kind="radio"),
+                            MASK_KINDS.index(self.kind.value), kind="list"),
                     Control("sentence", tuple((s, s) for s in sentences),
                             sentences.index(default), kind="dropdown")]
 
@@ -820,10 +820,12 @@ def cost_figure(state: dict, *, max_n: int = 131_072) -> plt.Figure:
 def cost_svg(state: dict, *, max_n: int = 131_072) -> str:
     """The curves of :func:`cost_figure` as a drawing (fixed axes; this n dashed)."""
     ns, plain, tiled = _cost_curves(state, max_n)
-    return svg.line_chart(ns, {"plain: the whole n × n table": plain,
-                               "tiled: one tile + running max and sum": tiled},
+    names = ("plain: the whole n × n table", "tiled: one tile + running max and sum")
+    return svg.line_chart(ns, dict(zip(names, (plain, tiled))),
                           title=f"score memory, {state['heads']} head(s), float32",
                           xlabel="sequence length n", ylabel="MiB", mark_x=state["n"],
+                          marked=dict(zip(names, (state["plain_scores_bytes"] / 2**20,
+                                                  state["tiled_scores_bytes"] / 2**20))),
                           width=420)
 
 
@@ -1266,7 +1268,7 @@ class PositionExplorer(_Explorer):
                     Control.numbers("offset k (tokens further on)", self.OFFSETS, 3),
                     Control("coordinate pair drawn",
                             tuple((f"pair {i} (coordinates {2 * i}, {2 * i + 1})", i)
-                                  for i in self.PAIRS), 0, "radio")]
+                                  for i in self.PAIRS), 0, "list")]
 
         def render(t, k, pair):
             state = position_state(t, k, d_model, pair=pair)

@@ -4,8 +4,11 @@ A static web page has no Python behind it, but the Jupyter widgets HTML manager 
 widgets from their stored state and runs links between widgets in the browser
 (``ipywidgets.jslink``). An explorer for the website is therefore built from
 
-* **controls**: a slider over a list of positions, a drop-down or radio buttons, each with a
-  label in words; only their ``index`` matters;
+* **controls**: a slider over a list of positions, a drop-down or a list box (all options
+  shown, one chosen), each with a label in words; only their ``index`` matters. Each is a
+  native control that the keyboard moves: Tab reaches it, the arrow keys change it. (Not
+  ipywidgets' radio buttons: their inputs share no ``name``, so the arrow keys do not move
+  between them.)
 * nested ``ipywidgets.Stack`` widgets, one level per control, whose leaves are the
   precomputed **states**: one ``HTML`` widget each, holding the drawing (SVG, see
   :mod:`attnlib.svg`) and a readout of the numbers.
@@ -26,7 +29,7 @@ from typing import Callable, Sequence
 
 __all__ = ["Control", "PrecomputedExplorer", "readout_table"]
 
-KINDS = ("slider", "dropdown", "radio")
+KINDS = ("slider", "dropdown", "list")
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,8 @@ class Control:
         state function
     default : int, index of the starting option
     kind : "slider" (ordered positions, moved with the mouse or the arrow keys), "dropdown"
-        or "radio"
+        (a native drop-down) or "list" (a native list box showing every option; for a few
+        named choices, e.g. the kinds of mask)
     """
 
     description: str
@@ -127,7 +131,8 @@ class PrecomputedExplorer:
             elif c.kind == "dropdown":
                 w = widgets.Dropdown(**common, layout=widgets.Layout(width="auto"))
             else:
-                w = widgets.RadioButtons(**common)
+                w = widgets.Select(**common, rows=len(options),
+                                   layout=widgets.Layout(width="auto"))
             self.control_widgets.append(w)
         self.stacks: list[list] = [[] for _ in self.controls]
         self.leaves: dict[tuple, object] = {}

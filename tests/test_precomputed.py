@@ -58,6 +58,20 @@ def test_every_combination_is_a_state_and_every_stack_is_linked():
                                     "b: 2 positions, from x to y)")
 
 
+def test_a_list_control_is_a_native_list_box_that_the_arrow_keys_move():
+    """Named choices are a <select> list box (ipywidgets.Select) showing every option, not
+    radio buttons, whose inputs share no name (the arrow keys would not move them)."""
+    import ipywidgets
+
+    control = Control("mask", (("causal", 0), ("bidirectional", 1), ("padding", 2)), 1,
+                      kind="list")
+    ex = PrecomputedExplorer([control], lambda kind: f"<p>{kind}</p>", name="toy")
+    widget = ex.control_widgets[0]
+    assert isinstance(widget, ipywidgets.Select) and widget.rows == 3
+    assert widget.index == 1 and widget.description == "mask"
+    assert not any(isinstance(w, ipywidgets.RadioButtons) for w in ex.control_widgets)
+
+
 def test_readout_escapes_text():
     assert "&lt;b&gt;" in readout_table([("name", "<b>")])
 
@@ -75,6 +89,100 @@ def _parse_svgs(html):
         start = j
     assert found
     return found
+
+
+def _titles(html):
+    """The text alternatives (``<title>``) of the drawings in ``html``, in order."""
+    titles, start = [], 0
+    while (i := html.find("<svg", start)) >= 0:
+        j = html.index("</svg>", i) + len("</svg>")
+        root = ET.fromstring(html[i:j])
+        titles.append(root.find("{http://www.w3.org/2000/svg}title").text)
+        start = j
+    return titles
+
+
+def two(x):
+    return f"{x + 0.0:.2f}"
+
+
+def test_text_alternatives_state_what_is_drawn_and_its_numbers():
+    assert _titles(svg.bar_chart([0.7, 0.2, 0.1], ["fisherman\nscore 2", "net", "bank"],
+                                 title="weights")) == [
+        "Bar chart, weights: fisherman (score 2) 0.70, net 0.20, bank 0.10."]
+    assert _titles(svg.bar_chart([[0.5, 0.5], [0.25, 0.75]], ["a", "b"], title="heads",
+                                 series=["head 1", "head 2"])) == [
+        "Bar chart, heads, 2 bars per label: head 1: a 0.50, b 0.50; head 2: a 0.25, b 0.75."]
+    assert _titles(svg.arrows([[1, 0], [-0.5, 2]], ["key", "query"], title="q and k")) == [
+        "Arrows from the origin, q and k: key to (1.00, 0.00); query to (-0.50, 2.00)."]
+    mask = np.tril(np.ones((3, 3), dtype=bool))
+    assert _titles(svg.heatmap(mask, list("abc"), list("abc"), title="may attend")) == [
+        "Heat map, may attend, 3 queries (rows) by 3 keys (columns: a, b, c); the keys each "
+        "query may attend: a: 1 key (a); b: 2 keys (a, b); c: all 3 keys."]
+    weights = np.array([[1.0, 0, 0], [0.25, 0.75, 0], [0.5, 0.3, 0.2]])
+    assert _titles(svg.heatmap(weights, None, list("abc"), title="weights")) == [
+        "Heat map, weights, 3 queries (rows) by 3 keys (columns: a, b, c); each query's "
+        "largest values (at most 3): a: a 1.00; b: b 0.75, a 0.25; c: a 0.50, b 0.30, c 0.20."]
+    # a line's value at the marked x: interpolated on log-log axes (exact for a power law),
+    # or the exact value given
+    title = _titles(svg.line_chart([10, 1000], {"n^2": [100, 1e6]}, title="memory",
+                                   xlabel="n", ylabel="MiB", mark_x=100))[0]
+    assert title == ("Line chart on log-log axes, memory: MiB against n from 10 to 1,000; a "
+                     "dashed line marks n = 100; n^2: 100 MiB at 10, 10,000 MiB at 100, "
+                     "1,000,000 MiB at 1,000.")
+    title = _titles(svg.line_chart([10, 1000], {"n^2": [100, 1e6]}, title="memory",
+                                   xlabel="n", ylabel="MiB", mark_x=100,
+                                   marked={"n^2": 12.5}))[0]
+    assert "12.5 MiB at 100" in title
+    assert _titles(svg.bar_chart([1, 2], ["a", "b"], title="t", alt="Given alt text here."))\
+        == ["Given alt text here."]
+
+
+def test_explorer_states_have_text_alternatives_with_their_numbers():
+    """Each state's drawings say what they show with the state's numbers, computed by hand."""
+    ex = X.ScoresExplorer(live_figure=False).precomputed(vary=[2], shift=True)
+    rocks, shift = ex.controls
+    i, j = 10, 2                                       # Rocks scores 8, every score - 2
+    scores = [2 + shift.values[j], 4 + shift.values[j], rocks.values[i] + shift.values[j]]
+    w = hand_softmax(scores)
+    bars, output = _titles(ex.state_html(i, j))
+    assert bars == ("Bar chart, attention weights: "
+                    + ", ".join(f"{t} (score {s:g}) {two(x)}"
+                                for t, s, x in zip(("Machine", "Learning", "Rocks"), scores, w))
+                    + ".")
+    assert output == (f"Bar chart, output = weighted sum of values: out[0] {two(w[0] + w[2])}, "
+                      f"out[1] {two(2 * w[1] + w[2])}.")
+
+    qk = X.QueryKeyExplorer(live_figure=False).precomputed()
+    keys_title, values_title = _titles(qk.state_html(4, 6))      # 90°, length 2: q = (0, 2)
+    w = hand_softmax([0.0, 2 / math.sqrt(2), 2 / math.sqrt(2)])
+    assert "query to (0.00, 2.00)" in keys_title
+    assert all(f"(w={two(x)})" in keys_title for x in w)
+    assert f"output to ({two(2 * w[0] + w[2])}, {two(2 * w[1] + w[2])})" in values_title
+
+    mask = X.MaskExplorer(live_figure=False).precomputed()
+    access, weights = _titles(mask.state_html(0, 1))             # causal, the cat sentence
+    assert "sat: 3 keys (The, cat, sat)" in access and ".: all 7 keys" in access
+    assert weights.startswith("Heat map, weights (random scores), 7 queries")
+    assert "The: The 1.00" in weights                            # the first query sees itself
+    access = _titles(mask.state_html(2, 1))[0]                   # padding
+    assert "mat: 7 keys (The, cat, sat, on, the, mat, .)" in access
+    assert access.endswith("[PAD]: no key; [PAD]: no key.")
+
+    cost = X.CostExplorer(live_figure=False).precomputed()
+    title = _titles(cost.state_html(3, 2))[0]                    # n = 1,024, 4 heads
+    assert "a dashed line marks sequence length n = 1,024" in title
+    assert f"{4 * 1024 * 1024 * 4 / 2**20:.4g} MiB at 1,024" in title   # 16 MiB
+    tile = (4 * 256 * 1024 * 4 + 2 * 4 * 1024 * 4) / 2**20      # one tile + max and sum
+    assert f"{tile:.4g} MiB at 1,024" in title
+
+    position = X.PositionExplorer(live_figure=False).precomputed()
+    title = _titles(position.state_html(2, 4, 1))[0]            # t = 10, k = 5, pair 1
+    theta = 10000 ** (-2 / 16)
+    assert (f"PE(t = 10), pair 1 to ({two(math.sin(10 * theta))}, "
+            f"{two(math.cos(10 * theta))})") in title
+    assert (f"PE(t + k = 15), pair 1 to ({two(math.sin(15 * theta))}, "
+            f"{two(math.cos(15 * theta))})") in title
 
 
 def test_drawings_are_valid_svg():
