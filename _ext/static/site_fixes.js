@@ -23,29 +23,5 @@
   document.addEventListener("toggle", later, true);
 })();
 
-// Accessibility fix: ipywidgets 8 draws a slider (IntSlider, FloatSlider, SelectionSlider, ...)
-// as a noUiSlider handle with role="slider" next to a <label> that shows its description; a
-// <label> cannot name a <div>, so the handle had no accessible name (axe-core's
-// aria-input-field-name, WCAG 4.1.2). Each handle is named by the label it sits next to
-// (aria-labelledby), as the ARIA slider pattern asks, once the widgets manager has drawn it.
-(function () {
-  "use strict";
-  var counter = 0;
-  function nameSliders() {
-    document.querySelectorAll(".widget-slider [role=slider]:not([aria-labelledby])")
-      .forEach(function (handle) {
-        var widget = handle.closest(".widget-slider");
-        var label = widget && widget.querySelector(":scope > label.widget-label");
-        if (!label || !label.textContent.trim() || handle.hasAttribute("aria-label")) return;
-        if (!label.id) label.id = "widget-slider-label-" + (++counter);
-        handle.setAttribute("aria-labelledby", label.id);
-      });
-  }
-  var pending = false;
-  new MutationObserver(function () {
-    if (pending) return;
-    pending = true;
-    window.requestAnimationFrame(function () { pending = false; nameSliders(); });
-  }).observe(document.documentElement, {childList: true, subtree: true});
-  nameSliders();
-})();
+// Slider handles are named by their labels in _config.yml's nb_ipywidgets_js script, which
+// runs with the widgets (aria-labelledby and aria-valuetext).
