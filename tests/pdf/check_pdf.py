@@ -280,11 +280,14 @@ class _Text(HTMLParser):
         self.parts: list[str] = []
         self._skip = 0
 
+    # An SVG's <title> is its text alternative for screen readers, not drawn on the page.
+    HIDDEN = ("style", "script", "title")
+
     def handle_starttag(self, tag, attrs):
-        self._skip += tag in ("style", "script")
+        self._skip += tag in self.HIDDEN
 
     def handle_endtag(self, tag):
-        self._skip -= tag in ("style", "script") and self._skip > 0
+        self._skip -= tag in self.HIDDEN and self._skip > 0
 
     def handle_data(self, data):
         if not self._skip:
