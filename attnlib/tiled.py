@@ -196,11 +196,14 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     # check_attention has refused NaN and inf where they take part and replaced them by 0
     # where they do not, so every tile below is finite and no tile needs cleaning.
     n_batch = math.prod(batch)
-    q = np.broadcast_to(q.astype(work, copy=False) * work.type(scale),  # scale Q, not S
-                        batch + q.shape[-2:])
-    q = q.reshape(n_batch, n_q, q.shape[-1])
-    k = np.broadcast_to(k.astype(work, copy=False), batch + k.shape[-2:]).reshape(n_batch, n_k, k.shape[-1])
-    v = np.broadcast_to(v.astype(work, copy=False), batch + v.shape[-2:]).reshape(n_batch, n_k, d_v)
+
+    def flat(x):                                   # (..., L, d) -> (n_batch, L, d)
+        x = np.broadcast_to(x.astype(work, copy=False), batch + x.shape[-2:])
+        return x.reshape((n_batch,) + x.shape[-2:])
+
+    q = flat(q.astype(work, copy=False) * work.type(scale))   # (n_batch, L_q, d_k), scaled
+    k = flat(k)                                    # (n_batch, L_k, d_k)
+    v = flat(v)                                    # (n_batch, L_k, d_v)
 
     output = np.zeros((n_batch, n_q, d_v), dtype=work)
     lse = np.full((n_batch, n_q), -np.inf, dtype=work)
