@@ -285,8 +285,7 @@ def _check_no_overflow(q, k, v, mask, allowed, scores_shape, offset, scale: floa
             if rows is not None:
                 big &= rows
             if big.any():
-                raise OverflowError(f"an allowed attention score overflows {work}; "
-                                    "pass float64 inputs or smaller queries and keys")
+                raise score_overflow(work)
     return q, k, v
 
 
@@ -304,6 +303,12 @@ def _zero_unused(q, k, v, mask, scores_shape: tuple, causal_offset: int | None):
         k = np.where(used[..., None], k, zero)                    # (..., L_k, d_k)
         v = np.where(used[..., None], v, zero)                    # (..., L_k, d_v)
     return q, k, v
+
+
+def score_overflow(work) -> OverflowError:
+    """The error every attention form raises when an allowed score overflows ``work``."""
+    return OverflowError(f"an allowed attention score overflows {work}; "
+                         "pass float64 inputs or smaller queries and keys")
 
 
 def _largest_magnitude(a: np.ndarray) -> float:

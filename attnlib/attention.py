@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import (as_float_array, broadcast_batch, check_attention, compute_dtype,
-                          require_ndim, to_dtype)
+                          require_ndim, score_overflow, to_dtype)
 from .softmax import exp_normalise, mask_and_max
 
 
@@ -145,8 +145,7 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
             has_keys = checked.allowed.any(axis=-1, keepdims=True)
         overflow |= no_max & has_keys
     if overflow.any():
-        raise OverflowError(f"an allowed attention score overflows {work}; "
-                            "pass float64 inputs or smaller queries and keys")
+        raise score_overflow(work)
     weights = exp_normalise(scores, top)                   # (..., L_q, L_k), rows sum to 1 or 0
     output = weights @ v                                   # (..., L_q, d_v)
     return (to_dtype(output, out_dtype, "attention outputs"),

@@ -33,7 +33,7 @@ import numpy as np
 import threadpoolctl
 
 from ._validation import (as_bool_mask, as_float_array, as_length, check_attention,
-                          check_mask_shape)
+                          check_mask_shape, score_overflow)
 
 #: Target number of score entries in one tile: 262,144 float32 numbers are 1 MB, the size
 #: of a typical per-core L2 cache, so a tile is exponentiated, summed and multiplied by the
@@ -230,8 +230,7 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
                 np.copyto(s, -np.inf, where=~tile)      # selection, not a large constant
             tile_max = s.max(axis=-1)
             if not (tile_max < np.inf).all():           # NaN (max propagates it) or +inf
-                raise OverflowError(f"an allowed attention score overflows {work}; "
-                                    "pass float64 inputs or smaller queries and keys")
+                raise score_overflow(work)
             m_new = np.maximum(m, tile_max)             # 2. the new running maximum
             # A query with no allowed key so far keeps m = -inf: use 0 there (no -inf - -inf).
             m_safe = np.where(m_new > -np.inf, m_new, 0.0).astype(work, copy=False)
