@@ -20,7 +20,8 @@ Method. Every candidate is timed in this one process, with the same inputs, in r
 round times every candidate as the best of ``REPS`` consecutive calls (so that no candidate
 pays for waking up another's thread pool), and successive rounds alternate the order of the
 candidates. One warm-up call each comes first. Ratios are taken within a round and reported as
-the minimum and the median over the rounds. This is done at 1 and 2 threads (threadpoolctl for
+the minimum and the median over the rounds (``ROUNDS``; ``MORE_ROUNDS`` up to n = 2,048, whose
+short runs vary more). This is done at 1 and 2 threads (threadpoolctl for
 numpy's BLAS, ``torch.set_num_threads`` for PyTorch), without and with a causal mask, in float32
 and float64. The peak memory of each candidate is measured in a fresh process (the growth of
 the resident set during one call, from the kernel's high-water mark). The load average of the
@@ -60,6 +61,14 @@ PNG_PATH, MEM_PNG_PATH = IMAGES / "bench.png", IMAGES / "bench_memory.png"
 
 D, HEADS = 64, 8
 ROUNDS, REPS = 5, 3
+# Short runs vary more from round to round (a page fault or another process weighs more), and
+# cost little: up to this n every configuration gets MORE_ROUNDS instead of ROUNDS.
+MORE_ROUNDS, MORE_ROUNDS_MAX_N = 9, 2048
+
+
+def rounds_for(n: int) -> int:
+    """Timing rounds for a configuration of length ``n`` (at least ROUNDS)."""
+    return MORE_ROUNDS if n <= MORE_ROUNDS_MAX_N else ROUNDS
 CANDIDATES = ["plain", "tiled", "reference", "torch_fast", "torch_math", "ceiling_qk", "ceiling_wv"]
 LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
           "reference": "careful numpy reference",
@@ -154,8 +163,9 @@ def best_of(call, reps: int) -> float:
     return best
 
 
-def time_configuration(threads, dtype, causal, n, rounds=ROUNDS, reps=REPS) -> list[dict]:
+def time_configuration(threads, dtype, causal, n, rounds=None, reps=REPS) -> list[dict]:
     """Rounds of best-of-``reps`` times for every candidate; one CSV row per candidate."""
+    rounds = rounds_for(n) if rounds is None else rounds
     set_threads(threads)
     calls = make_calls(n, dtype, causal)
     names = [c for c in CANDIDATES if c in calls
@@ -294,7 +304,9 @@ def parent_main(args) -> None:
                         ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
                          "OMP_NUM_THREADS")},
         "environment_before_make_bench": os.environ.get("BENCH_ORIGINAL_ENV"),
-        "method": {"heads": HEADS, "d": D, "rounds": ROUNDS, "reps_per_round": REPS,
+        "method": {"heads": HEADS, "d": D, "rounds": ROUNDS,
+                   "more_rounds": {"rounds": MORE_ROUNDS, "up_to_n": MORE_ROUNDS_MAX_N},
+                   "reps_per_round": REPS,
                    "threads": [1, 2], "warm_up_calls": 1,
                    "ratio": "within each round, then min and median over rounds",
                    "ceiling": "numpy Q K^T plus numpy W V, same shapes, same rounds",
@@ -326,7 +338,7 @@ def parent_main(args) -> None:
             if step[1:] in done_time or n > args.max_n:
                 continue
             got = time_configuration(threads, dtype, causal, n,
-                                     rounds=2 if args.quick else ROUNDS)
+                                     rounds=2 if args.quick else None)
             rows += got
             show = {r["candidate"]: r for r in got}
             line = ", ".join(f"{c} {show[c]['time_median_s'] * 1e3:.1f} ms" for c in show)
