@@ -20,8 +20,8 @@ Method. Every candidate is timed in this one process, with the same inputs, in r
 round times every candidate as the best of ``REPS`` consecutive calls (so that no candidate
 pays for waking up another's thread pool), and successive rounds alternate the order of the
 candidates. One warm-up call each comes first. Ratios are taken within a round and reported as
-the minimum and the median over the rounds (``ROUNDS``; ``MORE_ROUNDS`` up to n = 2,048, whose
-short runs vary more). This is done at 1 and 2 threads (threadpoolctl for
+the minimum and the median over the rounds (15 up to n = 1,024, whose short runs vary more, and
+9 above: ``rounds_for``). This is done at 1 and 2 threads (threadpoolctl for
 numpy's BLAS, ``torch.set_num_threads`` for PyTorch), without and with a causal mask, in float32
 and float64. The peak memory of each candidate is measured in a fresh process (the growth of
 the resident set during one call, from the kernel's high-water mark). The load average of the
@@ -62,13 +62,13 @@ PNG_PATH, MEM_PNG_PATH = IMAGES / "bench.png", IMAGES / "bench_memory.png"
 D, HEADS = 64, 8
 ROUNDS, REPS = 5, 3
 # Short runs vary more from round to round (a page fault or another process weighs more), and
-# cost little: up to this n every configuration gets MORE_ROUNDS instead of ROUNDS.
-MORE_ROUNDS, MORE_ROUNDS_MAX_N = 9, 2048
+# cost little: n up to 1,024 gets 15 rounds, longer ones 9 (about 2 minutes at n = 4,096).
+ROUNDS_BY_MAX_N = ((1024, 15), (math.inf, 9))
 
 
 def rounds_for(n: int) -> int:
     """Timing rounds for a configuration of length ``n`` (at least ROUNDS)."""
-    return MORE_ROUNDS if n <= MORE_ROUNDS_MAX_N else ROUNDS
+    return max(ROUNDS, next(rounds for max_n, rounds in ROUNDS_BY_MAX_N if n <= max_n))
 CANDIDATES = ["plain", "tiled", "reference", "torch_fast", "torch_math", "ceiling_qk", "ceiling_wv"]
 LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
           "reference": "careful numpy reference",
@@ -305,7 +305,8 @@ def parent_main(args) -> None:
                          "OMP_NUM_THREADS")},
         "environment_before_make_bench": os.environ.get("BENCH_ORIGINAL_ENV"),
         "method": {"heads": HEADS, "d": D, "rounds": ROUNDS,
-                   "more_rounds": {"rounds": MORE_ROUNDS, "up_to_n": MORE_ROUNDS_MAX_N},
+                   "rounds_by_n": {("any" if max_n == math.inf else f"up to {max_n}"): r
+                                   for max_n, r in ROUNDS_BY_MAX_N},
                    "reps_per_round": REPS,
                    "threads": [1, 2], "warm_up_calls": 1,
                    "ratio": "within each round, then min and median over rounds",
