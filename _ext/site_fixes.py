@@ -15,7 +15,8 @@ bibliography's entries the role ``listitem`` (docutils' ``doc-biblioentry`` is d
 ARIA 1.3 and is no list item of the ``role="list"`` around them), and it loads
 ``_ext/static/site_fixes.css`` (link contrast in admonitions) and ``site_fixes.js`` (tab stops
 on code blocks that scroll once opened; ipywidgets' slider handles named by their visible
-description). ``tests/browser/test_a11y.py`` runs axe-core on every
+description). It leaves out the theme's ``fontawesome.js`` (see
+:func:`_without_fontawesome_js`). ``tests/browser/test_a11y.py`` runs axe-core on every
 page.
 """
 from __future__ import annotations
@@ -44,10 +45,35 @@ def _dedupe(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
+def _without_fontawesome_js(app) -> Path:
+    """A copy of the theme's ``static/webpack-macros.html`` without its ``fontawesome.js``.
+
+    pydata-sphinx-theme loads Font Awesome twice: as web fonts from its style sheet, which
+    draw every icon the site shows, and as a 1.5 MB script that redraws each icon as an SVG
+    and watches every change to the page (0.2-0.3 s of the main thread on a chapter with
+    explorers, `make bench-pages`). The copy is made from the installed theme at each build,
+    so it follows the theme's version; only the line that loads the script is left out.
+    """
+    import pydata_sphinx_theme
+
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+    macros = (theme / "static" / "webpack-macros.html").read_text(encoding="utf-8")
+    kept = [line for line in macros.splitlines(keepends=True)
+            if "scripts/fontawesome.js" not in line]
+    if len(kept) != len(macros.splitlines()) - 1:
+        raise RuntimeError("site_fixes: pydata-sphinx-theme's webpack-macros.html changed; "
+                           "look again at how it loads fontawesome.js")
+    folder = Path(app.doctreedir) / "site_fixes_templates"
+    (folder / "static").mkdir(parents=True, exist_ok=True)
+    (folder / "static" / "webpack-macros.html").write_text("".join(kept), encoding="utf-8")
+    return folder
+
+
 def _use_fixed_templates(app, config):
     # Before the themes' own component folders, which they append to templates_path.
-    if str(TEMPLATES) not in config.templates_path:
-        config.templates_path.insert(0, str(TEMPLATES))
+    for folder in (_without_fontawesome_js(app), TEMPLATES):
+        if str(folder) not in config.templates_path:
+            config.templates_path.insert(0, str(folder))
     if str(STATIC) not in config.html_static_path:
         config.html_static_path.append(str(STATIC))
 

@@ -144,6 +144,16 @@ async () => {
     widgetsDrawn: Array.from(document.querySelectorAll(
         'script[type="application/vnd.jupyter.widget-view+json"]'))
         .filter(view => view.parentElement.querySelector(".jupyter-widgets")).length,
+    // The theme's icons (<i class="fa-...">) are drawn by Font Awesome's web font, from the
+    // theme's style sheet: a glyph before each, in that font, with a width.
+    icons: Array.from(document.querySelectorAll("i[class*='fa-']"))
+      .filter(el => el.getClientRects().length > 0)
+      .map(el => {
+        const before = getComputedStyle(el, "::before");
+        return {classes: el.className, glyph: before.content,
+                font: before.fontFamily, width: el.getBoundingClientRect().width};
+      }),
+    fontawesomeScript: Array.from(document.scripts).some(s => /fontawesome/.test(s.src)),
     solutions: Array.from(document.querySelectorAll(".solution")).map(el => ({
       id: el.id, classes: el.className})),
   };

@@ -69,6 +69,18 @@ def test_embedded_widgets_are_drawn(visit, page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+def test_icons_are_drawn_by_the_web_font(visit, page):
+    """The theme's icons show without its 1.5 MB fontawesome.js (site_fixes leaves it out)."""
+    seen = visit(page)
+    assert not seen["fontawesomeScript"], f"{page} loads fontawesome.js"
+    assert seen["icons"], f"{page} shows none of the theme's icons"
+    for icon in seen["icons"]:
+        assert icon["glyph"] not in ("none", "normal", ""), f"{page}: no glyph for {icon}"
+        assert "Font Awesome" in icon["font"], f"{page}: {icon} is not in Font Awesome's font"
+        assert icon["width"] > 0, f"{page}: {icon} has no width"
+
+
+@pytest.mark.parametrize("page", PAGES)
 def test_screenshot_saved(visit, page):
     shot = visit(page)["screenshot"]
     assert shot.is_file() and shot.stat().st_size > 1000
