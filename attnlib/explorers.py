@@ -845,7 +845,8 @@ def _cost_rows(s):
 class CostExplorer(_Explorer):
     """Slide the sequence length, width and heads, choose a tile; see entries, memory, FLOPs."""
 
-    TILES = (("attnlib's default (up to 256 × 1,024)", None), ("64 × 64", 64),
+    TILES = (("attnlib's default (1 MiB: 256 × 1,024 for long inputs)", None),
+             ("64 × 64", 64),
              ("128 × 128", 128), ("256 × 256", 256), ("512 × 512", 512),
              ("1,024 × 1,024", 1024))
 

@@ -45,12 +45,13 @@ def default_block_sizes(n_queries: int, n_keys: int) -> tuple[int, int]:
     """Block sizes ``(block_q, block_k)`` for one tile of about :data:`TILE_ENTRIES` scores.
 
     Keys get the longer side (up to 1,024), so each query block needs few rescalings, and
-    the query side fills the rest, up to 256 queries: shorter query blocks let a causal
-    mask cut more of each row of tiles at the diagonal, and give the worker threads more
-    blocks to share. Blocks never exceed the lengths.
+    the query side fills the rest of the tile: 256 queries from 1,024 keys on (short
+    enough for a causal mask to cut each row of tiles at the diagonal), more for fewer keys
+    (512 x 512 at n = 512: fewer, larger blocks cost fewer numpy calls, and one key block
+    leaves a causal mask nothing to skip anyway). Blocks never exceed the lengths.
     """
     block_k = min(max(int(n_keys), 1), 1024)
-    block_q = min(max(int(n_queries), 1), TILE_ENTRIES // block_k, 256)
+    block_q = min(max(int(n_queries), 1), TILE_ENTRIES // block_k)
     return block_q, block_k
 
 

@@ -282,8 +282,9 @@ def test_default_blocks_fit_the_lengths_and_a_one_megabyte_tile():
     assert default_block_sizes(5, 3) == (5, 3)
     bq, bk = default_block_sizes(100_000, 100_000)
     assert bq * bk * 4 <= 1 << 20 and bq >= 64 and bk >= 256
-    # at most 256 queries per block, so a causal mask cuts rows of tiles at the diagonal
-    assert default_block_sizes(512, 512) == (256, 512)
+    # 256 queries per block from 1,024 keys on; the query side fills the tile for fewer keys
+    assert default_block_sizes(512, 512) == (512, 512)
+    assert default_block_sizes(2_000, 256) == (1024, 256)
     assert default_block_sizes(300, 2_000) == (256, 1024)
 
 
