@@ -142,8 +142,8 @@ bench: install $(BENCH_STAMP)
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python tests/benchmarks/bench_attention.py
 
 ## bench-pages: time every explorer page of the built site (_build/html) in Chromium: five
-## first visits each (empty cache), best and median time to interactive against the 2 s budget,
-## page sizes, load average; writes _build/page_timings.csv. Run it on a quiet machine after
+## first visits each (empty cache) and three after two other explorer pages (scripts cached),
+## best and median time to interactive against the 2 s budget, page sizes, load average; writes _build/page_timings.csv. Run it on a quiet machine after
 ## `make book`. Not part of `make test` (the browser test prints one timing, never asserts it).
 .PHONY: bench-pages
 bench-pages: install chromium

@@ -799,7 +799,7 @@ def _cost_curves(state: dict, max_n: int = 131_072):
 
 
 def _tile_name(state: dict) -> str:
-    return ("the default tile (at most 256 × 1,024)" if state["block"] is None
+    return ("the default tile (at most 262,144 scores)" if state["block"] is None
             else f"{state['block_q']:,} × {state['block_k']:,} tiles")
 
 
