@@ -143,8 +143,9 @@ bench: install $(BENCH_STAMP)
 
 ## bench-pages: time every explorer page of the built site (_build/html) in Chromium: five
 ## first visits each (empty cache) and three after two other explorer pages (scripts cached),
-## best and median time to interactive against the 2 s budget, page sizes, load average; writes _build/page_timings.csv. Run it on a quiet machine after
-## `make book`. Not part of `make test` (the browser test prints one timing, never asserts it).
+## best and median time to interactive against the 2 s budget, page sizes, load average;
+## writes _build/page_timings.csv. Run it on a quiet machine after `make book`. Not part of
+## `make test` (the browser test prints one timing, never asserts it).
 .PHONY: bench-pages
 bench-pages: install chromium
 	$(BIN)/python tests/benchmarks/bench_pages.py --runs 5

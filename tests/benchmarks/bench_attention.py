@@ -60,15 +60,15 @@ META_PATH = DATA / "bench_meta.json"
 PNG_PATH, MEM_PNG_PATH = IMAGES / "bench.png", IMAGES / "bench_memory.png"
 
 D, HEADS = 64, 8
-ROUNDS, REPS = 5, 3
+REPS = 3
 # Short runs vary more from round to round (a page fault or another process weighs more), and
 # cost little: n up to 1,024 gets 15 rounds, longer ones 9 (about 2 minutes at n = 4,096).
 ROUNDS_BY_MAX_N = ((1024, 15), (math.inf, 9))
 
 
 def rounds_for(n: int) -> int:
-    """Timing rounds for a configuration of length ``n`` (at least ROUNDS)."""
-    return max(ROUNDS, next(rounds for max_n, rounds in ROUNDS_BY_MAX_N if n <= max_n))
+    """Timing rounds for a configuration of length ``n``."""
+    return next(rounds for max_n, rounds in ROUNDS_BY_MAX_N if n <= max_n)
 CANDIDATES = ["plain", "tiled", "reference", "torch_fast", "torch_math", "ceiling_qk", "ceiling_wv"]
 LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
           "reference": "careful numpy reference",
@@ -304,7 +304,7 @@ def parent_main(args) -> None:
                         ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
                          "OMP_NUM_THREADS")},
         "environment_before_make_bench": os.environ.get("BENCH_ORIGINAL_ENV"),
-        "method": {"heads": HEADS, "d": D, "rounds": ROUNDS,
+        "method": {"heads": HEADS, "d": D,
                    "rounds_by_n": {("any" if max_n == math.inf else f"up to {max_n}"): r
                                    for max_n, r in ROUNDS_BY_MAX_N},
                    "reps_per_round": REPS,

@@ -81,7 +81,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not (SITE / "index.html").is_file():
         sys.exit(f"no built site at {SITE}: run `make book` first")
-    pages = args.page or explorer_pages(SITE)
+    all_pages = explorer_pages(SITE)
+    pages = args.page or all_pages
     from playwright.sync_api import sync_playwright
 
     server, base = _serve()
@@ -99,22 +100,16 @@ def main(argv=None) -> int:
                 load_before = os.getloadavg()[0]
                 results = []
                 for run in range(args.runs):
-                    context = browser.new_context(viewport={"width": 1280, "height": 900},
-                                                  service_workers="block")
-                    context.route("**/*", _block_external)
-                    tab = context.new_page()
+                    context, tab = _fresh_tab(browser)
                     result = measure(tab, base + page_path)
                     context.close()
                     results.append(result)
                     runs.append({"page": page_path, "run": run + 1, "warm": False,
                                  "load_average": f"{os.getloadavg()[0]:.2f}",
                                  **{k: _s(result.get(k)) for k in KEYS}})
-                others = [p for p in explorer_pages(SITE) if p != page_path][:2]
+                others = [p for p in all_pages if p != page_path][:2]
                 for run in range(args.warm_runs):
-                    context = browser.new_context(viewport={"width": 1280, "height": 900},
-                                                  service_workers="block")
-                    context.route("**/*", _block_external)
-                    tab = context.new_page()
+                    context, tab = _fresh_tab(browser)
                     for other in others:
                         measure(tab, base + other, respond=False)
                     warm = measure(tab, base + page_path, respond=False)
@@ -149,6 +144,14 @@ def main(argv=None) -> int:
     print(f"... coming from two other explorer pages: {', '.join(over) or 'none'}")
     print(f"written: {OUT}, {OUT_RUNS}")
     return 0
+
+
+def _fresh_tab(browser):
+    """A new context (empty cache, other hosts blocked) and a tab in it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                  service_workers="block")
+    context.route("**/*", _block_external)
+    return context, context.new_page()
 
 
 def _s(value) -> str:
