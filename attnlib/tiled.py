@@ -42,17 +42,18 @@ TILE_ENTRIES = 262_144
 
 
 def default_block_sizes(n_queries: int, n_keys: int) -> tuple[int, int]:
-    """Block sizes ``(block_q, block_k)`` for one tile of about :data:`TILE_ENTRIES` scores.
+    """Block sizes ``(block_q, block_k)`` for one tile of at most :data:`TILE_ENTRIES` scores.
 
-    Keys get the longer side (up to 1,024), so each query block needs few rescalings, and
-    the query side fills the rest of the tile: 256 queries from 1,024 keys on (short
-    enough for a causal mask to cut each row of tiles at the diagonal), more for fewer keys
-    (512 x 512 at n = 512: fewer, larger blocks cost fewer numpy calls, and at that length
-    cutting tiles at the diagonal in 256-query steps saved no measurable time). Blocks
-    never exceed the lengths.
+    Keys get the longer side (up to 1,024), so each query block needs few rescalings. From
+    512 keys on, a block holds 256 queries: short enough for a causal mask to cut each row
+    of tiles at the diagonal (at n = 512 a quarter of the scores are then never computed),
+    and enough blocks for the worker threads to share. With fewer keys the query side fills
+    the tile instead (fewer, larger blocks cost fewer numpy calls). Blocks never exceed the
+    lengths.
     """
     block_k = min(max(int(n_keys), 1), 1024)
-    block_q = min(max(int(n_queries), 1), TILE_ENTRIES // block_k)
+    block_q = 256 if block_k >= 512 else TILE_ENTRIES // block_k
+    block_q = min(max(int(n_queries), 1), block_q)
     return block_q, block_k
 
 
@@ -264,6 +265,32 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
     return (output, lse) if return_lse else output
 
 
+def _causal_tile(n_rows: int, n_cols: int, shift: int) -> np.ndarray:
+    """A tile the causal diagonal crosses: entry (i, j) is allowed when ``j <= i + shift``.
+
+    Every head, and every row of tiles with the same geometry, needs the same tile: tiles
+    of up to :data:`TILE_ENTRIES` entries (the default size) are built once and kept
+    (read-only, shared by the worker threads; at most 16 of them); larger ones, which only
+    an explicit ``block_size`` asks for, are built for each use and not kept.
+    """
+    if n_rows * n_cols <= TILE_ENTRIES:
+        return _kept_causal_tile(n_rows, n_cols, shift)
+    return _build_causal_tile(n_rows, n_cols, shift)
+
+
+def _build_causal_tile(n_rows, n_cols, shift):
+    i = np.arange(n_rows)[:, None]                     # (n_rows, 1), query within the tile
+    j = np.arange(n_cols)[None, :]                     # (1, n_cols), key within the tile
+    return j <= i + shift                              # (n_rows, n_cols)
+
+
+@functools.lru_cache(maxsize=16)
+def _kept_causal_tile(n_rows, n_cols, shift):
+    tile = _build_causal_tile(n_rows, n_cols, shift)   # (n_rows, n_cols)
+    tile.setflags(write=False)
+    return tile
+
+
 def _tile_mask(allowed, where, offset, q0, q1, k0, k1):
     """The tile's boolean mask, or ``True`` (all allowed) / ``False`` (all masked)."""
     tile = True
@@ -271,9 +298,7 @@ def _tile_mask(allowed, where, offset, q0, q1, k0, k1):
         if k0 > q1 - 1 + offset:           # every key lies after every query's last allowed key
             return False
         if k1 - 1 > q0 + offset:           # the diagonal crosses the tile
-            i = np.arange(q0, q1)[:, None]
-            j = np.arange(k0, k1)[None, :]
-            tile = j <= i + offset
+            tile = _causal_tile(q1 - q0, k1 - k0, q0 + offset - k0)
     if allowed is None:
         return tile        # all allowed, or crossed by the diagonal: some allowed, some not
     sub = allowed[where + (slice(q0, q1), slice(k0, k1))]

@@ -178,7 +178,8 @@ def test_cost_state_counts():
     assert st["tiled_scores_bytes"] == 2**20 + 2 * 100_000 * 4
     small = X.cost_state(10, 8, heads=2, block=256)       # the tile is never bigger than n x n
     assert small["tiled_scores_bytes"] == 2 * (10 * 10 + 2 * 10) * 4
-    assert X.cost_state(1_000, 64)["block_q"] == 262_144 // 1_000   # keys get 1,000
+    assert X.cost_state(1_000, 64)["block_q"] == 256       # from 512 keys on: 256 queries
+    assert X.cost_state(400, 64)["block_q"] == 400         # fewer keys: the tile's rest
     assert X.cost_state(2_000, 64)["score_entries"] == 4 * X.cost_state(1_000, 64)["score_entries"]
     with pytest.raises(ValueError, match="block"):
         X.cost_state(10, block=0)

@@ -282,8 +282,9 @@ def test_default_blocks_fit_the_lengths_and_a_one_megabyte_tile():
     assert default_block_sizes(5, 3) == (5, 3)
     bq, bk = default_block_sizes(100_000, 100_000)
     assert bq * bk * 4 <= 1 << 20 and bq >= 64 and bk >= 256
-    # 256 queries per block from 1,024 keys on; the query side fills the tile for fewer keys
-    assert default_block_sizes(512, 512) == (512, 512)
+    # 256 queries per block from 512 keys on; the query side fills the tile for fewer keys
+    assert default_block_sizes(512, 512) == (256, 512)
+    assert default_block_sizes(4_096, 511) == (513, 511)
     assert default_block_sizes(2_000, 256) == (1024, 256)
     assert default_block_sizes(300, 2_000) == (256, 1024)
 
@@ -382,3 +383,21 @@ def test_leading_axes_broadcast_and_integers_become_float64():
                            np.arange(4)[:, None], block_size=2)
     assert ints.dtype == np.float64
     np.testing.assert_allclose(ints[:, 0], [1.5, 1.5, 1.5], atol=1e-12)   # equal scores per row
+
+
+def test_causal_tiles_are_kept_only_up_to_the_default_tile_size():
+    """Diagonal tiles are cached for reuse across heads, but never a tile larger than the
+    default one: a huge explicit block must not stay in memory after the call."""
+    from attnlib import tiled
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((2, 600, 4)) for _ in range(3))   # (H, L, d)
+    want = attention(q, k, v, causal_mask(600))[0]                    # (H, L, d)
+    tiled._kept_causal_tile.cache_clear()
+    big = tiled_attention(q, k, v, causal=True, block_size=600)      # 360,000 > 262,144
+    assert tiled._kept_causal_tile.cache_info().currsize == 0
+    small = tiled_attention(q, k, v, causal=True, block_size=(64, 128))
+    assert tiled._kept_causal_tile.cache_info().currsize > 0
+    np.testing.assert_allclose(big, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(small, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="read-only"):
+        tiled._kept_causal_tile(64, 128, 0)[0, 0] = False

@@ -20,10 +20,10 @@ Method. Every candidate is timed in this one process, with the same inputs, in r
 round times every candidate as the best of ``REPS`` consecutive calls (so that no candidate
 pays for waking up another's thread pool), and successive rounds alternate the order of the
 candidates. One warm-up call each comes first. Ratios are taken within a round and reported as
-the minimum and the median over the rounds (15 up to n = 1,024, whose short runs vary more, and
-9 above: ``rounds_for``). This is done at 1 and 2 threads (threadpoolctl for
-numpy's BLAS, ``torch.set_num_threads`` for PyTorch), without and with a causal mask, in float32
-and float64. The peak memory of each candidate is measured in a fresh process (the growth of
+the minimum and the median over the rounds (15 up to n = 2,048, whose runs vary more from
+round to round, and 9 at 4,096: ``rounds_for``). This is done at 1 and 2 threads
+(threadpoolctl for numpy's BLAS, ``torch.set_num_threads`` for PyTorch), without and with a
+causal mask, in float32 and float64. The peak memory of each candidate is measured in a fresh process (the growth of
 the resident set during one call, from the kernel's high-water mark). The load average of the
 machine is recorded at the start and end of every configuration.
 
@@ -61,9 +61,10 @@ PNG_PATH, MEM_PNG_PATH = IMAGES / "bench.png", IMAGES / "bench_memory.png"
 
 D, HEADS = 64, 8
 REPS = 3
-# Short runs vary more from round to round (a page fault or another process weighs more), and
-# cost little: n up to 1,024 gets 15 rounds, longer ones 9 (about 2 minutes at n = 4,096).
-ROUNDS_BY_MAX_N = ((1024, 15), (math.inf, 9))
+# Runs up to n = 2,048 vary more from round to round (a page fault or another process weighs
+# more; at 2,048 in float64 the passes over 256 MiB of scores scatter by up to 30 %) and
+# cost less: they get 15 rounds, longer ones 9 (about 2 minutes at n = 4,096).
+ROUNDS_BY_MAX_N = ((2048, 15), (math.inf, 9))
 
 
 def rounds_for(n: int) -> int:
@@ -305,7 +306,7 @@ def parent_main(args) -> None:
                          "OMP_NUM_THREADS")},
         "environment_before_make_bench": os.environ.get("BENCH_ORIGINAL_ENV"),
         "method": {"heads": HEADS, "d": D,
-                   "rounds_by_n": {("any" if max_n == math.inf else f"up to {max_n}"): r
+                   "rounds_by_n": {("longer" if max_n == math.inf else f"up to {max_n}"): r
                                    for max_n, r in ROUNDS_BY_MAX_N},
                    "reps_per_round": REPS,
                    "threads": [1, 2], "warm_up_calls": 1,
