@@ -63,6 +63,13 @@ def _blas() -> threadpoolctl.ThreadpoolController:
     return threadpoolctl.ThreadpoolController().select(user_api="blas")
 
 
+@functools.cache
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """The worker threads of :func:`tiled_attention`, started once per size and then reused
+    (starting and joining two threads at every call cost about 1 ms)."""
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attnlib-tiled")
+
+
 def default_workers() -> int:
     """As many threads as numpy's BLAS uses for a matrix product (1 if it cannot be told).
 
@@ -255,8 +262,8 @@ def tiled_attention(queries, keys, values, mask=None, *, causal: bool = False, a
         # threads spread all the work, exponentials included, over the cores. Each thread's
         # matrix products use one BLAS thread: BLAS threads on top of these would only
         # compete with them for the same cores.
-        with _blas().limit(limits=1), ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(lambda block: one_query_block(*block), blocks))
+        with _blas().limit(limits=1):
+            list(_pool(workers).map(lambda block: one_query_block(*block), blocks))
     else:
         for b, q0 in blocks:
             one_query_block(b, q0)

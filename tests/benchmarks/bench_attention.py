@@ -17,9 +17,9 @@ And the *ceiling*: the two attention-shaped matrix products alone, ``Q K^T`` (H,
 attention can be faster than these two products.
 
 Method. Every candidate is timed in this one process, with the same inputs, in rounds; each
-round times every candidate as the best of ``REPS`` consecutive calls (so that no candidate
-pays for waking up another's thread pool), and successive rounds alternate the order of the
-candidates. One warm-up call each comes first. Ratios are taken within a round and reported as
+round times every candidate as the best of a few consecutive calls (``reps_for``: 5 up to
+n = 1,024, 3 above; so that no candidate pays for waking up another's thread pool), and
+successive rounds alternate the order of the candidates. One warm-up call each comes first. Ratios are taken within a round and reported as
 the minimum and the median over the rounds (15 up to n = 2,048, whose runs vary more from
 round to round, and 9 at 4,096: ``rounds_for``). This is done at 1 and 2 threads
 (threadpoolctl for numpy's BLAS, ``torch.set_num_threads`` for PyTorch), without and with a
@@ -60,7 +60,9 @@ META_PATH = DATA / "bench_meta.json"
 PNG_PATH, MEM_PNG_PATH = IMAGES / "bench.png", IMAGES / "bench_memory.png"
 
 D, HEADS = 64, 8
-REPS = 3
+# Calls per candidate in a round, of which the best counts: 5 for the short runs (up to
+# n = 1,024: tens of milliseconds, where one late thread wake-up weighs most), 3 above.
+REPS_BY_MAX_N = ((1024, 5), (math.inf, 3))
 # Runs up to n = 2,048 vary more from round to round (a page fault or another process weighs
 # more; at 2,048 in float64 the passes over 256 MiB of scores scatter by up to 30 %) and
 # cost less: they get 15 rounds, longer ones 9 (about 2 minutes at n = 4,096).
@@ -70,6 +72,11 @@ ROUNDS_BY_MAX_N = ((2048, 15), (math.inf, 9))
 def rounds_for(n: int) -> int:
     """Timing rounds for a configuration of length ``n``."""
     return next(rounds for max_n, rounds in ROUNDS_BY_MAX_N if n <= max_n)
+
+
+def reps_for(n: int) -> int:
+    """Consecutive calls per candidate and round (the best counts) at length ``n``."""
+    return next(reps for max_n, reps in REPS_BY_MAX_N if n <= max_n)
 CANDIDATES = ["plain", "tiled", "reference", "torch_fast", "torch_math", "ceiling_qk", "ceiling_wv"]
 LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
           "reference": "careful numpy reference",
@@ -164,9 +171,10 @@ def best_of(call, reps: int) -> float:
     return best
 
 
-def time_configuration(threads, dtype, causal, n, rounds=None, reps=REPS) -> list[dict]:
+def time_configuration(threads, dtype, causal, n, rounds=None, reps=None) -> list[dict]:
     """Rounds of best-of-``reps`` times for every candidate; one CSV row per candidate."""
     rounds = rounds_for(n) if rounds is None else rounds
+    reps = reps_for(n) if reps is None else reps
     set_threads(threads)
     calls = make_calls(n, dtype, causal)
     names = [c for c in CANDIDATES if c in calls
@@ -190,7 +198,7 @@ def time_configuration(threads, dtype, causal, n, rounds=None, reps=REPS) -> lis
                "gflops_median": flops / 2 / float(np.median(t[name])) / 1e9
                if name.startswith("ceiling") else flops / float(np.median(t[name])) / 1e9,
                "load_start": round(load_start, 2), "load_end": round(load_end, 2)}
-        for base in ("torch_fast", "reference"):
+        for base in ("torch_fast", "reference", "plain"):
             if base in t and name != base:
                 ratio = t[name] / t[base]
                 row[f"vs_{base}_min"] = float(ratio.min())
@@ -308,7 +316,9 @@ def parent_main(args) -> None:
         "method": {"heads": HEADS, "d": D,
                    "rounds_by_n": {("longer" if max_n == math.inf else f"up to {max_n}"): r
                                    for max_n, r in ROUNDS_BY_MAX_N},
-                   "reps_per_round": REPS,
+                   "reps_per_round_by_n": {("longer" if max_n == math.inf
+                                             else f"up to {max_n}"): r
+                                            for max_n, r in REPS_BY_MAX_N},
                    "threads": [1, 2], "warm_up_calls": 1,
                    "ratio": "within each round, then min and median over rounds",
                    "ceiling": "numpy Q K^T plus numpy W V, same shapes, same rounds",
@@ -347,6 +357,8 @@ def parent_main(args) -> None:
             ratios = []
             if "vs_reference_median" in show["plain"]:
                 ratios.append(f"plain/reference {show['plain']['vs_reference_median']:.2f}")
+            if "vs_plain_median" in show["tiled"]:
+                ratios.append(f"tiled/plain {show['tiled']['vs_plain_median']:.2f}")
             if "vs_torch_fast_median" in show["tiled"]:
                 ratios.append(f"tiled/torch_fast {show['tiled']['vs_torch_fast_median']:.2f}")
             print(f"{threads} thr {dtype} {'causal' if causal else 'full  '} n={n}: "
