@@ -9,12 +9,13 @@ JB_STRICT := -W -n --keep-going
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
 NBVAL := $(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	-p no:cacheprovider -n 2 --dist loadfile
-# Assets the website serves itself (no CDN): MathJax, RequireJS and the Jupyter widgets HTML
-# manager, pinned in package.json/package-lock.json and copied into a folder that Sphinx puts
-# at the site root (html_extra_path in _config.yml), NOT into _static/.
+# Assets the website serves itself (no CDN): MathJax and the script that draws the explorers'
+# widget state (built by esbuild from _ext/widgets/ with the Jupyter widgets packages), pinned
+# in package.json/package-lock.json and put into a folder that Sphinx copies to the site root
+# (html_extra_path in _config.yml), NOT into _static/.
 ASSETS := _site_assets/vendor
 ASSETS_STAMP := $(ASSETS)/README.txt
-WIDGETS_DIST := node_modules/@jupyter-widgets/html-manager/dist
+WIDGETS_SRC := _ext/widgets/static_widgets.js _ext/widgets/build.mjs
 # The fresh-environment check (what Binder does): a new venv from requirements.txt + postBuild.
 BINDER_VENV ?= /tmp/attention-executable-binder-check
 # Only for `make lab` (reading the notebooks locally); the book and the tests do not need it.
@@ -37,22 +38,18 @@ $(STAMP): requirements.txt pyproject.toml postBuild
 ## assets: fetch the offline assets of the website (npm ci; exact versions in package-lock.json)
 assets: $(ASSETS_STAMP)
 
-$(ASSETS_STAMP): package.json package-lock.json
+$(ASSETS_STAMP): package.json package-lock.json $(WIDGETS_SRC)
 	npm ci --ignore-scripts --no-audit --no-fund
 	rm -rf $(ASSETS)
-	mkdir -p $(ASSETS)/requirejs $(ASSETS)/html-manager
+	mkdir -p $(ASSETS)/axe-core
 	cp -R node_modules/mathjax/es5 $(ASSETS)/mathjax
 	cp node_modules/mathjax/LICENSE $(ASSETS)/mathjax/
-	cp node_modules/requirejs/require.js $(ASSETS)/requirejs/
-	mkdir -p $(ASSETS)/axe-core
 	cp node_modules/axe-core/axe.min.js node_modules/axe-core/LICENSE $(ASSETS)/axe-core/
-	find $(WIDGETS_DIST) -maxdepth 1 -type f ! -name '*.map' ! -name 'embed.js' \
-		-exec cp {} $(ASSETS)/html-manager/ \;
-	printf '%s\n' "Copied by 'make assets' from the npm packages pinned in package-lock.json:" \
+	node _ext/widgets/build.mjs $(ASSETS)/static-widgets
+	printf '%s\n' "Copied or built by 'make assets' from the npm packages pinned in package-lock.json:" \
 		"mathjax $$(node -p 'require("./node_modules/mathjax/package.json").version')," \
-		"requirejs $$(node -p 'require("./node_modules/requirejs/package.json").version')," \
 		"axe-core $$(node -p 'require("./node_modules/axe-core/package.json").version') (accessibility tests only)," \
-		"@jupyter-widgets/html-manager $$(node -p 'require("./$(WIDGETS_DIST)/../package.json").version')." > $@
+		"static-widgets/ (see its THIRD-PARTY.txt)." > $@
 
 ## book: install everything and build the website (strict: zero warnings)
 book: install assets

@@ -16,8 +16,9 @@ ARIA 1.3 and is no list item of the ``role="list"`` around them), and it loads
 ``_ext/static/site_fixes.css`` (link contrast in admonitions) and ``site_fixes.js`` (tab stops
 on code blocks that scroll once opened; ipywidgets' slider handles named by their visible
 description). It leaves out the theme's ``fontawesome.js`` (see
-:func:`_without_fontawesome_js`). ``tests/browser/test_a11y.py`` runs axe-core on every
-page.
+:func:`_without_fontawesome_js`); on the pages that load the widgets' script it moves that
+script before MathJax and adds its style sheet (:func:`_widgets_first_and_styled`).
+``tests/browser/test_a11y.py`` runs axe-core on every page.
 """
 from __future__ import annotations
 
@@ -43,6 +44,30 @@ def _dedupe(app, pagename, templatename, context, doctree):
             seen.add(key)
             unique.append(script)
     context["script_files"] = unique
+
+
+WIDGETS_JS = "static-widgets/static-widgets.js"
+WIDGETS_CSS = "../vendor/static-widgets/static-widgets.css"
+
+
+def _widgets_first_and_styled(app, pagename, templatename, context, doctree):
+    """On the pages that load the widgets' script (myst-nb adds it, from
+    ``nb_ipywidgets_js`` in _config.yml, to pages that hold widget state): move it before
+    MathJax, so that the explorers are drawn before MathJax's 1 MB script is evaluated (both
+    are deferred and run in document order), and add the widgets' style sheet."""
+    scripts = context.get("script_files")
+    if not isinstance(scripts, list):
+        return
+    def name(script):
+        return getattr(script, "filename", None) or ""
+    widgets = [script for script in scripts if name(script).endswith(WIDGETS_JS)]
+    if not widgets:
+        return
+    rest = [script for script in scripts if not name(script).endswith(WIDGETS_JS)]
+    first_mathjax = next((i for i, script in enumerate(rest) if "mathjax" in name(script)),
+                         len(rest))
+    context["script_files"] = rest[:first_mathjax] + widgets + rest[first_mathjax:]
+    app.add_css_file(WIDGETS_CSS, priority=900)   # after the theme's and site_fixes.css
 
 
 def _without_fontawesome_js(app) -> Path:
@@ -113,5 +138,6 @@ def setup(app):
     app.add_css_file("site_fixes.css")
     app.add_js_file("site_fixes.js")
     # Run after every other extension has added its scripts to the page context.
+    app.connect("html-page-context", _widgets_first_and_styled, priority=850)
     app.connect("html-page-context", _dedupe, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -14,7 +14,7 @@ images), and the best and the median over the runs of
 * ``respond``: from a key press on the explorer's first control until the new state shows;
 * ``tti_warm``: ``tti`` for a reader who comes from other chapters with explorers: in a fresh
   context, two other explorer pages are opened first (``--warm-runs`` times), so the shared
-  scripts (MathJax, the widgets manager) are in the browser's cache and compiled code cache.
+  scripts (MathJax, the widgets' script) are in the browser's cache and compiled code cache.
 
 The load average of the machine is recorded before and after each page: timings taken on a
 busy machine are not the page's. Results: a table on stdout and ``_build/page_timings.csv``

@@ -31,8 +31,8 @@ WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 # the page's own content, without the theme's header and sidebars (checked by axe-core)
 ARTICLE = ["article.bd-article", ".bd-search-container", "main", "body"]
 
-# axe-core from the site itself. RequireJS (on pages with widgets) would capture axe's UMD
-# `define` call, so the source runs with `define`, `module` and `exports` hidden.
+# axe-core from the site itself. An AMD or CommonJS loader on a page would capture axe's UMD
+# wrapper, so the source runs with `define`, `module` and `exports` hidden.
 _LOAD_AXE_JS = """async () => {
   if (window.axe) return axe.version;
   const url = new URL(document.documentElement.dataset.content_root

@@ -9,6 +9,7 @@ page is saved under ``_build/screenshots/`` (the whole page with ``FULL_SCREENSH
 """
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -66,6 +67,27 @@ def test_embedded_widgets_are_drawn(visit, page):
     assert seen["widgetsDrawn"] == seen["widgetViews"], (
         f"{page}: {seen['widgetViews'] - seen['widgetsDrawn']} of {seen['widgetViews']} "
         "embedded widgets were not drawn")
+
+
+def test_widget_pages_load_the_bundled_widgets_script_and_its_styles():
+    """Pages with widget state load the site's own widgets script (deferred) and its style
+    sheet, and no AMD loader; pages without widgets load neither. The bundle's notice file
+    names the Jupyter widgets packages it contains, with licence texts."""
+    with_widgets = [p for p in PAGES if "application/vnd.jupyter.widget-state+json"
+                    in (SITE / p).read_text(encoding="utf-8")]
+    assert len(with_widgets) >= 9, with_widgets
+    for page in PAGES:
+        html = (SITE / page).read_text(encoding="utf-8")
+        has_state = page in with_widgets
+        assert ("vendor/static-widgets/static-widgets.js" in html) == has_state, page
+        assert ("vendor/static-widgets/static-widgets.css" in html) == has_state, page
+        assert "require.js" not in html and "embed-amd.js" not in html, page
+        if has_state:
+            assert re.search(r'<script defer="defer" src="[^"]*static-widgets\.js', html), page
+    notice = (SITE / "vendor" / "static-widgets" / "THIRD-PARTY.txt").read_text()
+    for package in ("@jupyter-widgets/base@", "@jupyter-widgets/base-manager@",
+                    "@jupyter-widgets/controls@", "@lumino/widgets@", "jquery@"):
+        assert f"==== {package}" in notice, package
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -1,0 +1,49 @@
+// Builds vendor/static-widgets/ for the website (`make assets`): static-widgets.js and .css
+// from static_widgets.js, bundled and minified by esbuild, plus THIRD-PARTY.txt, which
+// names every npm package in the bundle with its version and gives its licence text.
+// Usage: node _ext/widgets/build.mjs OUT_DIR
+import { build } from "esbuild";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = process.argv[2];
+if (!out) throw new Error("usage: node _ext/widgets/build.mjs OUT_DIR");
+
+const result = await build({
+  entryPoints: [join(here, "static_widgets.js")],
+  outfile: join(out, "static-widgets.js"),
+  bundle: true,
+  minify: true,
+  format: "iife",
+  target: "es2019",
+  legalComments: "none",
+  define: { "process.env.NODE_ENV": '"production"' },
+  metafile: true,
+  logLevel: "warning",
+});
+
+// The packages whose files are in the bundle (node_modules/<name>/... or @scope/name).
+const packages = new Map();
+for (const input of Object.keys(result.metafile.inputs)) {
+  const match = input.match(/(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//g);
+  if (!match) continue;
+  const folder = input.slice(0, input.lastIndexOf(match[match.length - 1])
+                                + match[match.length - 1].length);
+  const meta = JSON.parse(readFileSync(join(folder, "package.json"), "utf8"));
+  const licence = readdirSync(folder).find((name) => /^licen[cs]e/i.test(name));
+  packages.set(`${meta.name}@${meta.version}`, {
+    licence: meta.license || "see the package",
+    text: licence ? readFileSync(join(folder, licence), "utf8").trim()
+      : `The npm package ships no licence file. Its package.json declares ${meta.license}; ` +
+        `the licence text is in its repository, ${meta.repository?.url || meta.homepage}.`,
+  });
+}
+const names = [...packages.keys()].sort();
+writeFileSync(join(out, "THIRD-PARTY.txt"),
+  "static-widgets.js and static-widgets.css bundle these npm packages (exact versions in\n" +
+  "package-lock.json); their licences follow the list.\n\n" +
+  names.map((name) => `${name}  ${packages.get(name).licence}`).join("\n") + "\n\n" +
+  names.map((name) => `==== ${name}\n\n${packages.get(name).text}\n`).join("\n"));
+console.log(`static-widgets: ${names.length} packages bundled into ${out}`);

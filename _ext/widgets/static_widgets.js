@@ -1,0 +1,110 @@
+// Draws the explorers' stored widget state on the static website: no kernel, no network.
+//
+// `jupyter execute` stores every widget's state in the notebook; myst-nb writes it into the
+// page as <script type="application/vnd.jupyter.widget-state+json"> and one
+// <script type="application/vnd.jupyter.widget-view+json"> where each explorer goes. This
+// file does what the Jupyter widgets HTML manager's embed script does with them (create the
+// models, then a view for each view tag), with the official packages
+// (@jupyter-widgets/base-manager, base and controls, versions pinned in package-lock.json),
+// but with only what the book's explorers use: the core widgets, no Output widget (which
+// brings JupyterLab's renderers), no schema validation (which compiles a JSON schema at every
+// page load), no Font Awesome and no RequireJS. That is a 1 MB script instead of 3.6 MB, and
+// it draws at DOMContentLoaded instead of after the window's load event.
+//
+// Built by `make assets` with esbuild into vendor/static-widgets/ (a script and its style
+// sheet); _config.yml loads it on the pages that hold widget state.
+import { ManagerBase } from "@jupyter-widgets/base-manager";
+import * as base from "@jupyter-widgets/base";
+import * as controls from "@jupyter-widgets/controls";
+import { Widget } from "@lumino/widgets";
+import { MessageLoop } from "@lumino/messaging";
+import "@lumino/widgets/style/index.css";
+import "@jupyter-widgets/controls/css/widgets-base.css";
+import "@jupyter-widgets/controls/css/labvariables.css";
+
+const STATE = 'script[type="application/vnd.jupyter.widget-state+json"]';
+const VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]';
+const MODULES = { "@jupyter-widgets/base": base, "@jupyter-widgets/controls": controls };
+
+// TeX in the widgets' labels and HTML, typeset with MathJax 3. The widgets look for this
+// typesetter on their manager (JupyterLab's managers provide one); without it they call
+// MathJax 2's MathJax.Hub.Queue, which MathJax 3 lacks. Before MathJax has loaded there is
+// nothing to do: its first typesetting of the page, which waits for the explorers
+// (_config.yml), includes every element drawn by then.
+const latexTypesetter = {
+  typeset(element) {
+    const mathJax = window.MathJax;
+    if (!/\$|\\\(|\\\[|\\begin/.test(element.textContent || "")) return;
+    if (mathJax && mathJax.startup && mathJax.startup.promise && mathJax.typesetPromise) {
+      mathJax.startup.promise.then(() => mathJax.typesetPromise([element]));
+    }
+  },
+};
+
+class StaticManager extends ManagerBase {
+  constructor() {
+    super();
+    this._rendermime = { latexTypesetter };
+    this.views = new Set();
+    window.addEventListener("resize", () => {
+      this.views.forEach((view) => MessageLoop.postMessage(
+        view.luminoWidget, Widget.ResizeMessage.UnknownSize));
+    });
+  }
+
+  // The stored state names its classes by module; only these two modules are bundled.
+  loadClass(className, moduleName, moduleVersion) {
+    const module = MODULES[moduleName];
+    if (module && module[className]) return Promise.resolve(module[className]);
+    return Promise.reject(new Error(
+      `${moduleName}@${moduleVersion} ${className} is not in the site's widget bundle`));
+  }
+
+  async display_view(view, element) {
+    const shown = await view;
+    Widget.attach(shown.luminoWidget, element);
+    this.views.add(shown);
+    shown.once("remove", () => this.views.delete(shown));
+  }
+
+  // A static page has no kernel: no comms exist, and none can be opened.
+  _get_comm_info() {
+    return Promise.resolve({});
+  }
+
+  _create_comm() {
+    return Promise.resolve({ on_close() {}, on_msg() {}, close() {} });
+  }
+}
+
+async function renderWidgets(root = document) {
+  const stateTags = root.querySelectorAll(STATE);
+  for (const stateTag of stateTags) {
+    const manager = new StaticManager();
+    const models = await manager.set_state(JSON.parse(stateTag.textContent));
+    const byId = new Map(models.map((model) => [model.model_id, model]));
+    await Promise.all(Array.from(root.querySelectorAll(VIEW), async (viewTag) => {
+      const model = byId.get(JSON.parse(viewTag.textContent).model_id);
+      if (model === undefined || viewTag.parentElement === null) return;
+      const area = document.createElement("div");
+      area.className = "widget-subarea";
+      viewTag.parentElement.insertBefore(area, viewTag);
+      await manager.display_view(manager.create_view(model), area);
+    }));
+  }
+}
+
+// Draw as soon as this deferred script runs (the page is parsed; MathJax and the theme's
+// scripts come after it), then tell the page's inline script (_config.yml), which names
+// the sliders for screen readers and lets MathJax typeset the page once they are drawn.
+function start() {
+  renderWidgets()
+    .catch((error) => console.error("widgets not drawn:", error))
+    .then(() => document.dispatchEvent(new Event("jupyter-widgets-drawn")));
+}
+window.staticWidgets = { renderWidgets };
+if (document.readyState === "loading") {
+  document.addEventListener("DOMContentLoaded", start);
+} else {
+  start();
+}
