@@ -29,8 +29,13 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 STATIC = Path(__file__).resolve().parent / "static"
 
 
+def _filename(script) -> str:
+    return getattr(script, "filename", None) or ""
+
+
 def _key(script) -> tuple:
-    return (script.filename or "", script.priority, tuple(sorted(script.attributes.items())))
+    attributes = tuple(sorted(script.attributes.items()))
+    return (_filename(script), script.priority, attributes)
 
 
 def _dedupe(app, pagename, templatename, context, doctree):
@@ -58,14 +63,13 @@ def _widgets_first_and_styled(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files")
     if not isinstance(scripts, list):
         return
-    def name(script):
-        return getattr(script, "filename", None) or ""
-    widgets = [script for script in scripts if name(script).endswith(WIDGETS_JS)]
+    widgets, rest = [], []
+    for script in scripts:
+        (widgets if _filename(script).endswith(WIDGETS_JS) else rest).append(script)
     if not widgets:
         return
-    rest = [script for script in scripts if not name(script).endswith(WIDGETS_JS)]
-    first_mathjax = next((i for i, script in enumerate(rest) if "mathjax" in name(script)),
-                         len(rest))
+    first_mathjax = next((i for i, script in enumerate(rest)
+                          if "mathjax" in _filename(script)), len(rest))
     context["script_files"] = rest[:first_mathjax] + widgets + rest[first_mathjax:]
     app.add_css_file(WIDGETS_CSS, priority=900)   # after the theme's and site_fixes.css
 

@@ -67,9 +67,19 @@ def causal_mask(n_queries: int, n_keys: int | None = None, *, align: str | None 
             "a prefix) or align='start' (queries are the first L_q positions)"
         )
     offset = n_keys - n_queries if align == "end" else 0
-    i = np.arange(n_queries)[:, None]
-    j = np.arange(n_keys)[None, :]
-    return j <= i + offset
+    return _up_to_diagonal(n_queries, n_keys, offset)
+
+
+def _up_to_diagonal(n_rows: int, n_cols: int, shift: int) -> np.ndarray:
+    """The causal rule on a grid: entry (i, j) is allowed when ``j <= i + shift``.
+
+    :func:`causal_mask` is this with ``shift`` = the queries' offset among the keys;
+    :func:`attnlib.tiled_attention` uses it for one tile the diagonal crosses. Returns a
+    bool array of shape ``(n_rows, n_cols)``; the lengths are not checked here.
+    """
+    i = np.arange(n_rows)[:, None]                 # (n_rows, 1), query
+    j = np.arange(n_cols)[None, :]                 # (1, n_cols), key
+    return j <= i + shift                          # (n_rows, n_cols)
 
 
 def bidirectional_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 A static web page has no Python behind it, but the Jupyter widgets packages still draw
 widgets from their stored state and run links between widgets in the browser
-(``ipywidgets.jslink``; the website's script for this is built from ``_ext/widgets/``). An explorer for the website is therefore built from
+(``ipywidgets.jslink``; the website's script for this is built from ``_ext/widgets/``).
+An explorer for the website is therefore built from
 
 * **controls**: a slider over a list of positions, a drop-down or a list box (all options
   shown, one chosen), each with a label in words; only their ``index`` matters. Each is a

@@ -34,6 +34,7 @@ import threadpoolctl
 
 from ._validation import (as_bool_mask, as_float_array, as_length, check_attention,
                           check_mask_shape, score_overflow)
+from .masks import _up_to_diagonal
 
 #: Target number of score entries in one tile: 262,144 float32 numbers are 1 MB, the size
 #: of a typical per-core L2 cache, so a tile is exponentiated, summed and multiplied by the
@@ -282,18 +283,12 @@ def _causal_tile(n_rows: int, n_cols: int, shift: int) -> np.ndarray:
     """
     if n_rows * n_cols <= TILE_ENTRIES:
         return _kept_causal_tile(n_rows, n_cols, shift)
-    return _build_causal_tile(n_rows, n_cols, shift)
-
-
-def _build_causal_tile(n_rows, n_cols, shift):
-    i = np.arange(n_rows)[:, None]                     # (n_rows, 1), query within the tile
-    j = np.arange(n_cols)[None, :]                     # (1, n_cols), key within the tile
-    return j <= i + shift                              # (n_rows, n_cols)
+    return _up_to_diagonal(n_rows, n_cols, shift)
 
 
 @functools.lru_cache(maxsize=16)
 def _kept_causal_tile(n_rows, n_cols, shift):
-    tile = _build_causal_tile(n_rows, n_cols, shift)   # (n_rows, n_cols)
+    tile = _up_to_diagonal(n_rows, n_cols, shift)   # (n_rows, n_cols)
     tile.setflags(write=False)
     return tile
 

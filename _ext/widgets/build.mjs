@@ -24,13 +24,16 @@ const result = await build({
   logLevel: "warning",
 });
 
-// The packages whose files are in the bundle (node_modules/<name>/... or @scope/name).
+// The packages whose files are in the bundle: the folder after the last node_modules/
+// in each input's path (node_modules/name/... or node_modules/@scope/name/...). Inputs
+// named "(disabled):..." are modules a package's "browser" field leaves out: not bundled.
 const packages = new Map();
 for (const input of Object.keys(result.metafile.inputs)) {
-  const match = input.match(/(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//g);
-  if (!match) continue;
-  const folder = input.slice(0, input.lastIndexOf(match[match.length - 1])
-                                + match[match.length - 1].length);
+  const at = input.lastIndexOf("node_modules/");
+  if (at < 0 || input.startsWith("(disabled):")) continue;
+  const parts = input.slice(at).split("/");
+  const depth = parts[1].startsWith("@") ? 3 : 2;
+  const folder = input.slice(0, at) + parts.slice(0, depth).join("/");
   const meta = JSON.parse(readFileSync(join(folder, "package.json"), "utf8"));
   const licence = readdirSync(folder).find((name) => /^licen[cs]e/i.test(name));
   packages.set(`${meta.name}@${meta.version}`, {

@@ -103,7 +103,6 @@ function start() {
     .catch((error) => console.error("widgets not drawn:", error))
     .then(() => document.dispatchEvent(new Event("jupyter-widgets-drawn")));
 }
-window.staticWidgets = { renderWidgets };
 if (document.readyState === "loading") {
   document.addEventListener("DOMContentLoaded", start);
 } else {

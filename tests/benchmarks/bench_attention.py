@@ -19,11 +19,12 @@ attention can be faster than these two products.
 Method. Every candidate is timed in this one process, with the same inputs, in rounds; each
 round times every candidate as the best of a few consecutive calls (``reps_for``: 5 up to
 n = 1,024, 3 above; so that no candidate pays for waking up another's thread pool), and
-successive rounds alternate the order of the candidates. One warm-up call each comes first. Ratios are taken within a round and reported as
-the minimum and the median over the rounds (15 up to n = 2,048, whose runs vary more from
-round to round, and 9 at 4,096: ``rounds_for``). This is done at 1 and 2 threads
-(threadpoolctl for numpy's BLAS, ``torch.set_num_threads`` for PyTorch), without and with a
-causal mask, in float32 and float64. The peak memory of each candidate is measured in a fresh process (the growth of
+successive rounds alternate the order of the candidates. One warm-up call each comes
+first. Ratios are taken within a round and reported as the minimum and the median over
+the rounds (15 up to n = 2,048, whose runs vary more from round to round, and 9 at
+4,096: ``rounds_for``). This is done at 1 and 2 threads (threadpoolctl for numpy's BLAS,
+``torch.set_num_threads`` for PyTorch), without and with a causal mask, in float32 and
+float64. The peak memory of each candidate is measured in a fresh process (the growth of
 the resident set during one call, from the kernel's high-water mark). The load average of the
 machine is recorded at the start and end of every configuration.
 
@@ -69,14 +70,27 @@ REPS_BY_MAX_N = ((1024, 5), (math.inf, 3))
 ROUNDS_BY_MAX_N = ((2048, 15), (math.inf, 9))
 
 
+def _for_n(table, n: int) -> int:
+    """The value of a ``((max_n, value), ...)`` table for length ``n``."""
+    return next(value for max_n, value in table if n <= max_n)
+
+
+def _describe(table) -> dict:
+    """A table by length, for the metadata: ``{"up to 2048": 15, "longer": 9}``."""
+    return {("longer" if max_n == math.inf else f"up to {max_n}"): value
+            for max_n, value in table}
+
+
 def rounds_for(n: int) -> int:
     """Timing rounds for a configuration of length ``n``."""
-    return next(rounds for max_n, rounds in ROUNDS_BY_MAX_N if n <= max_n)
+    return _for_n(ROUNDS_BY_MAX_N, n)
 
 
 def reps_for(n: int) -> int:
     """Consecutive calls per candidate and round (the best counts) at length ``n``."""
-    return next(reps for max_n, reps in REPS_BY_MAX_N if n <= max_n)
+    return _for_n(REPS_BY_MAX_N, n)
+
+
 CANDIDATES = ["plain", "tiled", "reference", "torch_fast", "torch_math", "ceiling_qk", "ceiling_wv"]
 LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
           "reference": "careful numpy reference",
@@ -314,11 +328,8 @@ def parent_main(args) -> None:
                          "OMP_NUM_THREADS")},
         "environment_before_make_bench": os.environ.get("BENCH_ORIGINAL_ENV"),
         "method": {"heads": HEADS, "d": D,
-                   "rounds_by_n": {("longer" if max_n == math.inf else f"up to {max_n}"): r
-                                   for max_n, r in ROUNDS_BY_MAX_N},
-                   "reps_per_round_by_n": {("longer" if max_n == math.inf
-                                             else f"up to {max_n}"): r
-                                            for max_n, r in REPS_BY_MAX_N},
+                   "rounds_by_n": _describe(ROUNDS_BY_MAX_N),
+                   "reps_per_round_by_n": _describe(REPS_BY_MAX_N),
                    "threads": [1, 2], "warm_up_calls": 1,
                    "ratio": "within each round, then min and median over rounds",
                    "ceiling": "numpy Q K^T plus numpy W V, same shapes, same rounds",
