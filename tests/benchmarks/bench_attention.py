@@ -19,10 +19,9 @@ attention can be faster than these two products.
 Method. Every candidate is timed in this one process, with the same inputs, in rounds; each
 round times every candidate as the best of a few consecutive calls (``reps_for``: 5 up to
 n = 1,024, 3 above; so that no candidate pays for waking up another's thread pool), and
-successive rounds alternate the order of the candidates. One warm-up call each comes
-first. Ratios are taken within a round and reported as the minimum and the median over
-the rounds (15 up to n = 2,048, whose runs vary more from round to round, and 9 at
-4,096: ``rounds_for``). This is done at 1 and 2 threads (threadpoolctl for numpy's BLAS,
+successive rounds reverse the order of the candidates, in which the two sides of each
+reported ratio are neighbours. One warm-up call each comes first. Ratios are taken within
+a round and reported as the minimum and the median over the 15 rounds. This is done at 1 and 2 threads (threadpoolctl for numpy's BLAS,
 ``torch.set_num_threads`` for PyTorch), without and with a causal mask, in float32 and
 float64. The peak memory of each candidate is measured in a fresh process (the growth of
 the resident set during one call, from the kernel's high-water mark). The load average of the
@@ -64,10 +63,10 @@ D, HEADS = 64, 8
 # Calls per candidate in a round, of which the best counts: 5 for the short runs (up to
 # n = 1,024: tens of milliseconds, where one late thread wake-up weighs most), 3 above.
 REPS_BY_MAX_N = ((1024, 5), (math.inf, 3))
-# Runs up to n = 2,048 vary more from round to round (a page fault or another process weighs
-# more; at 2,048 in float64 the passes over 256 MiB of scores scatter by up to 30 %) and
-# cost less: they get 15 rounds, longer ones 9 (about 2 minutes at n = 4,096).
-ROUNDS_BY_MAX_N = ((2048, 15), (math.inf, 9))
+# Rounds per configuration. On a shared machine one round's ratio can be off by 30 % or
+# more (the speed of the host drifts over seconds; a page fault or another process weighs
+# in), so the median needs many: 15 (about 4 minutes at n = 4,096 on 2 threads).
+ROUNDS = 15
 
 
 def _for_n(table, n: int) -> int:
@@ -76,14 +75,9 @@ def _for_n(table, n: int) -> int:
 
 
 def _describe(table) -> dict:
-    """A table by length, for the metadata: ``{"up to 2048": 15, "longer": 9}``."""
+    """A table by length, for the metadata: ``{"up to 1024": 5, "longer": 3}``."""
     return {("longer" if max_n == math.inf else f"up to {max_n}"): value
             for max_n, value in table}
-
-
-def rounds_for(n: int) -> int:
-    """Timing rounds for a configuration of length ``n``."""
-    return _for_n(ROUNDS_BY_MAX_N, n)
 
 
 def reps_for(n: int) -> int:
@@ -91,7 +85,12 @@ def reps_for(n: int) -> int:
     return _for_n(REPS_BY_MAX_N, n)
 
 
-CANDIDATES = ["plain", "tiled", "reference", "torch_fast", "torch_math", "ceiling_qk", "ceiling_wv"]
+# The order of a round (reversed every other round): the pairs whose ratio the book
+# reports run next to each other (plain and reference; tiled and torch's fast path), so
+# that the machine's speed, which drifts over seconds on a shared host, changes least
+# between the two calls of a ratio.
+CANDIDATES = ["plain", "reference", "tiled", "torch_fast", "torch_math", "ceiling_qk",
+              "ceiling_wv"]
 LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
           "reference": "careful numpy reference",
           "torch_fast": "torch SDPA, fast path (4-D inputs)",
@@ -187,7 +186,7 @@ def best_of(call, reps: int) -> float:
 
 def time_configuration(threads, dtype, causal, n, rounds=None, reps=None) -> list[dict]:
     """Rounds of best-of-``reps`` times for every candidate; one CSV row per candidate."""
-    rounds = rounds_for(n) if rounds is None else rounds
+    rounds = ROUNDS if rounds is None else rounds
     reps = reps_for(n) if reps is None else reps
     set_threads(threads)
     calls = make_calls(n, dtype, causal)
@@ -328,7 +327,7 @@ def parent_main(args) -> None:
                          "OMP_NUM_THREADS")},
         "environment_before_make_bench": os.environ.get("BENCH_ORIGINAL_ENV"),
         "method": {"heads": HEADS, "d": D,
-                   "rounds_by_n": _describe(ROUNDS_BY_MAX_N),
+                   "rounds": ROUNDS,
                    "reps_per_round_by_n": _describe(REPS_BY_MAX_N),
                    "threads": [1, 2], "warm_up_calls": 1,
                    "ratio": "within each round, then min and median over rounds",
