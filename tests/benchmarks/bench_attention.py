@@ -19,13 +19,14 @@ attention can be faster than these two products.
 Method. Every candidate is timed in this one process, with the same inputs, in rounds; each
 round times every candidate as the best of a few consecutive calls (``reps_for``: 5 up to
 n = 1,024, 3 above; so that no candidate pays for waking up another's thread pool), and
-successive rounds reverse the order of the candidates, in which the two sides of each
-reported ratio are neighbours. One warm-up call each comes first. Ratios are taken within
-a round and reported as the minimum and the median over the 15 rounds. This is done at 1 and 2 threads (threadpoolctl for numpy's BLAS,
+successive rounds reverse the order of the candidates (``CANDIDATES``, in which plain and
+the reference, and tiled and torch's fast path, are neighbours). One warm-up call each
+comes first. Ratios are taken within a round and reported as the minimum and the median
+over the 15 rounds. This is done at 1 and 2 threads (threadpoolctl for numpy's BLAS,
 ``torch.set_num_threads`` for PyTorch), without and with a causal mask, in float32 and
 float64. The peak memory of each candidate is measured in a fresh process (the growth of
-the resident set during one call, from the kernel's high-water mark). The load average of the
-machine is recorded at the start and end of every configuration.
+the resident set during one call, from the kernel's high-water mark). The load average of
+the machine is recorded at the start and end of every configuration.
 
 Results: ``chapters/data/bench.csv`` (times and ratios), ``chapters/data/bench_memory.csv``
 (peak memory), ``chapters/data/bench_meta.json`` (machine, load, threads, versions, BLAS
@@ -69,26 +70,15 @@ REPS_BY_MAX_N = ((1024, 5), (math.inf, 3))
 ROUNDS = 15
 
 
-def _for_n(table, n: int) -> int:
-    """The value of a ``((max_n, value), ...)`` table for length ``n``."""
-    return next(value for max_n, value in table if n <= max_n)
-
-
-def _describe(table) -> dict:
-    """A table by length, for the metadata: ``{"up to 1024": 5, "longer": 3}``."""
-    return {("longer" if max_n == math.inf else f"up to {max_n}"): value
-            for max_n, value in table}
-
-
 def reps_for(n: int) -> int:
     """Consecutive calls per candidate and round (the best counts) at length ``n``."""
-    return _for_n(REPS_BY_MAX_N, n)
+    return next(reps for max_n, reps in REPS_BY_MAX_N if n <= max_n)
 
 
-# The order of a round (reversed every other round): the pairs whose ratio the book
-# reports run next to each other (plain and reference; tiled and torch's fast path), so
-# that the machine's speed, which drifts over seconds on a shared host, changes least
-# between the two calls of a ratio.
+# The order of a round (reversed every other round): the two pairs whose ratios the
+# criteria of chapter 9 rest on run next to each other (plain and reference; tiled and
+# torch's fast path), so that the machine's speed, which drifts over seconds on a shared
+# host, changes least between the two sides of those ratios.
 CANDIDATES = ["plain", "reference", "tiled", "torch_fast", "torch_math", "ceiling_qk",
               "ceiling_wv"]
 LABELS = {"plain": "attnlib.attention", "tiled": "attnlib.tiled_attention",
@@ -328,7 +318,9 @@ def parent_main(args) -> None:
         "environment_before_make_bench": os.environ.get("BENCH_ORIGINAL_ENV"),
         "method": {"heads": HEADS, "d": D,
                    "rounds": ROUNDS,
-                   "reps_per_round_by_n": _describe(REPS_BY_MAX_N),
+                   "reps_per_round_by_n": {("longer" if max_n == math.inf
+                                             else f"up to {max_n}"): reps
+                                            for max_n, reps in REPS_BY_MAX_N},
                    "threads": [1, 2], "warm_up_calls": 1,
                    "ratio": "within each round, then min and median over rounds",
                    "ceiling": "numpy Q K^T plus numpy W V, same shapes, same rounds",
