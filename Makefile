@@ -21,7 +21,7 @@ BINDER_VENV ?= /tmp/attention-executable-binder-check
 # Only for `make lab` (reading the notebooks locally); the book and the tests do not need it.
 JUPYTERLAB := jupyterlab==4.6.6
 
-.PHONY: install assets book test test-unit test-notebooks test-build test-browser chromium \
+.PHONY: install assets book test lint test-unit test-notebooks test-build test-browser chromium \
 	binder-check lab execute serve clean bench train
 
 install: $(STAMP)
@@ -58,7 +58,13 @@ book: install assets
 
 ## test: unit tests, nbval over every chapter (in .venv, which is built as Binder builds its
 ## environment), the strict build, and the browser and link tests on the freshly built site
-test: install test-unit test-notebooks test-build test-browser
+test: install lint test-unit test-notebooks test-build test-browser
+
+## lint: ruff (configured in pyproject.toml): lint attnlib/, tests/, tools/, _ext/ and the
+## chapters' code cells; check the formatting of the Python files (not of the notebooks)
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test-unit: install
 	$(BIN)/pytest tests -n 2 --ignore=tests/browser
@@ -150,7 +156,7 @@ bench-pages: install chromium
 ## train: retrain chapter 2's two translation models (context vector vs attention) from their
 ## seed, side by side on 2 cores; writes chapters/data/translation_models.npz/.json (not part of test)
 train: install
-	OMP_NUM_THREADS=1 $(BIN)/python -m attnlib.translation_training
+	OMP_NUM_THREADS=1 $(BIN)/python -m attnlib.models.translation_training
 
 ## serve: preview the built site at http://127.0.0.1:8000
 serve:

@@ -1,25 +1,29 @@
-"""Sphinx extension: each page lists every ``<script>`` once (no console error from duplicates).
+"""Sphinx extension: each page lists every ``<script>`` once (no console error from
+   duplicates).
 
-sphinx-thebe 0.3.1 adds its inline configuration script (``const THEBE_JS_URL = ...``) while
-documents are being read; Sphinx 7.4 then holds it twice (once with the file name ``None``, once
-with ``''``), so every page declared the constant twice and the browser reported
-``SyntaxError: Identifier 'THEBE_JS_URL' has already been declared``. This extension removes
-scripts that are identical (same source, attributes and body) just before a page is written.
+sphinx-thebe 0.3.1 adds its inline configuration script (``const THEBE_JS_URL = ...``)
+while documents are being read; Sphinx 7.4 then holds it twice (once with the file name
+``None``, once with ``''``), so every page declared the constant twice and the browser
+reported ``SyntaxError: Identifier 'THEBE_JS_URL' has already been declared``. This
+extension removes scripts that are identical (same source, attributes and body) just
+before a page is written.
 
-It also puts ``_ext/templates/`` first on the template path, so that its copies of two theme
-components replace the theme's: the colour-mode and search buttons, whose accessible names
-differed from the text they show (axe-core's ``label-content-name-mismatch``, WCAG 2.5.3; see
-the comment in each template), and myst-nb's "Show code cell source" toggles, whose
-``<summary>`` was labelled "Toggle hidden content" instead of the text it shows. It gives the
-bibliography's entries the role ``listitem`` (docutils' ``doc-biblioentry`` is deprecated in
-ARIA 1.3 and is no list item of the ``role="list"`` around them), and it loads
-``_ext/static/site_fixes.css`` (link contrast in admonitions) and ``site_fixes.js`` (tab stops
-on code blocks that scroll once opened; ipywidgets' slider handles named by their visible
-description). It leaves out the theme's ``fontawesome.js`` (see
-:func:`_without_fontawesome_js`); on the pages that load the widgets' script it moves that
-script before MathJax and adds its style sheet (:func:`_widgets_first_and_styled`).
+It also puts ``_ext/templates/`` first on the template path, so that its copies of two
+theme components replace the theme's: the colour-mode and search buttons, whose
+accessible names differed from the text they show (axe-core's
+``label-content-name-mismatch``, WCAG 2.5.3; see the comment in each template), and
+myst-nb's "Show code cell source" toggles, whose ``<summary>`` was labelled "Toggle
+hidden content" instead of the text it shows. It gives the bibliography's entries the
+role ``listitem`` (docutils' ``doc-biblioentry`` is deprecated in ARIA 1.3 and is no
+list item of the ``role="list"`` around them), and it loads
+``_ext/static/site_fixes.css`` (link contrast in admonitions) and ``site_fixes.js`` (tab
+stops on code blocks that scroll once opened; ipywidgets' slider handles named by their
+visible description). It leaves out the theme's ``fontawesome.js`` (see
+:func:`_without_fontawesome_js`); on the pages that load the widgets' script it moves
+that script before MathJax and adds its style sheet (:func:`_widgets_first_and_styled`).
 ``tests/browser/test_a11y.py`` runs axe-core on every page.
 """
+
 from __future__ import annotations
 
 from html import escape
@@ -68,33 +72,44 @@ def _widgets_first_and_styled(app, pagename, templatename, context, doctree):
         (widgets if _filename(script).endswith(WIDGETS_JS) else rest).append(script)
     if not widgets:
         return
-    first_mathjax = next((i for i, script in enumerate(rest)
-                          if "mathjax" in _filename(script)), len(rest))
+    first_mathjax = next(
+        (i for i, script in enumerate(rest) if "mathjax" in _filename(script)),
+        len(rest),
+    )
     context["script_files"] = rest[:first_mathjax] + widgets + rest[first_mathjax:]
-    app.add_css_file(WIDGETS_CSS, priority=900)   # after the theme's and site_fixes.css
+    app.add_css_file(WIDGETS_CSS, priority=900)  # after the theme's and site_fixes.css
 
 
 def _without_fontawesome_js(app) -> Path:
-    """A copy of the theme's ``static/webpack-macros.html`` without its ``fontawesome.js``.
+    """A copy of the theme's ``static/webpack-macros.html`` without its
+       ``fontawesome.js``.
 
-    pydata-sphinx-theme loads Font Awesome twice: as web fonts from its style sheet, which
-    draw every icon the site shows, and as a 1.5 MB script that redraws each icon as an SVG
-    and watches every change to the page (0.2-0.3 s of the main thread on a chapter with
-    explorers, `make bench-pages`). The copy is made from the installed theme at each build,
-    so it follows the theme's version; only the line that loads the script is left out.
+    pydata-sphinx-theme loads Font Awesome twice: as web fonts from its style sheet,
+    which draw every icon the site shows, and as a 1.5 MB script that redraws each icon
+    as an SVG and watches every change to the page (0.2-0.3 s of the main thread on a
+    chapter with explorers, `make bench-pages`). The copy is made from the installed
+    theme at each build, so it follows the theme's version; only the line that loads the
+    script is left out.
     """
     import pydata_sphinx_theme
 
     theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
     macros = (theme / "static" / "webpack-macros.html").read_text(encoding="utf-8")
-    kept = [line for line in macros.splitlines(keepends=True)
-            if "scripts/fontawesome.js" not in line]
+    kept = [
+        line
+        for line in macros.splitlines(keepends=True)
+        if "scripts/fontawesome.js" not in line
+    ]
     if len(kept) != len(macros.splitlines()) - 1:
-        raise RuntimeError("site_fixes: pydata-sphinx-theme's webpack-macros.html changed; "
-                           "look again at how it loads fontawesome.js")
+        raise RuntimeError(
+            "site_fixes: pydata-sphinx-theme's webpack-macros.html changed; "
+            "look again at how it loads fontawesome.js"
+        )
     folder = Path(app.doctreedir) / "site_fixes_templates"
     (folder / "static").mkdir(parents=True, exist_ok=True)
-    (folder / "static" / "webpack-macros.html").write_text("".join(kept), encoding="utf-8")
+    (folder / "static" / "webpack-macros.html").write_text(
+        "".join(kept), encoding="utf-8"
+    )
     return folder
 
 
@@ -114,12 +129,17 @@ def _bibliography_entries_as_list_items(app, pagename, templatename, context, do
 
 
 def _visit_hidden_cell(self, node):
-    # myst-nb 1.x's visit_HideCellInput, without aria-label on <summary>: its name is then the
-    # prompt it shows ("Show code cell source" / "Hide code cell source"), as WCAG 2.5.3 asks.
+    # myst-nb 1.x's visit_HideCellInput, without aria-label on <summary>: its name is
+    # then the prompt it shows ("Show code cell source" / "Hide code cell source"), as
+    # WCAG 2.5.3 asks.
     self.body.append(f'<details class="admonition hide {" ".join(node["classes"])}">\n')
     self.body.append("<summary>\n")
-    self.body.append(f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n')
-    self.body.append(f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n')
+    self.body.append(
+        f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n'
+    )
+    self.body.append(
+        f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n'
+    )
     self.body.append("</summary>\n")
 
 
@@ -130,9 +150,13 @@ def _depart_hidden_cell(self, node):
 def _label_hidden_cells_by_their_text(app):
     try:
         from myst_nb.sphinx_ import HideCodeCellNode
-    except ImportError:  # another myst-nb: leave its markup (the accessibility test checks it)
+    except (
+        ImportError
+    ):  # another myst-nb: leave its markup (the accessibility test checks it)
         return
-    app.add_node(HideCodeCellNode, override=True, html=(_visit_hidden_cell, _depart_hidden_cell))
+    app.add_node(
+        HideCodeCellNode, override=True, html=(_visit_hidden_cell, _depart_hidden_cell)
+    )
 
 
 def setup(app):

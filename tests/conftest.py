@@ -1,4 +1,5 @@
 """Test configuration: draw figures without a display; shared test helpers."""
+
 import os
 
 import numpy as np
@@ -19,4 +20,3 @@ def central_difference(f, x, eps=1e-5):
         x[idx] = old
         grad[idx] = (up - down) / (2 * eps)
     return grad
-

@@ -1,10 +1,12 @@
 """Tests of attnlib.attention and attnlib.weighted_sum.
 
-Issue 3, cases 2, 3 and 10, the documents' worked examples, and the kinds of fault behind
-them: poisoned masked keys, padding on either side, batch independence, causal alignment,
-permutation equivariance, dtypes, empty sequences, wrong ranks and shapes. The reference is
-``loop_attention`` below: one query at a time, one allowed key at a time.
+Issue 3, cases 2, 3 and 10, the documents' worked examples, and the kinds of fault
+behind them: poisoned masked keys, padding on either side, batch independence, causal
+alignment, permutation equivariance, dtypes, empty sequences, wrong ranks and shapes.
+The reference is ``loop_attention`` below: one query at a time, one allowed key at a
+time.
 """
+
 import math
 import warnings
 
@@ -13,8 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlib import (attention, causal_mask, dot_product_scores, examples, padding_mask,
-                     query_padding_mask, scaled_dot_product_scores, softmax, weighted_sum)
+from attnlib import (
+    attention,
+    causal_mask,
+    dot_product_scores,
+    padding_mask,
+    query_padding_mask,
+    scaled_dot_product_scores,
+    softmax,
+    weighted_sum,
+)
+from attnlib.data import examples
 
 T, F = True, False
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -22,7 +33,8 @@ seeds = st.integers(0, 2**32 - 1)
 
 
 def loop_attention(q, k, v, mask=None, scale=None):
-    """Attention for 3-D q (B, L_q, d), k (B, L_k, d), v (B, L_k, d_v), mask (B, L_q, L_k).
+    """Attention for 3-D q (B, L_q, d), k (B, L_k, d), v (B, L_k, d_v), mask (B, L_q,
+       L_k).
 
     Reads only the keys and values a query may attend, so whatever masked positions hold
     cannot matter here.
@@ -35,8 +47,11 @@ def loop_attention(q, k, v, mask=None, scale=None):
         for i in range(Lq):
             allowed = [j for j in range(Lk) if mask is None or mask[b, i, j]]
             if not allowed:
-                continue                          # no key: zero weights, zero output
-            s = {j: scale * sum(q[b, i, f] * k[b, j, f] for f in range(d)) for j in allowed}
+                continue  # no key: zero weights, zero output
+            s = {
+                j: scale * sum(q[b, i, f] * k[b, j, f] for f in range(d))
+                for j in allowed
+            }
             top = max(s.values())
             e = {j: math.exp(s[j] - top) for j in allowed}
             total = sum(e.values())
@@ -54,10 +69,16 @@ def no_warnings():
 
 
 def random_qkv(rng, B, Lq, Lk, d, dv):
-    return rng.normal(size=(B, Lq, d)), rng.normal(size=(B, Lk, d)), rng.normal(size=(B, Lk, dv))
+    return (
+        rng.normal(size=(B, Lq, d)),
+        rng.normal(size=(B, Lk, d)),
+        rng.normal(size=(B, Lk, dv)),
+    )
 
 
-# --- issue 3, case 2: a partially and a fully masked query ---------------------------------------
+# --- issue 3, case 2: a partially and a fully masked query
+# ---------------------------------------
+
 
 def test_case2_scaled_masked_attention(no_warnings):
     q = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -67,17 +88,24 @@ def test_case2_scaled_masked_attention(no_warnings):
     # Query 0 scores keys 0 and 1 as 1/sqrt(2) and 0.
     a = 1 / (1 + math.exp(-1 / math.sqrt(2)))
     np.testing.assert_allclose(w, [[a, 1 - a, 0], [0, 0, 0]], rtol=1e-12)
-    np.testing.assert_allclose(out, [[a * 1 + (1 - a) * 3, a * 2 + (1 - a) * 4], [0, 0]],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        out, [[a * 1 + (1 - a) * 3, a * 2 + (1 - a) * 4], [0, 0]], rtol=1e-12
+    )
     np.testing.assert_allclose(w, [[0.6698, 0.3302, 0], [0, 0, 0]], atol=5e-5)
     np.testing.assert_allclose(out, [[1.6605, 2.6605], [0, 0]], atol=5e-5)
 
 
-# --- case 3: causal running mean -----------------------------------------------------------------
+# --- case 3: causal running mean
+# -----------------------------------------------------------------
+
 
 def test_case3_causal_with_zero_scores_is_a_running_mean(no_warnings):
-    out, w = attention(np.zeros((3, 1)), np.zeros((3, 1)), np.array([[1.0], [2.0], [3.0]]),
-                       mask=causal_mask(3))
+    out, w = attention(
+        np.zeros((3, 1)),
+        np.zeros((3, 1)),
+        np.array([[1.0], [2.0], [3.0]]),
+        mask=causal_mask(3),
+    )
     np.testing.assert_allclose(out[:, 0], [1, 1.5, 2], rtol=1e-15)
 
 
@@ -91,22 +119,34 @@ def test_causal_with_equal_scores_averages_the_prefix(n, seed):
         np.testing.assert_allclose(w[t, : t + 1], 1 / (t + 1), rtol=1e-12)
 
 
-# --- case 10: cross-attention --------------------------------------------------------------------
+# --- case 10: cross-attention
+# --------------------------------------------------------------------
+
 
 def test_case10_cross_attention_with_a_mask(no_warnings):
-    out, w = attention(np.zeros((2, 1)), np.zeros((3, 1)), np.array([[1.0], [2.0], [3.0]]),
-                       mask=np.array([[T, T, F], [T, T, T]]))
+    out, w = attention(
+        np.zeros((2, 1)),
+        np.zeros((3, 1)),
+        np.array([[1.0], [2.0], [3.0]]),
+        mask=np.array([[T, T, F], [T, T, T]]),
+    )
     np.testing.assert_allclose(w, [[0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3]], rtol=1e-15)
     np.testing.assert_allclose(out[:, 0], [1.5, 2.0], rtol=1e-15)
 
 
 def test_case10_mask_of_the_wrong_shape_names_both_shapes():
     with pytest.raises(ValueError, match=r"\(1, 2, 2\).*\(2, 3\)"):
-        attention(np.zeros((2, 1)), np.zeros((3, 1)), np.zeros((3, 1)),
-                  mask=np.ones((1, 2, 2), dtype=bool))
+        attention(
+            np.zeros((2, 1)),
+            np.zeros((3, 1)),
+            np.zeros((3, 1)),
+            mask=np.ones((1, 2, 2), dtype=bool),
+        )
 
 
-# --- the documents' worked examples --------------------------------------------------------------
+# --- the documents' worked examples
+# --------------------------------------------------------------
+
 
 def test_bank_example():
     ex = examples.BANK
@@ -115,8 +155,11 @@ def test_bank_example():
     expected = [e**2 / (e**2 + e + 1), e / (e**2 + e + 1), 1 / (e**2 + e + 1)]
     np.testing.assert_allclose(w[0], expected, rtol=1e-12)
     np.testing.assert_allclose(w[0], [0.6652, 0.2447, 0.0900], atol=5e-5)
-    np.testing.assert_allclose(out[0], [2 * expected[0] + expected[2], 2 * expected[1] + expected[2]],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        out[0],
+        [2 * expected[0] + expected[2], 2 * expected[1] + expected[2]],
+        rtol=1e-12,
+    )
     np.testing.assert_allclose(out[0], [1.4205, 0.5795], atol=5e-5)
 
 
@@ -127,11 +170,19 @@ def test_machine_learning_rocks_example():
     np.testing.assert_allclose(weighted_sum(w, ex.values), [0.156, 1.730], atol=5e-4)
 
 
-# --- agreement with the other modules ------------------------------------------------------------
+# --- agreement with the other modules
+# ------------------------------------------------------------
+
 
 @SETTINGS
-@given(st.integers(1, 3), st.integers(0, 4), st.integers(0, 4), st.integers(1, 4), st.integers(1, 3),
-       seeds)
+@given(
+    st.integers(1, 3),
+    st.integers(0, 4),
+    st.integers(0, 4),
+    st.integers(1, 4),
+    st.integers(1, 3),
+    seeds,
+)
 def test_equals_the_loop_reference_with_random_masks(B, Lq, Lk, d, dv, seed):
     rng = np.random.default_rng(seed)
     q, k, v = random_qkv(rng, B, Lq, Lk, d, dv)
@@ -148,43 +199,58 @@ def test_equals_the_loop_reference_with_random_masks(B, Lq, Lk, d, dv, seed):
 def test_weights_are_softmax_of_scaled_scores_and_scale_one_is_plain_dot_product():
     rng = np.random.default_rng(7)
     q, k, v = random_qkv(rng, 2, 3, 4, 5, 2)
-    np.testing.assert_allclose(attention(q, k, v)[1], softmax(scaled_dot_product_scores(q, k)),
-                               atol=1e-14)
-    np.testing.assert_allclose(attention(q, k, v, scale=1.0)[1], softmax(dot_product_scores(q, k)),
-                               atol=1e-14)
-    np.testing.assert_allclose(attention(q, k, v, scale=0.3)[0], loop_attention(q, k, v, scale=0.3)[0],
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        attention(q, k, v)[1], softmax(scaled_dot_product_scores(q, k)), atol=1e-14
+    )
+    np.testing.assert_allclose(
+        attention(q, k, v, scale=1.0)[1], softmax(dot_product_scores(q, k)), atol=1e-14
+    )
+    np.testing.assert_allclose(
+        attention(q, k, v, scale=0.3)[0],
+        loop_attention(q, k, v, scale=0.3)[0],
+        atol=1e-12,
+    )
 
 
 def test_batch_axes_may_come_from_the_values_alone():
     rng = np.random.default_rng(11)
-    q, k, v = rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(5, 4, 2))
-    mask = padding_mask([4, 3, 2, 1, 0], 4)                     # (5, 1, 4)
+    q, k, v = (
+        rng.normal(size=(2, 3)),
+        rng.normal(size=(4, 3)),
+        rng.normal(size=(5, 4, 2)),
+    )
+    mask = padding_mask([4, 3, 2, 1, 0], 4)  # (5, 1, 4)
     out, w = attention(q, k, v, mask=mask)
     assert out.shape == (5, 2, 2) and w.shape == (5, 2, 4)
-    ref_out, ref_w = loop_attention(np.broadcast_to(q, (5, 2, 3)), np.broadcast_to(k, (5, 4, 3)),
-                                    v, np.broadcast_to(mask, (5, 2, 4)))
+    ref_out, ref_w = loop_attention(
+        np.broadcast_to(q, (5, 2, 3)),
+        np.broadcast_to(k, (5, 4, 3)),
+        v,
+        np.broadcast_to(mask, (5, 2, 4)),
+    )
     np.testing.assert_allclose(out, ref_out, atol=1e-12)
     np.testing.assert_allclose(w, ref_w, atol=1e-12)
 
 
-# --- masked keys never influence the output ------------------------------------------------------
+# --- masked keys never influence the output
+# ------------------------------------------------------
+
 
 @pytest.mark.parametrize("poison", [np.nan, np.inf, -np.inf, 1e300, -1e300])
 def test_keys_and_values_no_query_may_attend_may_hold_anything(no_warnings, poison):
     rng = np.random.default_rng(8)
     q, k, v = random_qkv(rng, 2, 3, 5, 4, 2)
     mask = np.ones((2, 3, 5), dtype=bool)
-    mask[0, :, [1, 4]] = False           # keys 1 and 4 of batch 0: nobody may look
+    mask[0, :, [1, 4]] = False  # keys 1 and 4 of batch 0: nobody may look
     mask[1, :, 0] = False
-    mask[1, 2, :] = False                 # query 2 of batch 1: may look at nothing
+    mask[1, 2, :] = False  # query 2 of batch 1: may look at nothing
     clean_out, clean_w = loop_attention(q, k, v, mask)
     k2, v2, q2 = k.copy(), v.copy(), q.copy()
     k2[0, [1, 4]] = poison
     v2[0, [1, 4]] = poison
     k2[1, 0] = poison
     v2[1, 0] = poison
-    q2[1, 2] = poison                     # a query that asks nothing may hold anything too
+    q2[1, 2] = poison  # a query that asks nothing may hold anything too
     out, w = attention(q2, k2, v2, mask=mask)
     np.testing.assert_allclose(w, clean_w, atol=1e-12)
     np.testing.assert_allclose(out, clean_out, atol=1e-12)
@@ -193,7 +259,8 @@ def test_keys_and_values_no_query_may_attend_may_hold_anything(no_warnings, pois
 @SETTINGS
 @given(seeds)
 def test_a_key_masked_for_one_query_does_not_influence_that_query(seed):
-    # Key 0 is allowed for query 1 but not for query 0: changing it may change query 1 only.
+    # Key 0 is allowed for query 1 but not for query 0: changing it may change query 1
+    # only.
     rng = np.random.default_rng(seed)
     q, k, v = random_qkv(rng, 1, 2, 4, 3, 2)
     mask = np.array([[[F, T, T, T], [T, T, T, T]]])
@@ -209,17 +276,29 @@ def test_a_key_masked_for_one_query_does_not_influence_that_query(seed):
 def test_nan_in_a_key_some_query_may_attend_is_an_error_not_a_silent_nan():
     v = np.array([[1.0], [np.nan]])
     with pytest.raises(ValueError, match="values"):
-        attention(np.zeros((2, 1)), np.zeros((2, 1)), v, mask=np.array([[T, F], [T, T]]))
+        attention(
+            np.zeros((2, 1)), np.zeros((2, 1)), v, mask=np.array([[T, F], [T, T]])
+        )
     with pytest.raises(ValueError, match="keys"):
         attention(np.zeros((1, 1)), np.array([[np.inf], [0.0]]), np.zeros((2, 1)))
 
 
-# --- padding never changes the real tokens -------------------------------------------------------
+# --- padding never changes the real tokens
+# -------------------------------------------------------
+
 
 @SETTINGS
-@given(st.integers(1, 5), st.integers(0, 4), st.sampled_from(["left", "right"]), st.booleans(),
-       st.sampled_from([0.0, np.nan, np.inf, 1e200]), seeds)
-def test_padding_on_either_side_does_not_change_real_tokens(n, pad, side, causal, poison, seed):
+@given(
+    st.integers(1, 5),
+    st.integers(0, 4),
+    st.sampled_from(["left", "right"]),
+    st.booleans(),
+    st.sampled_from([0.0, np.nan, np.inf, 1e200]),
+    seeds,
+)
+def test_padding_on_either_side_does_not_change_real_tokens(
+    n, pad, side, causal, poison, seed
+):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(n, 3))
     v = rng.normal(size=(n, 2))
@@ -230,8 +309,12 @@ def test_padding_on_either_side_does_not_change_real_tokens(n, pad, side, causal
     vp = np.full((n + pad, 2), poison)
     real = slice(0, n) if side == "right" else slice(pad, pad + n)
     xp[real], vp[real] = x, v
-    # Padding keys may not be attended; padding queries attend nothing (so they may hold NaN).
-    mask = padding_mask([n], n + pad, side=side)[0] & query_padding_mask([n], n + pad, side=side)[0]
+    # Padding keys may not be attended; padding queries attend nothing (so they may hold
+    # NaN).
+    mask = (
+        padding_mask([n], n + pad, side=side)[0]
+        & query_padding_mask([n], n + pad, side=side)[0]
+    )
     if causal:
         mask = mask & causal_mask(n + pad)
     with warnings.catch_warnings():
@@ -258,7 +341,9 @@ def test_key_padding_alone_keeps_real_tokens_with_finite_padding(n, pad, side, s
     np.testing.assert_allclose(out[real], ref_out, atol=1e-12)
 
 
-# --- batch independence --------------------------------------------------------------------------
+# --- batch independence
+# --------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(st.integers(2, 4), st.integers(1, 4), st.integers(1, 4), seeds)
@@ -274,7 +359,9 @@ def test_a_batch_element_alone_equals_it_inside_the_batch(B, Lq, Lk, seed):
         np.testing.assert_allclose(w[b], alone_w, atol=1e-12)
 
 
-# --- permutation equivariance and causality ------------------------------------------------------
+# --- permutation equivariance and causality
+# ------------------------------------------------------
+
 
 @SETTINGS
 @given(st.integers(1, 6), seeds)
@@ -296,8 +383,8 @@ def test_causal_outputs_before_t_ignore_tokens_after_t(n, data, seed):
     x, v = rng.normal(size=(n, 4)), rng.normal(size=(n, 3))
     out, w = attention(x, x, v, mask=causal_mask(n))
     x2, v2 = x.copy(), v.copy()
-    x2[t + 1:] = rng.normal(size=(n - t - 1, 4)) * 10
-    v2[t + 1:] = rng.normal(size=(n - t - 1, 3)) * 10
+    x2[t + 1 :] = rng.normal(size=(n - t - 1, 4)) * 10
+    v2[t + 1 :] = rng.normal(size=(n - t - 1, 3)) * 10
     out2, w2 = attention(x2, x2, v2, mask=causal_mask(n))
     np.testing.assert_allclose(out2[: t + 1], out[: t + 1], atol=1e-12)
     np.testing.assert_allclose(w2[: t + 1], w[: t + 1], atol=1e-12)
@@ -305,17 +392,23 @@ def test_causal_outputs_before_t_ignore_tokens_after_t(n, data, seed):
 
 @SETTINGS
 @given(st.integers(0, 5), st.integers(1, 4), seeds)
-def test_decoding_after_a_prefix_with_end_alignment_equals_full_causal_attention(prefix, n_new, seed):
+def test_decoding_after_a_prefix_with_end_alignment_equals_full_causal_attention(
+    prefix, n_new, seed
+):
     rng = np.random.default_rng(seed)
     n = prefix + n_new
     x, v = rng.normal(size=(n, 4)), rng.normal(size=(n, 3))
     full_out, full_w = attention(x, x, v, mask=causal_mask(n))
-    new_out, new_w = attention(x[prefix:], x, v, mask=causal_mask(n_new, n, align="end"))
+    new_out, new_w = attention(
+        x[prefix:], x, v, mask=causal_mask(n_new, n, align="end")
+    )
     np.testing.assert_allclose(new_out, full_out[prefix:], atol=1e-12)
     np.testing.assert_allclose(new_w, full_w[prefix:], atol=1e-12)
 
 
-# --- dtypes and magnitudes -----------------------------------------------------------------------
+# --- dtypes and magnitudes
+# -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 def test_low_precision_is_returned_in_its_dtype(no_warnings, dtype):
@@ -324,8 +417,9 @@ def test_low_precision_is_returned_in_its_dtype(no_warnings, dtype):
     mask = padding_mask([4, 0], 4)
     out, w = attention(q, k, v, mask=mask)
     assert out.dtype == dtype and w.dtype == dtype
-    ref_out, ref_w = loop_attention(*(a.astype(float) for a in (q, k, v)),
-                                    np.broadcast_to(mask, (2, 3, 4)))
+    ref_out, ref_w = loop_attention(
+        *(a.astype(float) for a in (q, k, v)), np.broadcast_to(mask, (2, 3, 4))
+    )
     tol = 2e-3 if dtype == np.float16 else 1e-6
     np.testing.assert_allclose(w.astype(float), ref_w, atol=tol)
     np.testing.assert_allclose(out.astype(float), ref_out, atol=tol * 5)
@@ -334,10 +428,13 @@ def test_low_precision_is_returned_in_its_dtype(no_warnings, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float16])
 def test_large_magnitudes_do_not_overflow(no_warnings, dtype):
-    # float16 is computed in float32, where a dot product of its largest numbers still fits.
+    # float16 is computed in float32, where a dot product of its largest numbers still
+    # fits.
     big = float(np.finfo(dtype).max) / 4
     q = np.array([[big, big]], dtype=dtype)
-    k = np.array([[big, big], [-big, big], [big, -big]], dtype=dtype)   # scores +huge, 0, 0
+    k = np.array(
+        [[big, big], [-big, big], [big, -big]], dtype=dtype
+    )  # scores +huge, 0, 0
     v = np.array([[big, 1.0], [0.0, -big], [-big, 0.0]], dtype=dtype)
     out, w = attention(q, k, v)
     assert out.dtype == dtype and np.isfinite(out).all()
@@ -354,7 +451,7 @@ def test_float32_scores_beyond_float32_raise_a_clear_error(no_warnings):
     with pytest.raises(OverflowError, match="float32"):
         attention(q, k, np.ones((2, 1), dtype=np.float32))
     out, w = attention(q.astype(np.float64), k.astype(np.float64), np.ones((2, 1)))
-    np.testing.assert_array_equal(w, [[1, 0]])           # float64 holds such scores
+    np.testing.assert_array_equal(w, [[1, 0]])  # float64 holds such scores
 
 
 def test_integer_inputs_give_float64_and_the_same_result():
@@ -364,7 +461,9 @@ def test_integer_inputs_give_float64_and_the_same_result():
     np.testing.assert_allclose(out, attention(q * 1.0, k * 1.0, v * 1.0)[0], rtol=1e-15)
 
 
-# --- empty sequences -----------------------------------------------------------------------------
+# --- empty sequences
+# -----------------------------------------------------------------------------
+
 
 def test_no_keys_gives_zero_outputs(no_warnings):
     out, w = attention(np.zeros((2, 3)), np.zeros((0, 3)), np.zeros((0, 4)))
@@ -373,19 +472,26 @@ def test_no_keys_gives_zero_outputs(no_warnings):
 
 
 def test_no_queries_gives_empty_outputs(no_warnings):
-    out, w = attention(np.zeros((0, 3)), np.ones((2, 3)), np.ones((2, 4)), mask=np.ones((0, 2), bool))
+    out, w = attention(
+        np.zeros((0, 3)), np.ones((2, 3)), np.ones((2, 4)), mask=np.ones((0, 2), bool)
+    )
     assert out.shape == (0, 4) and w.shape == (0, 2)
 
 
-# --- errors --------------------------------------------------------------------------------------
+# --- errors
+# --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shapes,pattern", [
-    (((3,), (2, 3), (2, 1)), r"queries.*\(3,\)"),
-    (((2, 3), (2, 4), (2, 1)), r"\(2, 3\).*\(2, 4\)"),
-    (((2, 3), (2, 3), (4, 1)), r"\(2, 3\).*\(4, 1\)"),
-    (((2, 2, 3), (3, 2, 3), (3, 2, 1)), r"\(2, 2, 3\).*\(3, 2, 3\)"),
-    (((2, 2, 3), (2, 2, 3), (3, 2, 1)), r"\(3, 2, 1\)"),
-])
+
+@pytest.mark.parametrize(
+    "shapes,pattern",
+    [
+        (((3,), (2, 3), (2, 1)), r"queries.*\(3,\)"),
+        (((2, 3), (2, 4), (2, 1)), r"\(2, 3\).*\(2, 4\)"),
+        (((2, 3), (2, 3), (4, 1)), r"\(2, 3\).*\(4, 1\)"),
+        (((2, 2, 3), (3, 2, 3), (3, 2, 1)), r"\(2, 2, 3\).*\(3, 2, 3\)"),
+        (((2, 2, 3), (2, 2, 3), (3, 2, 1)), r"\(3, 2, 1\)"),
+    ],
+)
 def test_shape_errors_name_the_shapes(shapes, pattern):
     q, k, v = (np.zeros(s) for s in shapes)
     with pytest.raises(ValueError, match=pattern):
@@ -404,10 +510,14 @@ def test_zero_features_need_an_explicit_scale_and_bad_scales_are_refused():
     out, w = attention(np.zeros((1, 0)), np.zeros((2, 0)), np.ones((2, 1)), scale=1.0)
     np.testing.assert_array_equal(w, [[0.5, 0.5]])
     with pytest.raises(ValueError, match="scale"):
-        attention(np.zeros((1, 2)), np.zeros((2, 2)), np.ones((2, 1)), scale=float("nan"))
+        attention(
+            np.zeros((1, 2)), np.zeros((2, 2)), np.ones((2, 1)), scale=float("nan")
+        )
 
 
-# --- weighted_sum --------------------------------------------------------------------------------
+# --- weighted_sum
+# --------------------------------------------------------------------------------
+
 
 def test_weighted_sum_equals_a_loop_and_accepts_one_query():
     rng = np.random.default_rng(10)
@@ -415,14 +525,16 @@ def test_weighted_sum_equals_a_loop_and_accepts_one_query():
     got = weighted_sum(w, v)
     for b in range(2):
         for i in range(3):
-            np.testing.assert_allclose(got[b, i], sum(w[b, i, j] * v[b, j] for j in range(4)),
-                                       atol=1e-12)
+            np.testing.assert_allclose(
+                got[b, i], sum(w[b, i, j] * v[b, j] for j in range(4)), atol=1e-12
+            )
     np.testing.assert_allclose(weighted_sum(w[0, 0], v[0]), got[0, 0], atol=1e-12)
-    shared = weighted_sum(w[0, 0], v)                      # one query's weights, every batch
+    shared = weighted_sum(w[0, 0], v)  # one query's weights, every batch
     assert shared.shape == (2, 5)
     for b in range(2):
-        np.testing.assert_allclose(shared[b], sum(w[0, 0, j] * v[b, j] for j in range(4)),
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            shared[b], sum(w[0, 0, j] * v[b, j] for j in range(4)), atol=1e-12
+        )
 
 
 def test_weighted_sum_errors():
@@ -440,35 +552,38 @@ def test_plain_attention_allocates_little_beyond_its_float32_scores():
     """The scores become the weights in place: beyond them (4 bytes per score, returned),
     one boolean complement of the (L_q, L_k) mask and arrays of the size of Q, K and V."""
     import tracemalloc
+
     heads, n, d = 8, 256, 16
     rng = np.random.default_rng(3)
     q, k, v = (rng.normal(size=(heads, n, d)).astype(np.float32) for _ in range(3))
-    mask = causal_mask(n)                                   # one mask for every head
-    attention(q, k, v, mask)                                # warm up numpy's caches
+    mask = causal_mask(n)  # one mask for every head
+    attention(q, k, v, mask)  # warm up numpy's caches
     tracemalloc.start()
     attention(q, k, v, mask)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     scores = heads * n * n
-    inputs_sized = 4 * heads * n * d * 4                    # scaled Q, output, spare
-    assert peak <= 4 * scores + n * n + inputs_sized        # no (heads, n, n) temporary
-    assert peak - 4 * scores <= 4 * scores                  # the issue's budget
+    inputs_sized = 4 * heads * n * d * 4  # scaled Q, output, spare
+    assert peak <= 4 * scores + n * n + inputs_sized  # no (heads, n, n) temporary
+    assert peak - 4 * scores <= 4 * scores  # the issue's budget
 
 
 @pytest.mark.parametrize("where", ["queries", "keys", "values"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_one_non_finite_number_that_takes_part_is_refused(where, bad):
     rng = np.random.default_rng(4)
-    arrays = {name: rng.normal(size=(2, 5, 3)).astype(np.float32)
-              for name in ("queries", "keys", "values")}
+    arrays = {
+        name: rng.normal(size=(2, 5, 3)).astype(np.float32)
+        for name in ("queries", "keys", "values")
+    }
     arrays[where][1, 2, 1] = bad
     with pytest.raises(ValueError, match=where):
         attention(arrays["queries"], arrays["keys"], arrays["values"])
     mask = np.ones((5, 5), dtype=bool)
     if where == "queries":
-        mask[2] = False                                     # query 2 attends nothing
+        mask[2] = False  # query 2 attends nothing
     else:
-        mask[:, 2] = False                                  # no query attends key 2
+        mask[:, 2] = False  # no query attends key 2
     out, w = attention(arrays["queries"], arrays["keys"], arrays["values"], mask)
     assert np.isfinite(out).all() and np.isfinite(w).all()
     assert np.all(w[..., 2] == 0) if where != "queries" else np.all(w[:, 2] == 0)

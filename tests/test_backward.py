@@ -1,18 +1,22 @@
 """Backward passes of softmax and attention agree with central finite differences."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import central_difference  # the suite's own finite differences
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attnlib
-from attnlib.backward import attention_backward, numerical_gradient, relative_error, softmax_backward
-from conftest import central_difference  # the suite's own finite differences
+from attnlib.core.backward import (
+    attention_backward,
+    numerical_gradient,
+    relative_error,
+    softmax_backward,
+)
 
 TOL = 1e-6
-
-
 
 
 def rel(a, b):
@@ -34,10 +38,13 @@ def test_softmax_backward_equals_explicit_jacobian():
 
 
 def test_softmax_backward_by_hand_for_the_bank_weights():
-    # p = (0.6652, 0.2447, 0.0900); g = e_0 -> p_0 * (e_0 - p) = 0.6652 * (0.3348, -0.2447, -0.0900)
+    # p = (0.6652, 0.2447, 0.0900); g = e_0 -> p_0 * (e_0 - p) = 0.6652 * (0.3348,
+    # -0.2447, -0.0900)
     p = attnlib.softmax(np.array([2.0, 1.0, 0.0]))
     got = softmax_backward(p, np.array([1.0, 0.0, 0.0]))
-    np.testing.assert_allclose(got, [0.6652 * 0.3348, -0.6652 * 0.2447, -0.6652 * 0.0900], atol=2e-4)
+    np.testing.assert_allclose(
+        got, [0.6652 * 0.3348, -0.6652 * 0.2447, -0.6652 * 0.0900], atol=2e-4
+    )
     assert abs(got.sum()) < 1e-15
 
 
@@ -47,8 +54,12 @@ def test_softmax_backward_matches_finite_differences_any_axis_with_mask(axis):
     s = rng.normal(size=(3, 4, 5))
     g = rng.normal(size=s.shape)
     mask = rng.random(s.shape) < 0.7
-    analytic = softmax_backward(attnlib.softmax(s, axis=axis, mask=mask), g, axis=axis, mask=mask)
-    numeric = central_difference(lambda x: np.sum(attnlib.softmax(x, axis=axis, mask=mask) * g), s)
+    analytic = softmax_backward(
+        attnlib.softmax(s, axis=axis, mask=mask), g, axis=axis, mask=mask
+    )
+    numeric = central_difference(
+        lambda x: np.sum(attnlib.softmax(x, axis=axis, mask=mask) * g), s
+    )
     assert rel(analytic, numeric) < TOL
     assert np.all(analytic[~mask] == 0.0)
     assert np.all(np.abs(numeric[~mask]) < 1e-9)
@@ -80,9 +91,15 @@ def test_softmax_backward_rejects_mismatched_shapes():
 def _check_attention(q, k, v, g, mask=None, scale=None):
     dq, dk, dv = attention_backward(q, k, v, g, mask=mask, scale=scale)
     loss = {
-        "q": lambda x: np.sum(attnlib.attention(x, k, v, mask=mask, scale=scale)[0] * g),
-        "k": lambda x: np.sum(attnlib.attention(q, x, v, mask=mask, scale=scale)[0] * g),
-        "v": lambda x: np.sum(attnlib.attention(q, k, x, mask=mask, scale=scale)[0] * g),
+        "q": lambda x: np.sum(
+            attnlib.attention(x, k, v, mask=mask, scale=scale)[0] * g
+        ),
+        "k": lambda x: np.sum(
+            attnlib.attention(q, x, v, mask=mask, scale=scale)[0] * g
+        ),
+        "v": lambda x: np.sum(
+            attnlib.attention(q, k, x, mask=mask, scale=scale)[0] * g
+        ),
     }
     for name, analytic, x in (("q", dq, q), ("k", dk, k), ("v", dv, v)):
         numeric = central_difference(loss[name], x)
@@ -93,14 +110,22 @@ def _check_attention(q, k, v, g, mask=None, scale=None):
 
 def test_attention_backward_matches_finite_differences():
     rng = np.random.default_rng(2)
-    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
+    q, k, v = (
+        rng.normal(size=(2, 3, 4)),
+        rng.normal(size=(2, 5, 4)),
+        rng.normal(size=(2, 5, 3)),
+    )
     _check_attention(q, k, v, rng.normal(size=(2, 3, 3)))
     _check_attention(q, k, v, rng.normal(size=(2, 3, 3)), scale=1.0)
 
 
 def test_attention_backward_with_padding_and_causal_masks():
     rng = np.random.default_rng(3)
-    q, k, v = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4, 2))
+    q, k, v = (
+        rng.normal(size=(2, 4, 3)),
+        rng.normal(size=(2, 4, 3)),
+        rng.normal(size=(2, 4, 2)),
+    )
     g = rng.normal(size=(2, 4, 2))
     pad = attnlib.padding_mask(np.array([4, 2]), 4)
     dq, dk, dv = _check_attention(q, k, v, g, mask=pad)
@@ -120,7 +145,9 @@ def test_attention_backward_masked_nan_keys_stay_out():
     q = np.array([[1.0, 0.0]])
     k = np.array([[1.0, 1.0], [np.nan, np.inf]])
     v = np.array([[2.0, 0.0], [np.nan, 1.0]])
-    dq, dk, dv = attention_backward(q, k, v, np.ones((1, 2)), mask=np.array([[True, False]]))
+    dq, dk, dv = attention_backward(
+        q, k, v, np.ones((1, 2)), mask=np.array([[True, False]])
+    )
     assert np.isfinite(dq).all() and np.all(dk[1] == 0) and np.all(dv[1] == 0)
     # one allowed key: weight 1 whatever the score, so dq = dk = 0 and dv[0] = upstream
     np.testing.assert_array_equal(dq, 0.0)
@@ -129,7 +156,7 @@ def test_attention_backward_masked_nan_keys_stay_out():
 
 def test_attention_backward_sums_broadcast_batch_axes():
     rng = np.random.default_rng(5)
-    q = rng.normal(size=(3, 4))            # shared by both batch elements
+    q = rng.normal(size=(3, 4))  # shared by both batch elements
     k, v = rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
     _check_attention(q, k, v, rng.normal(size=(2, 3, 2)))
 
@@ -142,10 +169,14 @@ def test_attention_backward_rejects_bad_grad_output():
 
 def test_numerical_gradient_and_relative_error_helpers():
     x = np.array([1.0, -2.0, 0.5])
-    np.testing.assert_allclose(numerical_gradient(lambda t: np.sum(t ** 3), x), 3 * x ** 2, rtol=1e-8)
+    np.testing.assert_allclose(
+        numerical_gradient(lambda t: np.sum(t**3), x), 3 * x**2, rtol=1e-8
+    )
     assert relative_error([3.0, 4.0], [3.0, 4.0]) == 0.0
     assert relative_error([0.0, 0.0], [0.0, 0.0]) == 0.0
-    assert relative_error([3.0, 4.0], [3.0, 4.5]) == pytest.approx(0.5 / np.hypot(3.0, 4.5))
+    assert relative_error([3.0, 4.0], [3.0, 4.5]) == pytest.approx(
+        0.5 / np.hypot(3.0, 4.5)
+    )
     with pytest.raises(ValueError, match=r"\(2,\).*\(3,\)"):
         relative_error([1.0, 2.0], [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="one finite number"):
@@ -156,8 +187,12 @@ def test_numerical_gradient_and_relative_error_helpers():
 @given(st.integers(0, 10_000), st.integers(1, 3), st.integers(1, 4), st.integers(1, 3))
 def test_attention_backward_random_shapes_and_masks(seed, n_q, n_k, d):
     rng = np.random.default_rng(seed)
-    q, k, v = rng.normal(size=(n_q, d)), rng.normal(size=(n_k, d)), rng.normal(size=(n_k, 2))
-    mask = rng.random((n_q, n_k)) < 0.6   # may hide whole rows or columns
+    q, k, v = (
+        rng.normal(size=(n_q, d)),
+        rng.normal(size=(n_k, d)),
+        rng.normal(size=(n_k, 2)),
+    )
+    mask = rng.random((n_q, n_k)) < 0.6  # may hide whole rows or columns
     dq, dk, dv = _check_attention(q, k, v, rng.normal(size=(n_q, 2)), mask=mask)
     assert np.all(dq[~mask.any(axis=1)] == 0.0)
     assert np.all(dk[~mask.any(axis=0)] == 0.0) and np.all(dv[~mask.any(axis=0)] == 0.0)

@@ -1,8 +1,11 @@
-"""Tests for attnlib.bottleneck: the RNN encoder, its Jacobians, the two readers, the experiment.
+"""Tests for attnlib.models.bottleneck: the RNN encoder, its Jacobians, the two readers,
+   the experiment.
 
 Expected values are computed independently: by hand with ``math``, with a column-vector
-loop, by finite differences, with ``numpy.linalg.lstsq``, or from inequalities that must hold.
+loop, by finite differences, with ``numpy.linalg.lstsq``, or from inequalities that must
+hold.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,12 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlib import bottleneck as bn
 from attnlib.exercises import bottleneck as ex
+from attnlib.models import bottleneck as bn
 
 
 def _params(m=2, h=4, seed=0, rho=0.9):
-    return bn.init_rnn(np.random.default_rng(seed), m, h, spectral_radius=rho, input_scale=0.8)
+    return bn.init_rnn(
+        np.random.default_rng(seed), m, h, spectral_radius=rho, input_scale=0.8
+    )
 
 
 def _loop_column_vectors(x, W_x, W_h, b):
@@ -32,6 +37,7 @@ def _loop_column_vectors(x, W_x, W_h, b):
 
 # ---------------------------------------------------------------- rnn_encode
 
+
 def test_hand_computed_two_steps():
     # m = h = 1, W_x = 1, W_h = 0.5, b = 0, inputs 1 then 0.
     states, final = bn.rnn_encode([[1.0], [0.0]], [[1.0]], [[0.5]], [0.0])
@@ -45,13 +51,14 @@ def test_hand_computed_two_steps():
 def test_matches_column_vector_loop_and_batches():
     W_x, W_h, b = _params(m=3, h=5)
     b = np.linspace(-0.2, 0.2, 5)
-    x = np.random.default_rng(1).standard_normal((2, 4, 7, 3))   # batch axes (2, 4)
+    x = np.random.default_rng(1).standard_normal((2, 4, 7, 3))  # batch axes (2, 4)
     states, final = bn.rnn_encode(x, W_x, W_h, b)
     assert states.shape == (2, 4, 7, 5) and final.shape == (2, 4, 5)
     for i in range(2):
         for j in range(4):
-            np.testing.assert_allclose(states[i, j], _loop_column_vectors(x[i, j], W_x, W_h, b),
-                                       atol=1e-12)
+            np.testing.assert_allclose(
+                states[i, j], _loop_column_vectors(x[i, j], W_x, W_h, b), atol=1e-12
+            )
     np.testing.assert_array_equal(final, states[..., -1, :])
 
 
@@ -76,13 +83,25 @@ def test_float32_stays_float32():
     np.testing.assert_allclose(states, ref, atol=1e-5)
 
 
-@pytest.mark.parametrize("args, words", [
-    ((np.ones(3), np.ones((3, 4)), np.eye(4), np.zeros(4)), ["inputs", "(..., T, m)"]),
-    ((np.ones((5, 2)), np.ones((3, 4)), np.eye(4), np.zeros(4)), ["W_x", "(3, 4)", "(5, 2)"]),
-    ((np.ones((5, 3)), np.ones((3, 4)), np.eye(3), np.zeros(4)), ["W_h", "(3, 3)"]),
-    ((np.ones((5, 3)), np.ones((3, 4)), np.eye(4), np.zeros(3)), ["b", "(3,)"]),
-    ((np.ones((0, 3)), np.ones((3, 4)), np.eye(4), np.zeros(4)), ["at least one time step"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            (np.ones(3), np.ones((3, 4)), np.eye(4), np.zeros(4)),
+            ["inputs", "(..., T, m)"],
+        ),
+        (
+            (np.ones((5, 2)), np.ones((3, 4)), np.eye(4), np.zeros(4)),
+            ["W_x", "(3, 4)", "(5, 2)"],
+        ),
+        ((np.ones((5, 3)), np.ones((3, 4)), np.eye(3), np.zeros(4)), ["W_h", "(3, 3)"]),
+        ((np.ones((5, 3)), np.ones((3, 4)), np.eye(4), np.zeros(3)), ["b", "(3,)"]),
+        (
+            (np.ones((0, 3)), np.ones((3, 4)), np.eye(4), np.zeros(4)),
+            ["at least one time step"],
+        ),
+    ],
+)
 def test_bad_shapes_raise_value_error_naming_them(args, words):
     with pytest.raises(ValueError) as err:
         bn.rnn_encode(*args)
@@ -100,20 +119,34 @@ def test_nan_or_inf_is_refused_not_propagated(which):
     F = np.random.default_rng(0).standard_normal((20, 2))
     F[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        bn.linear_recovery_r2(F, F, np.ones((5, 2)) + np.arange(5)[:, None], np.arange(10.0).reshape(5, 2))
+        bn.linear_recovery_r2(
+            F, F, np.ones((5, 2)) + np.arange(5)[:, None], np.arange(10.0).reshape(5, 2)
+        )
 
 
 def test_float16_round_trip():
     W_x, W_h, b = _params()
     x = np.random.default_rng(4).standard_normal((5, 2))
-    s16, f16 = bn.rnn_encode(x.astype(np.float16), W_x.astype(np.float16), W_h.astype(np.float16),
-                             b.astype(np.float16))
-    s64, _ = bn.rnn_encode(x.astype(np.float16).astype(float), W_x.astype(np.float16).astype(float),
-                           W_h.astype(np.float16).astype(float), b.astype(np.float16).astype(float))
+    s16, f16 = bn.rnn_encode(
+        x.astype(np.float16),
+        W_x.astype(np.float16),
+        W_h.astype(np.float16),
+        b.astype(np.float16),
+    )
+    s64, _ = bn.rnn_encode(
+        x.astype(np.float16).astype(float),
+        W_x.astype(np.float16).astype(float),
+        W_h.astype(np.float16).astype(float),
+        b.astype(np.float16).astype(float),
+    )
     assert s16.dtype == np.float16 and f16.dtype == np.float16
     np.testing.assert_allclose(s16.astype(float), s64, atol=1e-3)
-    J16 = bn.final_state_jacobians(x.astype(np.float16), W_x.astype(np.float16),
-                                   W_h.astype(np.float16), b.astype(np.float16))
+    J16 = bn.final_state_jacobians(
+        x.astype(np.float16),
+        W_x.astype(np.float16),
+        W_h.astype(np.float16),
+        b.astype(np.float16),
+    )
     assert J16.dtype == np.float16
 
 
@@ -126,6 +159,7 @@ def test_bad_h0_and_dtype():
 
 
 # ---------------------------------------------------------------- init_rnn
+
 
 def test_init_rnn_is_seeded_and_has_the_asked_spectral_radius():
     a = bn.init_rnn(np.random.default_rng(3), 2, 6, spectral_radius=0.7)
@@ -143,6 +177,7 @@ def test_init_rnn_is_seeded_and_has_the_asked_spectral_radius():
 
 # ---------------------------------------------------------------- Jacobians
 
+
 def test_jacobians_match_finite_differences():
     W_x, W_h, b = _params(m=2, h=3, rho=1.2)
     x = np.random.default_rng(5).standard_normal((6, 2))
@@ -154,24 +189,27 @@ def test_jacobians_match_finite_differences():
             xp, xm = x.copy(), x.copy()
             xp[t, j] += eps
             xm[t, j] -= eps
-            fd = (bn.rnn_encode(xp, W_x, W_h, b)[1] - bn.rnn_encode(xm, W_x, W_h, b)[1]) / (2 * eps)
+            fd = (
+                bn.rnn_encode(xp, W_x, W_h, b)[1] - bn.rnn_encode(xm, W_x, W_h, b)[1]
+            ) / (2 * eps)
             np.testing.assert_allclose(J[t, :, j], fd, atol=1e-7)
 
 
 def test_jacobians_shrink_at_least_geometrically_when_contractive():
-    # |tanh'| <= 1 and every singular value of W_h is rho, so each step shrinks by <= rho:
-    # ||J_t||_2 <= rho^(T - t) * ||W_x||_2 (t counted from 1).
+    # |tanh'| <= 1 and every singular value of W_h is rho, so each step shrinks by <=
+    # rho: ||J_t||_2 <= rho^(T - t) * ||W_x||_2 (t counted from 1).
     rho = 0.8
     W_x, W_h, b = _params(m=2, h=8, rho=rho)
     x = np.random.default_rng(6).standard_normal((3, 20, 2))
     J = bn.final_state_jacobians(x, W_x, W_h, b)
-    norms = np.linalg.norm(J, ord=2, axis=(-2, -1))                  # (3, 20)
+    norms = np.linalg.norm(J, ord=2, axis=(-2, -1))  # (3, 20)
     bound = rho ** np.arange(19, -1, -1) * np.linalg.norm(W_x, ord=2)
     assert np.all(norms <= bound + 1e-12)
     assert np.all(norms[:, 0] < 0.05 * norms[:, -1])
 
 
 # ---------------------------------------------------------------- the attention reader
+
 
 def test_attend_to_positions_fetches_the_asked_states():
     states = np.random.default_rng(7).standard_normal((4, 6, 3))
@@ -183,13 +221,16 @@ def test_attend_to_positions_fetches_the_asked_states():
     for row, p in enumerate([0, 5, 2, 5]):
         expected[row, p] = on
     np.testing.assert_allclose(w, expected, atol=1e-12)
-    np.testing.assert_allclose(ctx, np.einsum("qt,bth->bqh", expected, states), atol=1e-12)
+    np.testing.assert_allclose(
+        ctx, np.einsum("qt,bth->bqh", expected, states), atol=1e-12
+    )
     sharp, _ = bn.attend_to_positions(states, [3], sharpness=40.0)
     np.testing.assert_allclose(sharp[:, 0], states[:, 3], atol=1e-12)
 
 
-@pytest.mark.parametrize("positions, sharpness", [([6], 20.0), ([-7], 20.0), ([0.5], 20.0),
-                                                   ([1], 0.0)])
+@pytest.mark.parametrize(
+    "positions, sharpness", [([6], 20.0), ([-7], 20.0), ([0.5], 20.0), ([1], 0.0)]
+)
 def test_attend_to_positions_rejects_bad_requests(positions, sharpness):
     with pytest.raises(ValueError):
         bn.attend_to_positions(np.zeros((6, 3)), positions, sharpness=sharpness)
@@ -197,24 +238,44 @@ def test_attend_to_positions_rejects_bad_requests(positions, sharpness):
 
 def test_decoder_context_matches_an_explicit_loop():
     rng = np.random.default_rng(8)
-    H = rng.standard_normal((5, 4))            # 5 encoder states of size 4
-    S = rng.standard_normal((3, 2))            # 3 decoder steps, state size 2
-    W_q, W_k, w_v = rng.standard_normal((2, 6)), rng.standard_normal((4, 6)), rng.standard_normal(6)
+    H = rng.standard_normal((5, 4))  # 5 encoder states of size 4
+    S = rng.standard_normal((3, 2))  # 3 decoder steps, state size 2
+    W_q, W_k, w_v = (
+        rng.standard_normal((2, 6)),
+        rng.standard_normal((4, 6)),
+        rng.standard_normal(6),
+    )
     ctx, w = bn.decoder_context(S, H, W_q, W_k, w_v)
     for i in range(3):
-        e = np.array([sum(w_v[a] * math.tanh(S[i] @ W_q[:, a] + H[j] @ W_k[:, a]) for a in range(6))
-                      for j in range(5)])
+        e = np.array(
+            [
+                sum(
+                    w_v[a] * math.tanh(S[i] @ W_q[:, a] + H[j] @ W_k[:, a])
+                    for a in range(6)
+                )
+                for j in range(5)
+            ]
+        )
         alpha = np.exp(e) / np.exp(e).sum()
         np.testing.assert_allclose(w[i], alpha, atol=1e-12)
-        np.testing.assert_allclose(ctx[i], sum(alpha[j] * H[j] for j in range(5)), atol=1e-12)
-    # a different decoder state gives a different context: the context is not computed once
+        np.testing.assert_allclose(
+            ctx[i], sum(alpha[j] * H[j] for j in range(5)), atol=1e-12
+        )
+    # a different decoder state gives a different context: the context is not computed
+    # once
     assert not np.allclose(ctx[0], ctx[1])
 
 
 def test_decoder_exercise_by_hand():
     d = ex.DECODER_EXERCISE
-    ctx, w = bn.decoder_context(d["decoder_state"][None], d["encoder_states"], d["W_q"], d["W_k"], d["w_v"])
-    e = [math.tanh(2) + math.tanh(-1), math.tanh(1) + math.tanh(1), math.tanh(1) + math.tanh(-1)]
+    ctx, w = bn.decoder_context(
+        d["decoder_state"][None], d["encoder_states"], d["W_q"], d["W_k"], d["w_v"]
+    )
+    e = [
+        math.tanh(2) + math.tanh(-1),
+        math.tanh(1) + math.tanh(1),
+        math.tanh(1) + math.tanh(-1),
+    ]
     z = sum(math.exp(v) for v in e)
     alpha = [math.exp(v) / z for v in e]
     np.testing.assert_allclose(w[0], alpha, atol=1e-12)
@@ -222,19 +283,31 @@ def test_decoder_exercise_by_hand():
     np.testing.assert_allclose(ctx[0], [alpha[0], 2 * alpha[1]], atol=1e-12)
 
 
-# ---------------------------------------------------------------- linear reader and ceiling
+# ---------------------------------------------------------------- linear reader and
+# ceiling
+
 
 def test_r2_matches_lstsq_with_intercept():
     rng = np.random.default_rng(9)
     F = rng.standard_normal((300, 5))
-    Y = F[:, :2] @ np.array([[1.0, 0.5], [-2.0, 0.0]]) + 0.7 * rng.standard_normal((300, 2)) + 3.0
+    Y = (
+        F[:, :2] @ np.array([[1.0, 0.5], [-2.0, 0.0]])
+        + 0.7 * rng.standard_normal((300, 2))
+        + 3.0
+    )
     r2 = bn.linear_recovery_r2(F[:200], Y[:200], F[200:], Y[200:])
     X = np.column_stack([F[:200], np.ones(200)])
     coef = np.linalg.lstsq(X, Y[:200], rcond=None)[0]
     pred = np.column_stack([F[200:], np.ones(100)]) @ coef
     yt = Y[200:]
-    want = np.mean([1 - np.sum((yt[:, i] - pred[:, i]) ** 2) / np.sum((yt[:, i] - yt[:, i].mean()) ** 2)
-                    for i in range(2)])
+    want = np.mean(
+        [
+            1
+            - np.sum((yt[:, i] - pred[:, i]) ** 2)
+            / np.sum((yt[:, i] - yt[:, i].mean()) ** 2)
+            for i in range(2)
+        ]
+    )
     assert isinstance(r2, float)
     assert abs(r2 - want) < 1e-10
 
@@ -244,8 +317,12 @@ def test_r2_extremes_and_batching():
     F = rng.standard_normal((2, 400, 3))
     exact = F @ np.array([[1.0], [2.0], [-1.0]]) + 5.0
     noise = rng.standard_normal((2, 400, 1))
-    r_exact = bn.linear_recovery_r2(F[:, :300], exact[:, :300], F[:, 300:], exact[:, 300:])
-    r_noise = bn.linear_recovery_r2(F[:, :300], noise[:, :300], F[:, 300:], noise[:, 300:])
+    r_exact = bn.linear_recovery_r2(
+        F[:, :300], exact[:, :300], F[:, 300:], exact[:, 300:]
+    )
+    r_noise = bn.linear_recovery_r2(
+        F[:, :300], noise[:, :300], F[:, 300:], noise[:, 300:]
+    )
     assert r_exact.shape == (2,)
     np.testing.assert_allclose(r_exact, 1.0, atol=1e-10)
     assert np.all(np.abs(r_noise) < 0.1)
@@ -260,7 +337,9 @@ def test_r2_errors():
     with pytest.raises(ValueError, match="at least h \\+ 1"):
         bn.linear_recovery_r2(F[:3], Y[:3], F, np.arange(10.0)[:, None])
     with pytest.raises(ValueError, match="constant"):
-        bn.linear_recovery_r2(np.random.default_rng(0).standard_normal((10, 3)), Y, F, Y)
+        bn.linear_recovery_r2(
+            np.random.default_rng(0).standard_normal((10, 3)), Y, F, Y
+        )
 
 
 def test_capacity_bound():
@@ -272,6 +351,7 @@ def test_capacity_bound():
 
 
 # ---------------------------------------------------------------- the experiment
+
 
 @pytest.fixture(scope="module")
 def result():
@@ -315,6 +395,7 @@ def test_experiment_rejects_bad_arguments():
 
 # ---------------------------------------------------------------- exercise checkers
 
+
 def test_check_rnn_step(capsys):
     def right(x_t, h_prev, W_x, W_h, b):
         return np.tanh(x_t @ W_x + h_prev @ W_h + b)
@@ -349,18 +430,22 @@ def test_check_decoder_step(capsys):
 
 def _lstsq_r2(Ftr, Ytr, Fte, Yte):
     """Independent reader: numpy.linalg.lstsq with an explicit column of ones."""
-    coef = np.linalg.lstsq(np.column_stack([Ftr, np.ones(len(Ftr))]), Ytr, rcond=None)[0]
+    coef = np.linalg.lstsq(np.column_stack([Ftr, np.ones(len(Ftr))]), Ytr, rcond=None)[
+        0
+    ]
     pred = np.column_stack([Fte, np.ones(len(Fte))]) @ coef
     return np.mean(1 - ((Yte - pred) ** 2).sum(0) / ((Yte - Yte.mean(0)) ** 2).sum(0))
 
 
 def test_experiment_matches_a_manual_rerun():
     # Re-run the documented procedure by hand for T = 3 and compare every number.
-    res = bn.recovery_experiment([3], input_size=2, hidden_size=5, n_train=300, n_test=200, seed=7)
+    res = bn.recovery_experiment(
+        [3], input_size=2, hidden_size=5, n_train=300, n_test=200, seed=7
+    )
     rng = np.random.default_rng(7)
     params = bn.init_rnn(rng, 2, 5, spectral_radius=0.9, input_scale=0.5)
     x = rng.standard_normal((500, 3, 2))
-    states = np.stack([_loop_column_vectors(seq, *params) for seq in x])     # (500, 3, 5)
+    states = np.stack([_loop_column_vectors(seq, *params) for seq in x])  # (500, 3, 5)
     final = states[:, -1]
     for t in range(3):
         want_final = _lstsq_r2(final[:300], x[:300, t], final[300:], x[300:, t])

@@ -1,13 +1,16 @@
-"""Issue 12: one contract for every entry point that takes queries, keys, values and a mask.
+"""Issue 12: one contract for every entry point that takes queries, keys, values and a
+   mask.
 
-``attention``, ``tiled_attention``, ``multi_head_attention`` (one head, identity projections)
-and ``attention_backward`` must accept the same inputs, refuse the same inputs with the same
-error class, agree on the results, emit no warning, and the backward pass must match central
-finite differences wherever the forward pass is accepted. The expected outcome of every
-generated case comes from an independent float64 loop below, not from attnlib.
+``attention``, ``tiled_attention``, ``multi_head_attention`` (one head, identity
+projections) and ``attention_backward`` must accept the same inputs, refuse the same
+inputs with the same error class, agree on the results, emit no warning, and the
+backward pass must match central finite differences wherever the forward pass is
+accepted. The expected outcome of every generated case comes from an independent float64
+loop below, not from attnlib.
 
 The second half turns the faults of issue 12 into tests with the issue's values.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,27 +18,40 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import central_difference
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import attnlib
-from attnlib import (MultiHeadParams, attention, attention_backward, causal_mask,
-                     multi_head_attention, tiled_attention)
-from attnlib.plots import access_map, attention_heatmap, mixture_bars
-from attnlib.tiled import tile_plan
-
-from conftest import central_difference
+from attnlib import (
+    MultiHeadParams,
+    attention,
+    attention_backward,
+    causal_mask,
+    multi_head_attention,
+    tiled_attention,
+)
+from attnlib.core.tiled import tile_plan
+from attnlib.figures import access_map, attention_heatmap, mixture_bars
 
 T, F = True, False
 DTYPES = (np.float16, np.float32, np.float64, np.int64)
 #: scales: valid ones (odd on purpose), and ones every entry point must refuse
 GOOD_SCALES = (None, 1.0, 0.0, -0.5, 2.5, 3, np.float32(0.3), np.int64(2))
-BAD_SCALES = ((True, TypeError), (np.bool_(False), TypeError), ("1", TypeError),
-              (1j, TypeError), (float("nan"), ValueError), (float("inf"), ValueError),
-              (np.ones(2), ValueError))
+BAD_SCALES = (
+    (True, TypeError),
+    (np.bool_(False), TypeError),
+    ("1", TypeError),
+    (1j, TypeError),
+    (float("nan"), ValueError),
+    (float("inf"), ValueError),
+    (np.ones(2), ValueError),
+)
 
 
-# --- an independent reference: plain loops in float64 --------------------------------------------
+# --- an independent reference: plain loops in float64
+# --------------------------------------------
+
 
 def reference(q, k, v, mask, scale):
     """Output of attention, or the exception class the contract demands, by explicit loops."""
@@ -61,13 +77,19 @@ def reference(q, k, v, mask, scale):
             for j in range(n_k):
                 if not mb[idx + (i, j)]:
                     continue
-                if not (np.isfinite(qb[idx + (i,)]).all() and np.isfinite(kb[idx + (j,)]).all()
-                        and np.isfinite(vb[idx + (j,)]).all()):
-                    return ValueError                 # a value that takes part is not finite
+                if not (
+                    np.isfinite(qb[idx + (i,)]).all()
+                    and np.isfinite(kb[idx + (j,)]).all()
+                    and np.isfinite(vb[idx + (j,)]).all()
+                ):
+                    return ValueError  # a value that takes part is not finite
                 with np.errstate(over="ignore", invalid="ignore"):
                     dot = float(np.sum(qb[idx + (i,)] * kb[idx + (j,)]))
-                    big = not (abs(dot) < limit and abs(dot * s) < limit
-                               and np.all(np.abs(qb[idx + (i,)] * s) < limit))
+                    big = not (
+                        abs(dot) < limit
+                        and abs(dot * s) < limit
+                        and np.all(np.abs(qb[idx + (i,)] * s) < limit)
+                    )
                 if big:
                     error = OverflowError
     if error is not None:
@@ -76,8 +98,10 @@ def reference(q, k, v, mask, scale):
         for i in range(n_q):
             allowed = [j for j in range(n_k) if mb[idx + (i, j)]]
             if not allowed:
-                continue                              # no allowed key: a zero output
-            scores = [s * float(np.sum(qb[idx + (i,)] * kb[idx + (j,)])) for j in allowed]
+                continue  # no allowed key: a zero output
+            scores = [
+                s * float(np.sum(qb[idx + (i,)] * kb[idx + (j,)])) for j in allowed
+            ]
             top = max(scores)
             e = [math.exp(x - top) for x in scores]
             for w, j in zip(e, allowed):
@@ -85,7 +109,9 @@ def reference(q, k, v, mask, scale):
     return out
 
 
-# --- generated cases ---------------------------------------------------------------------------
+# --- generated cases
+# ---------------------------------------------------------------------------
+
 
 @st.composite
 def sub_shape(draw, shape):
@@ -102,7 +128,11 @@ def cases(draw):
     dtype = draw(st.sampled_from(DTYPES))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     huge = dtype in (np.float32, np.float64) and draw(st.integers(0, 9)) == 0
-    size = (1e25 if dtype == np.float32 else 1e200) if huge else draw(st.sampled_from([1.0, 3.0]))
+    size = (
+        (1e25 if dtype == np.float32 else 1e200)
+        if huge
+        else draw(st.sampled_from([1.0, 3.0]))
+    )
     arrays = []
     for rows, width in ((n_q, d_k), (n_k, d_k), (n_k, d_v)):
         shape = draw(sub_shape(batch)) + (rows, width)
@@ -111,9 +141,12 @@ def cases(draw):
         else:
             arrays.append((rng.normal(size=shape) * size).astype(dtype))
     q, k, v = arrays
-    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (n_q, n_k)
+    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (
+        n_q,
+        n_k,
+    )
     mask = None
-    if draw(st.booleans()):                       # every allowed form, fully masked rows too
+    if draw(st.booleans()):  # every allowed form, fully masked rows too
         p_allowed = draw(st.sampled_from([0.0, 0.4, 0.8, 1.0]))
         mask = rng.random(draw(sub_shape(scores_shape))) < p_allowed
     causal = n_q == n_k and draw(st.booleans())
@@ -123,9 +156,18 @@ def cases(draw):
         if arrays[target].size:
             arrays[target].flat[draw(st.integers(0, arrays[target].size - 1))] = poison
     scale = draw(st.sampled_from(GOOD_SCALES + tuple(s for s, _ in BAD_SCALES)))
-    return dict(q=q, k=k, v=v, mask=mask, causal=causal, scale=scale,
-                block=draw(st.integers(1, 3)), workers=draw(st.sampled_from([1, 2])),
-                fd=not huge and poison is None, huge=huge)
+    return dict(
+        q=q,
+        k=k,
+        v=v,
+        mask=mask,
+        causal=causal,
+        scale=scale,
+        block=draw(st.integers(1, 3)),
+        workers=draw(st.sampled_from([1, 2])),
+        fd=not huge and poison is None,
+        huge=huge,
+    )
 
 
 def run(f, *args, **kwargs):
@@ -141,13 +183,20 @@ def one_head_params(d_k, d_v, scale):
     d_model = max(d_k, d_v)
     eye = np.eye(max(d_model, d_k, d_v))
     s = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
-    return MultiHeadParams(eye[:d_k, :d_model] * s * math.sqrt(d_model), eye[:d_k, :d_model],
-                           eye[:d_v, :d_model], eye[:d_model, :d_v], 1)
+    return MultiHeadParams(
+        eye[:d_k, :d_model] * s * math.sqrt(d_model),
+        eye[:d_k, :d_model],
+        eye[:d_v, :d_model],
+        eye[:d_model, :d_v],
+        1,
+    )
 
 
 def tolerance(dtype, v):
     scale = 1.0 + float(np.abs(v.astype(np.float64)[np.isfinite(v)]).max(initial=0.0))
-    return {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 5e-5}.get(np.dtype(dtype), 1e-12) * scale
+    return {np.dtype(np.float16): 4e-3, np.dtype(np.float32): 5e-5}.get(
+        np.dtype(dtype), 1e-12
+    ) * scale
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -157,37 +206,66 @@ def test_every_entry_point_keeps_one_contract(case):
     full_mask = mask
     if case["causal"]:
         c = causal_mask(q.shape[-2])
-        full_mask = c if mask is None else np.broadcast_to(mask, np.broadcast_shapes(
-            mask.shape, c.shape)) & c
+        full_mask = (
+            c
+            if mask is None
+            else np.broadcast_to(mask, np.broadcast_shapes(mask.shape, c.shape)) & c
+        )
     want = reference(q, k, v, full_mask, scale)
-    grad_out = np.ones(1)[..., None]                       # (1, 1): broadcasts to the output
+    grad_out = np.ones(1)[..., None]  # (1, 1): broadcasts to the output
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                    # any warning at all fails the test
+        warnings.simplefilter("error")  # any warning at all fails the test
         got = {
             "attention": run(lambda: attention(q, k, v, full_mask, scale=scale)[0]),
-            "tiled": run(tiled_attention, q, k, v, mask, causal=case["causal"], scale=scale,
-                         block_size=case["block"], workers=case["workers"]),
-            "backward": run(attention_backward, q, k, v, grad_out, full_mask, scale=scale),
+            "tiled": run(
+                tiled_attention,
+                q,
+                k,
+                v,
+                mask,
+                causal=case["causal"],
+                scale=scale,
+                block_size=case["block"],
+                workers=case["workers"],
+            ),
+            "backward": run(
+                attention_backward, q, k, v, grad_out, full_mask, scale=scale
+            ),
         }
         # multi-head attention has no scale=: it is folded into W_Q, which changes what
-        # overflows (q . k is checked before scaling), so huge inputs use the default scale
-        if not any(scale is s for s, _ in BAD_SCALES) and (not case["huge"] or scale is None):
+        # overflows (q . k is checked before scaling), so huge inputs use the default
+        # scale
+        if not any(scale is s for s, _ in BAD_SCALES) and (
+            not case["huge"] or scale is None
+        ):
             params = one_head_params(q.shape[-1], v.shape[-1], scale)
-            got["multi-head"] = run(lambda: multi_head_attention(q, k, v, params, full_mask,
-                                                                 per_head=False)[0])
+            got["multi-head"] = run(
+                lambda: multi_head_attention(
+                    q, k, v, params, full_mask, per_head=False
+                )[0]
+            )
     event(f"outcome: {want.__name__ if isinstance(want, type) else 'accepted'}")
     if isinstance(want, type):
-        outcome = {name: r if isinstance(r, type) else "accepted" for name, r in got.items()}
+        outcome = {
+            name: r if isinstance(r, type) else "accepted" for name, r in got.items()
+        }
         assert outcome == {name: want for name in got}, f"expected {want.__name__}"
         return
-    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype, np.float16)   # integers: float64
+    out_dtype = np.result_type(
+        q.dtype, k.dtype, v.dtype, np.float16
+    )  # integers: float64
     for name, result in got.items():
         assert not isinstance(result, type), f"{name} raised {result.__name__}"
         if name == "backward":
             continue
         assert result.dtype == out_dtype and result.shape == want.shape, name
-        np.testing.assert_allclose(result.astype(np.float64), want,
-                                   atol=tolerance(out_dtype, v), rtol=0, err_msg=name)
+        np.testing.assert_allclose(
+            result.astype(np.float64),
+            want,
+            atol=tolerance(out_dtype, v),
+            rtol=0,
+            err_msg=name,
+        )
     if case["fd"]:
         event("backward checked by finite differences")
         check_backward_by_finite_differences(q, k, v, full_mask, scale, got["backward"])
@@ -195,17 +273,25 @@ def test_every_entry_point_keeps_one_contract(case):
 
 def check_backward_by_finite_differences(q, k, v, mask, scale, grads):
     q64, k64, v64 = (x.astype(np.float64) for x in (q, k, v))
-    g = np.random.default_rng(0).normal(size=attention(q64, k64, v64, mask, scale=scale)[0].shape)
+    g = np.random.default_rng(0).normal(
+        size=attention(q64, k64, v64, mask, scale=scale)[0].shape
+    )
     grads = attention_backward(q64, k64, v64, g, mask, scale=scale)
-    loss = {0: lambda x: np.sum(attention(x, k64, v64, mask, scale=scale)[0] * g),
-            1: lambda x: np.sum(attention(q64, x, v64, mask, scale=scale)[0] * g),
-            2: lambda x: np.sum(attention(q64, k64, x, mask, scale=scale)[0] * g)}
+    loss = {
+        0: lambda x: np.sum(attention(x, k64, v64, mask, scale=scale)[0] * g),
+        1: lambda x: np.sum(attention(q64, x, v64, mask, scale=scale)[0] * g),
+        2: lambda x: np.sum(attention(q64, k64, x, mask, scale=scale)[0] * g),
+    }
     for i, x in enumerate((q64, k64, v64)):
         assert grads[i].shape == x.shape
-        np.testing.assert_allclose(grads[i], central_difference(loss[i], x), atol=1e-6, rtol=1e-5)
+        np.testing.assert_allclose(
+            grads[i], central_difference(loss[i], x), atol=1e-6, rtol=1e-5
+        )
 
 
-# --- inputs every entry point must refuse, with one error class ---------------------------------
+# --- inputs every entry point must refuse, with one error class
+# ---------------------------------
+
 
 def entry_points(q, k, v, mask=None, scale=None):
     d_k, d_v = np.shape(q)[-1], np.shape(v)[-1]
@@ -214,24 +300,35 @@ def entry_points(q, k, v, mask=None, scale=None):
         "attention": lambda: attention(q, k, v, mask, scale=scale),
         "tiled": lambda: tiled_attention(q, k, v, mask, scale=scale),
         "backward": lambda: attention_backward(q, k, v, np.ones(1), mask, scale=scale),
-        "multi-head": lambda: multi_head_attention(q, k, v, params, mask, per_head=False),
+        "multi-head": lambda: multi_head_attention(
+            q, k, v, params, mask, per_head=False
+        ),
     }
 
 
 X = np.ones((2, 3))
 
 
-@pytest.mark.parametrize("args,error", [
-    ((X.astype(bool), X, X), TypeError),                          # a mask in the values' place
-    ((X, X, X.astype(complex)), TypeError),
-    ((X, X, X, X[:, :2]), TypeError),                             # a float mask
-    ((X, X, X, np.ones((2, 2), dtype=np.int64)), TypeError),      # an integer mask
-    ((X, X, X, np.ones((3, 2, 2), dtype=bool)), ValueError),      # a mask that enlarges
-    ((X, X, X, np.ones((2, 3), dtype=bool)), ValueError),         # L_q and L_k swapped
-    ((np.ones(3), X, X), ValueError),                             # queries without positions
-    ((np.ones((2, 2, 3)), np.ones((3, 2, 3)), np.ones((3, 2, 3))), ValueError),  # batch 2 vs 3
-    ((np.array([[np.nan, 1, 1], [1, 1, 1]]), X, X), ValueError),  # NaN in a query that asks
-])
+@pytest.mark.parametrize(
+    "args,error",
+    [
+        ((X.astype(bool), X, X), TypeError),  # a mask in the values' place
+        ((X, X, X.astype(complex)), TypeError),
+        ((X, X, X, X[:, :2]), TypeError),  # a float mask
+        ((X, X, X, np.ones((2, 2), dtype=np.int64)), TypeError),  # an integer mask
+        ((X, X, X, np.ones((3, 2, 2), dtype=bool)), ValueError),  # a mask that enlarges
+        ((X, X, X, np.ones((2, 3), dtype=bool)), ValueError),  # L_q and L_k swapped
+        ((np.ones(3), X, X), ValueError),  # queries without positions
+        (
+            (np.ones((2, 2, 3)), np.ones((3, 2, 3)), np.ones((3, 2, 3))),
+            ValueError,
+        ),  # batch 2 vs 3
+        (
+            (np.array([[np.nan, 1, 1], [1, 1, 1]]), X, X),
+            ValueError,
+        ),  # NaN in a query that asks
+    ],
+)
 def test_bad_inputs_are_refused_alike(args, error):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -249,7 +346,9 @@ def test_scale_is_refused_alike(scale, error):
             entry_points(X, X, X, scale=scale)[name]()
 
 
-# --- the faults of issue 12, with the issue's values -------------------------------------------
+# --- the faults of issue 12, with the issue's values
+# -------------------------------------------
+
 
 def test_fault_1_backward_with_the_batch_axis_from_the_values_only():
     q = [[1, 0], [0, 1]]
@@ -258,16 +357,29 @@ def test_fault_1_backward_with_the_batch_axis_from_the_values_only():
     mask = np.array([[[T, T, F]], [[T, F, T]]])
     assert attention(q, k, v, mask)[0].shape == (2, 2, 1)
     dq, dk, dv = attention_backward(q, k, v, np.ones((2, 2, 1)), mask)
-    np.testing.assert_allclose(dq, [[-0.156399, 0.509952], [-0.156399, 0.469196]], atol=1e-6)
-    np.testing.assert_allclose(dk, [[-0.509952, -0.469196], [0.156399, 0.156399],
-                                    [0.353553, 0.312797]], atol=1e-6)
-    np.testing.assert_allclose(dv, [[[1], [1], [0]], [[0.830238], [0], [1.169762]]], atol=1e-6)
+    np.testing.assert_allclose(
+        dq, [[-0.156399, 0.509952], [-0.156399, 0.469196]], atol=1e-6
+    )
+    np.testing.assert_allclose(
+        dk,
+        [[-0.509952, -0.469196], [0.156399, 0.156399], [0.353553, 0.312797]],
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(
+        dv, [[[1], [1], [0]], [[0.830238], [0], [1.169762]]], atol=1e-6
+    )
     # and central differences agree to 1e-9
     qf, kf, vf = (np.array(x, dtype=float) for x in (q, k, v))
-    loss = lambda fq, fk, fv: attention(fq, fk, fv, mask)[0].sum()   # noqa: E731
-    np.testing.assert_allclose(dq, central_difference(lambda x: loss(x, kf, vf), qf), atol=1e-9)
-    np.testing.assert_allclose(dk, central_difference(lambda x: loss(qf, x, vf), kf), atol=1e-9)
-    np.testing.assert_allclose(dv, central_difference(lambda x: loss(qf, kf, x), vf), atol=1e-9)
+    loss = lambda fq, fk, fv: attention(fq, fk, fv, mask)[0].sum()  # noqa: E731
+    np.testing.assert_allclose(
+        dq, central_difference(lambda x: loss(x, kf, vf), qf), atol=1e-9
+    )
+    np.testing.assert_allclose(
+        dk, central_difference(lambda x: loss(qf, x, vf), kf), atol=1e-9
+    )
+    np.testing.assert_allclose(
+        dv, central_difference(lambda x: loss(qf, kf, x), vf), atol=1e-9
+    )
 
 
 def test_fault_4_float32_overflow_is_one_overflow_error_without_a_warning():
@@ -287,8 +399,11 @@ def test_fault_4_float32_overflow_is_one_overflow_error_without_a_warning():
         q2 = np.array([[1e20, 1e20], [1.0, 0.0]], dtype=np.float32)
         mask2 = np.array([[F, T], [T, T]])
         want = attention(q2.astype(np.float64), k, v, mask2)[0]
-        for got in (attention(q2, k, v, mask2)[0], tiled_attention(q2, k, v, mask2),
-                    tiled_attention(q2, k, v, mask2, block_size=1)):
+        for got in (
+            attention(q2, k, v, mask2)[0],
+            tiled_attention(q2, k, v, mask2),
+            tiled_attention(q2, k, v, mask2, block_size=1),
+        ):
             np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
@@ -309,7 +424,7 @@ def test_fault_4_plots_refuse_a_boolean_array_as_weights():
         attention_heatmap(np.eye(2, dtype=bool))
     with pytest.raises(TypeError, match="bool"):
         mixture_bars(np.array([True, False]), ["a", "b"])
-    access_map(np.eye(2, dtype=bool), ["a", "b"])          # a mask is drawn as a mask
+    access_map(np.eye(2, dtype=bool), ["a", "b"])  # a mask is drawn as a mask
 
 
 def test_fault_5_a_per_head_mask_is_never_read_as_a_batch_mask():
@@ -317,18 +432,24 @@ def test_fault_5_a_per_head_mask_is_never_read_as_a_batch_mask():
     H = B = 2
     params = attnlib.init_multi_head(rng, 4, H)
     x = rng.normal(size=(B, 3, 4))
-    per_head = np.stack([np.eye(3, dtype=bool), np.ones((3, 3), dtype=bool)])  # (H, L, L)
+    per_head = np.stack(
+        [np.eye(3, dtype=bool), np.ones((3, 3), dtype=bool)]
+    )  # (H, L, L)
     with pytest.raises(ValueError, match="per_head=True"):
         multi_head_attention(x, x, x, params, per_head)
-    _, w = multi_head_attention(x, x, x, params, per_head, per_head=True)      # (B, H, L, L)
+    _, w = multi_head_attention(
+        x, x, x, params, per_head, per_head=True
+    )  # (B, H, L, L)
     for b in range(B):
-        np.testing.assert_array_equal(w[b, 0], np.eye(3))            # head 0: the diagonal
-        assert np.all(w[b, 1] > 0)                                   # head 1: everything
+        np.testing.assert_array_equal(w[b, 0], np.eye(3))  # head 0: the diagonal
+        assert np.all(w[b, 1] > 0)  # head 1: everything
     _, w_batch = multi_head_attention(x, x, x, params, per_head, per_head=False)
-    np.testing.assert_array_equal(w_batch[0, 1], np.eye(3))            # example 0, every head
-    same = multi_head_attention(x, x, x, params, per_head[None])[1]   # the explicit batch axis
+    np.testing.assert_array_equal(w_batch[0, 1], np.eye(3))  # example 0, every head
+    same = multi_head_attention(x, x, x, params, per_head[None])[
+        1
+    ]  # the explicit batch axis
     np.testing.assert_array_equal(same, w)
-    with pytest.raises(ValueError, match="per_head"):                 # no head axis to read
+    with pytest.raises(ValueError, match="per_head"):  # no head axis to read
         multi_head_attention(x, x, x, params, np.eye(3, dtype=bool), per_head=True)
 
 
@@ -337,7 +458,7 @@ def test_fault_5_with_three_heads_and_two_examples_nothing_is_ambiguous():
     params = attnlib.init_multi_head(rng, 6, 3)
     x = rng.normal(size=(2, 3, 6))
     per_head = rng.random((3, 3, 3)) < 0.7
-    _, w = multi_head_attention(x, x, x, params, per_head)           # rank decides: (H, L, L)
+    _, w = multi_head_attention(x, x, x, params, per_head)  # rank decides: (H, L, L)
     # (3, 3, 3) does not fit the batch of 2, so it can only be per head
     _, want = multi_head_attention(x, x, x, params, per_head[None])
     np.testing.assert_array_equal(w, want)
@@ -347,4 +468,4 @@ def test_fault_6_docstrings_describe_the_code():
     doc = attnlib.__doc__
     assert "float64 policy" not in doc
     assert "scale=True" in doc and "per_head" in doc and "check_attention" in doc
-    assert "batches are not supported" in attnlib.minilm.encode.__doc__
+    assert "batches are not supported" in attnlib.models.minilm.encode.__doc__

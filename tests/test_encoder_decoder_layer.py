@@ -1,5 +1,6 @@
 """Encoder and decoder layers: rebuilt by hand from attnlib's pieces and from loops, equal to the
 real MiniLM layer, permutation-equivariant, causal where they must be."""
+
 from __future__ import annotations
 
 import math
@@ -7,10 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from attnlib import causal_mask, minilm, multi_head_attention
-from attnlib.decoder_layer import decoder_layer, init_decoder_layer
-from attnlib.encoder_layer import (EncoderLayerParams, encoder_layer, init_encoder_layer,
-                                   self_attention_block)
+from attnlib import causal_mask, multi_head_attention
+from attnlib.layers.decoder_layer import decoder_layer, init_decoder_layer
+from attnlib.layers.encoder_layer import (
+    EncoderLayerParams,
+    encoder_layer,
+    init_encoder_layer,
+    self_attention_block,
+)
+from attnlib.models import minilm
 
 
 def _ln(v, g, b, eps):
@@ -35,7 +41,7 @@ def test_encoder_layer_equals_a_hand_rebuild(small):
     f = _gelu(h @ p.W_1 + p.b_1) @ p.W_2 + p.b_2
     want = _ln(h + f, p.ln2_gain, p.ln2_bias, p.eps)
     got, weights = encoder_layer(x, p)
-    np.testing.assert_allclose(got, want, atol=1e-6)          # erf approximation: 1.5e-7
+    np.testing.assert_allclose(got, want, atol=1e-6)  # erf approximation: 1.5e-7
     assert got.shape == (5, 8) and weights.shape == (2, 5, 5)
 
 
@@ -81,10 +87,13 @@ def test_real_minilm_layer_equals_the_shared_function():
     np.testing.assert_allclose(weights, out.attention[2], atol=1e-12)
     # and against an independent loop-free rebuild with math.erf
     p = layer
-    a, _ = multi_head_attention(out.hidden_states[2], out.hidden_states[2], out.hidden_states[2],
-                                p.attn)
+    a, _ = multi_head_attention(
+        out.hidden_states[2], out.hidden_states[2], out.hidden_states[2], p.attn
+    )
     h = _ln(out.hidden_states[2] + a, p.ln1_gain, p.ln1_bias, 1e-12)
-    want = _ln(h + _gelu(h @ p.W_1 + p.b_1) @ p.W_2 + p.b_2, p.ln2_gain, p.ln2_bias, 1e-12)
+    want = _ln(
+        h + _gelu(h @ p.W_1 + p.b_1) @ p.W_2 + p.b_2, p.ln2_gain, p.ln2_bias, 1e-12
+    )
     np.testing.assert_allclose(got, want, atol=1e-5)
 
 
@@ -92,7 +101,7 @@ def test_keep_heads_removes_only_that_head(small):
     x, p = small
     full = self_attention_block(x, p.attn)
     cut = self_attention_block(x, p.attn, keep_heads=np.array([True, False]))
-    head1 = full["heads"][1] @ p.attn.W_O[4:]                      # head 1's share after W_O
+    head1 = full["heads"][1] @ p.attn.W_O[4:]  # head 1's share after W_O
     np.testing.assert_allclose(cut["attended"], full["attended"] - head1, atol=1e-12)
     np.testing.assert_array_equal(cut["weights"], full["weights"])
 
@@ -104,8 +113,17 @@ def test_encoder_errors(small):
     with pytest.raises(ValueError, match="NaN"):
         encoder_layer(np.full((3, 8), np.nan), p)
     with pytest.raises(ValueError, match="W_2 must have shape"):
-        EncoderLayerParams(p.attn, p.ln1_gain, p.ln1_bias, p.W_1, p.b_1, p.W_2[:3], p.b_2,
-                           p.ln2_gain, p.ln2_bias)
+        EncoderLayerParams(
+            p.attn,
+            p.ln1_gain,
+            p.ln1_bias,
+            p.W_1,
+            p.b_1,
+            p.W_2[:3],
+            p.b_2,
+            p.ln2_gain,
+            p.ln2_bias,
+        )
     with pytest.raises(ValueError, match="keep_heads"):
         encoder_layer(x, p, keep_heads=np.array([True, False, True]))
 
@@ -113,8 +131,11 @@ def test_encoder_errors(small):
 @pytest.fixture(scope="module")
 def dec():
     rng = np.random.default_rng(3)
-    return rng.normal(size=(4, 8)), rng.normal(size=(6, 10)), init_decoder_layer(rng, 8, 2, 12,
-                                                                                 d_memory=10)
+    return (
+        rng.normal(size=(4, 8)),
+        rng.normal(size=(6, 10)),
+        init_decoder_layer(rng, 8, 2, 12, d_memory=10),
+    )
 
 
 def test_decoder_layer_shapes_and_hand_rebuild(dec):
@@ -126,7 +147,9 @@ def test_decoder_layer_shapes_and_hand_rebuild(dec):
     c, _ = multi_head_attention(h1, mem, mem, p.cross_attn)
     h2 = _ln(h1 + c, p.ln2_gain, p.ln2_bias, p.eps)
     f = np.maximum(h2 @ p.W_1 + p.b_1, 0) @ p.W_2 + p.b_2
-    np.testing.assert_allclose(out, _ln(h2 + f, p.ln3_gain, p.ln3_bias, p.eps), atol=1e-12)
+    np.testing.assert_allclose(
+        out, _ln(h2 + f, p.ln3_gain, p.ln3_bias, p.eps), atol=1e-12
+    )
     assert np.all(sw[:, np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0)
 
 
@@ -135,9 +158,17 @@ def test_decoder_is_causal(dec):
     y, mem, p = dec
     changed = y.copy()
     changed[3] += 5.0
-    np.testing.assert_allclose(decoder_layer(changed, mem, p)[0][:3], decoder_layer(y, mem, p)[0][:3],
-                               atol=1e-12)
-    assert np.abs(decoder_layer(changed, mem, p)[0][3] - decoder_layer(y, mem, p)[0][3]).max() > 1e-3
+    np.testing.assert_allclose(
+        decoder_layer(changed, mem, p)[0][:3],
+        decoder_layer(y, mem, p)[0][:3],
+        atol=1e-12,
+    )
+    assert (
+        np.abs(
+            decoder_layer(changed, mem, p)[0][3] - decoder_layer(y, mem, p)[0][3]
+        ).max()
+        > 1e-3
+    )
 
 
 def test_decoder_memory_mask_and_errors(dec):
@@ -152,7 +183,8 @@ def test_decoder_memory_mask_and_errors(dec):
 
 def test_layer_flow_diagram_labels_every_shape():
     import matplotlib.pyplot as plt
-    from attnlib.plots import layer_flow_diagram
+
+    from attnlib.figures import layer_flow_diagram
 
     fig = layer_flow_diagram("encoder", L=8, d_model=384, heads=12, d_ff=1536)
     texts = [t.get_text() for t in fig.axes[0].texts]

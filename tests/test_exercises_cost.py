@@ -1,16 +1,21 @@
 """The cost chapter's checkers accept right answers and reject wrong ones with a reason."""
+
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from attnlib.exercises.cost import (check_merge, check_score_entries, check_score_memory,
-                                    check_skipped_tiles)
+from attnlib.exercises.cost import (
+    check_merge,
+    check_score_entries,
+    check_score_memory,
+    check_skipped_tiles,
+)
 
 
 def test_score_entries(capsys):
-    assert check_score_entries(1_000_000, 1000)          # 1000 x 1000, by hand
+    assert check_score_entries(1_000_000, 1000)  # 1000 x 1000, by hand
     assert not check_score_entries(2000, 1000)
     assert "every key" in capsys.readouterr().out
     assert not check_score_entries(1000 * 1001 // 2, 1000)
@@ -32,7 +37,8 @@ def test_score_memory(capsys):
 
 
 def test_skipped_tiles(capsys):
-    # 16 positions, blocks of 4: a 4 x 4 grid of tiles, 6 lie strictly above the diagonal
+    # 16 positions, blocks of 4: a 4 x 4 grid of tiles, 6 lie strictly above the
+    # diagonal
     assert check_skipped_tiles(6, 16, 4)
     assert not check_skipped_tiles(10, 16, 4)
     assert "computed" in capsys.readouterr().out

@@ -5,6 +5,7 @@ Every expected value below is worked out independently of attnlib (by hand or wi
 numpy), and every test also checks that the expected value is NOT printed without
 ``show_answer=True``.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,9 +14,18 @@ import warnings
 import numpy as np
 import pytest
 
-from attnlib.exercises import check_close
-from attnlib.exercises import cost, heads, interpretability, masks, scoring, softmax, summary
-from attnlib.exercises import values, why_attention
+from attnlib.exercises import (
+    check_close,
+    cost,
+    heads,
+    interpretability,
+    masks,
+    scoring,
+    softmax,
+    summary,
+    values,
+    why_attention,
+)
 
 BANK_VALUES = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
 
@@ -24,7 +34,9 @@ def _out(capsys) -> str:
     return capsys.readouterr().out
 
 
-# --- the four known faults -----------------------------------------------------------------
+# --- the four known faults
+# -----------------------------------------------------------------
+
 
 def min_shifted_softmax(x, axis=-1):
     x = np.asarray(x, dtype=float)
@@ -34,7 +46,7 @@ def min_shifted_softmax(x, axis=-1):
 
 def test_fault_softmax_that_subtracts_the_minimum_is_rejected_and_diagnosed(capsys):
     with warnings.catch_warnings():
-        warnings.simplefilter("error")            # and no RuntimeWarning leaks out
+        warnings.simplefilter("error")  # and no RuntimeWarning leaks out
         assert not softmax.check_softmax(min_shifted_softmax)
     out = _out(capsys)
     assert "[800, 1, 0]" in out
@@ -44,10 +56,13 @@ def test_fault_softmax_that_subtracts_the_minimum_is_rejected_and_diagnosed(caps
         assert np.isnan(min_shifted_softmax(np.array([800.0, 1.0, 0.0]))).any()
 
 
-@pytest.mark.parametrize("order", [
-    ["project", "score", "scale", "mask", "softmax", "weighted sum"],
-    ["project", "score", "mask", "scale", "softmax", "weighted sum"],
-])
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["project", "score", "scale", "mask", "softmax", "weighted sum"],
+        ["project", "score", "mask", "scale", "softmax", "weighted sum"],
+    ],
+)
 def test_fault_both_orders_of_mask_and_scale_are_accepted(order, capsys):
     assert summary.check_pipeline_order(order)
     out = _out(capsys)
@@ -60,8 +75,8 @@ def test_masking_and_scaling_commute_numerically():
     rng = np.random.default_rng(0)
     s = rng.normal(size=(4, 4))
     keep = np.tril(np.ones((4, 4), dtype=bool))
-    a = np.where(keep, s / 2.0, -np.inf)          # scale, then mask
-    b = np.where(keep, s, -np.inf) / 2.0          # mask, then scale
+    a = np.where(keep, s / 2.0, -np.inf)  # scale, then mask
+    b = np.where(keep, s, -np.inf) / 2.0  # mask, then scale
     assert np.array_equal(a, b)
 
 
@@ -89,7 +104,9 @@ def test_fault_naive_exp_in_the_merge_overflows_with_a_hint(capsys):
     assert "OverflowError" in out and "Hint: an exponential overflowed" in out
 
 
-# --- the typical slips, each diagnosed before the expected value -------------------------
+# --- the typical slips, each diagnosed before the expected value
+# -------------------------
+
 
 def test_slip_unscaled_dot_product(capsys):
     assert not scoring.check_score_function(lambda Q, K: Q @ K.T, kind="scaled")
@@ -115,20 +132,23 @@ def test_slip_sum_instead_of_mean(capsys):
     assert not why_attention.check_uniform_mixture([3, 3])
     out = _out(capsys)
     assert "sum of the value vectors" in out and "[1, 1]" not in out
-    assert not values.check_output(BANK_VALUES.sum(axis=0), [0.2, 0.3, 0.5], BANK_VALUES)
+    assert not values.check_output(
+        BANK_VALUES.sum(axis=0), [0.2, 0.3, 0.5], BANK_VALUES
+    )
     assert "plain sum" in _out(capsys)
 
 
 def test_slip_counting_from_one(capsys):
     # the strongest head computed with plain numpy from the model's stored weights
-    from attnlib import minilm
+    from attnlib.models import minilm
 
     sentence = "The animal didn't cross the street because it was too tired."
     out = minilm.forward(sentence)
     w = out.attention[:, :, out.index("it"), out.index("animal")]
     layer, head = (int(i) for i in np.unravel_index(np.argmax(w), w.shape))
-    assert not interpretability.strongest_head_answer(sentence, "it", "animal", layer + 1,
-                                                      head + 1)
+    assert not interpretability.strongest_head_answer(
+        sentence, "it", "animal", layer + 1, head + 1
+    )
     text = _out(capsys)
     assert "counted from 1" in text and "Expected" not in text
 
@@ -172,7 +192,7 @@ def test_slip_percent_instead_of_fraction(capsys):
 
 
 def test_slip_gb_instead_of_gib(capsys):
-    gb = 32 * 4096**2 * 2 / 1e9                     # 1.0737 GB = exactly 1 GiB
+    gb = 32 * 4096**2 * 2 / 1e9  # 1.0737 GB = exactly 1 GiB
     assert not cost.check_score_memory(gb, n=4096, heads=32, bytes_per_entry=2)
     out = _out(capsys)
     assert "in GB (10^9 bytes)" in out and "Expected" not in out
@@ -182,12 +202,16 @@ def test_slip_forgetting_a_head(capsys):
     one_head = 4096**2 * 2 / 2**30
     assert not cost.check_score_memory(one_head, n=4096, heads=32, bytes_per_entry=2)
     assert "forget the other heads" in _out(capsys)
-    assert not heads.check_head_weights([[0.6652, 0.2447, 0.09], [0.2447, 0.6652, 0.09]],
-                                        [[2, 1, 0], [1, 2, 0], [0, 0, 2]])
+    assert not heads.check_head_weights(
+        [[0.6652, 0.2447, 0.09], [0.2447, 0.6652, 0.09]],
+        [[2, 1, 0], [1, 2, 0], [0, 0, 2]],
+    )
     assert "forget a head" in _out(capsys)
 
 
-# --- expected value only on request ---------------------------------------------------------
+# --- expected value only on request
+# ---------------------------------------------------------
+
 
 def test_expected_value_only_with_show_answer(capsys):
     e = math.e
@@ -206,40 +230,51 @@ def test_function_failure_names_the_case_with_short_aligned_arrays(capsys):
     assert max(len(line) for line in out.splitlines()) <= 200
 
 
-# --- placeholders and wrong kinds -----------------------------------------------------------
+# --- placeholders and wrong kinds
+# -----------------------------------------------------------
+
 
 def test_placeholders_are_reported_as_unanswered(capsys):
     assert not softmax.check_weights(..., scores=[1.0, 0.0])
-    assert _out(capsys) == ("Not answered yet: replace `...` with your weights for the scores "
-                            "[1, 0].\n")
+    assert _out(capsys) == (
+        "Not answered yet: replace `...` with your weights for the scores [1, 0].\n"
+    )
 
     def my_softmax(x, axis=-1):
         raise NotImplementedError
 
     assert not softmax.check_softmax(my_softmax)
-    assert _out(capsys).startswith("Not answered yet: replace `raise NotImplementedError` in "
-                                   "my_softmax")
+    assert _out(capsys).startswith(
+        "Not answered yet: replace `raise NotImplementedError` in my_softmax"
+    )
     assert not values.check_shapes({"X": ..., "Z": (10, 4)}, n=10, d=16, d_k=8, d_v=4)
     assert _out(capsys).startswith("Not answered yet")
 
 
-@pytest.mark.parametrize("call", [
-    lambda: softmax.check_weights("0.73, 0.27", scores=[1.0, 0.0]),
-    lambda: softmax.check_weights(["0.73", "x"], scores=[1.0, 0.0]),
-    lambda: softmax.check_weights([0.5, 0.3, 0.2], scores=[1.0, 0.0]),
-    lambda: cost.check_score_entries("4 million", n=2048),
-    lambda: masks.check_visible("The bank", "bank", tokens=["The", "bank"],
-                                mask=np.ones((2, 2), dtype=bool)),
-    lambda: summary.check_pipeline_order("project score scale mask softmax"),
-    lambda: values.check_shapes([(10, 16)], n=10, d=16, d_k=8, d_v=4),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: softmax.check_weights("0.73, 0.27", scores=[1.0, 0.0]),
+        lambda: softmax.check_weights(["0.73", "x"], scores=[1.0, 0.0]),
+        lambda: softmax.check_weights([0.5, 0.3, 0.2], scores=[1.0, 0.0]),
+        lambda: cost.check_score_entries("4 million", n=2048),
+        lambda: masks.check_visible(
+            "The bank", "bank", tokens=["The", "bank"], mask=np.ones((2, 2), dtype=bool)
+        ),
+        lambda: summary.check_pipeline_order("project score scale mask softmax"),
+        lambda: values.check_shapes([(10, 16)], n=10, d=16, d_k=8, d_v=4),
+    ],
+)
 def test_wrong_kinds_get_a_sentence(call, capsys):
     assert call() is False
     out = _out(capsys)
-    assert out.startswith("Not yet:") and out.count("\n") == 1 and "Traceback" not in out
+    assert (
+        out.startswith("Not yet:") and out.count("\n") == 1 and "Traceback" not in out
+    )
 
 
-# --- a new learner on chapters 5 and 8: every typical mistake gets a diagnosis first ------
+# --- a new learner on chapters 5 and 8: every typical mistake gets a diagnosis first
+# ------
 
 # Two of the slips the softmax checker knows by name, as a learner would write them.
 _textbook = softmax._unshifted
@@ -253,57 +288,109 @@ def _no_keepdims(x, axis=-1):
 
 
 FLOOD = ["The", "bank", "flooded", "after", "the", "storm", "."]
-RIGHT_PADDING = np.array([[True, True, True, False, False], [True, True, True, True, True]])
+RIGHT_PADDING = np.array(
+    [[True, True, True, False, False], [True, True, True, True, True]]
+)
 
 LEARNER_MISTAKES = [
     # chapter 5: the weights of [1, 0] worked by hand, then a home-made softmax
-    ("rounded too early", lambda: softmax.check_weights([0.73, 0.27], scores=[1.0, 0.0]),
-     "round too early"),
-    ("scores over their total", lambda: softmax.check_weights([1.0, 0.0], scores=[1.0, 0.0]),
-     "divided by their total"),
-    ("percentages", lambda: softmax.check_weights([73.11, 26.89], scores=[1.0, 0.0]),
-     "percentages"),
-    ("reverse order", lambda: softmax.check_weights([0.2689, 0.7311], scores=[1.0, 0.0]),
-     "reverse order"),
-    ("powers not normalised", lambda: softmax.check_weights([2.7183, 1.0], scores=[1.0, 0.0]),
-     "always sum to 1"),
-    ("any other wrong pair", lambda: softmax.check_weights([0.5, 0.5], scores=[1.0, 0.0]),
-     "exponentiate each score"),
+    (
+        "rounded too early",
+        lambda: softmax.check_weights([0.73, 0.27], scores=[1.0, 0.0]),
+        "round too early",
+    ),
+    (
+        "scores over their total",
+        lambda: softmax.check_weights([1.0, 0.0], scores=[1.0, 0.0]),
+        "divided by their total",
+    ),
+    (
+        "percentages",
+        lambda: softmax.check_weights([73.11, 26.89], scores=[1.0, 0.0]),
+        "percentages",
+    ),
+    (
+        "reverse order",
+        lambda: softmax.check_weights([0.2689, 0.7311], scores=[1.0, 0.0]),
+        "reverse order",
+    ),
+    (
+        "powers not normalised",
+        lambda: softmax.check_weights([2.7183, 1.0], scores=[1.0, 0.0]),
+        "always sum to 1",
+    ),
+    (
+        "any other wrong pair",
+        lambda: softmax.check_weights([0.5, 0.5], scores=[1.0, 0.0]),
+        "exponentiate each score",
+    ),
     ("textbook formula", lambda: softmax.check_softmax(_textbook), "textbook formula"),
-    ("minimum subtracted", lambda: softmax.check_softmax(min_shifted_softmax),
-     "subtract the minimum"),
-    ("whole array normalised", lambda: softmax.check_softmax(_whole_array),
-     "whole array"),
+    (
+        "minimum subtracted",
+        lambda: softmax.check_softmax(min_shifted_softmax),
+        "subtract the minimum",
+    ),
+    (
+        "whole array normalised",
+        lambda: softmax.check_softmax(_whole_array),
+        "whole array",
+    ),
     ("no keepdims", lambda: softmax.check_softmax(_no_keepdims), "keepdims=True"),
     # chapter 8: visible tokens, a causal mask, a padding mask
-    ("forgot itself", lambda: masks.check_visible(FLOOD[:3], "after", tokens=FLOOD,
-                                                  mask=np.tril(np.ones((7, 7), dtype=bool))),
-     "attend itself"),
-    ("the later tokens", lambda: masks.check_visible(FLOOD[3:], "after", tokens=FLOOD,
-                                                     mask=np.tril(np.ones((7, 7), dtype=bool))),
-     "from the query onwards"),
-    ("upper-triangular mask",
-     lambda: masks.check_causal_mask(lambda n: np.triu(np.ones((n, n), dtype=bool))),
-     "transposed"),
-    ("strictly earlier", lambda: masks.check_causal_mask(
-        lambda n: np.arange(n)[None, :] < np.arange(n)[:, None]), "attend itself"),
-    ("integer mask", lambda: masks.check_causal_mask(lambda n: np.tril(np.ones((n, n)))),
-     "boolean"),
-    ("left padding", lambda: masks.check_padding_mask(RIGHT_PADDING[:, ::-1], [3, 5], 5),
-     "left padding"),
-    ("inverted padding", lambda: masks.check_padding_mask(~RIGHT_PADDING, [3, 5], 5),
-     "inverted"),
+    (
+        "forgot itself",
+        lambda: masks.check_visible(
+            FLOOD[:3], "after", tokens=FLOOD, mask=np.tril(np.ones((7, 7), dtype=bool))
+        ),
+        "attend itself",
+    ),
+    (
+        "the later tokens",
+        lambda: masks.check_visible(
+            FLOOD[3:], "after", tokens=FLOOD, mask=np.tril(np.ones((7, 7), dtype=bool))
+        ),
+        "from the query onwards",
+    ),
+    (
+        "upper-triangular mask",
+        lambda: masks.check_causal_mask(lambda n: np.triu(np.ones((n, n), dtype=bool))),
+        "transposed",
+    ),
+    (
+        "strictly earlier",
+        lambda: masks.check_causal_mask(
+            lambda n: np.arange(n)[None, :] < np.arange(n)[:, None]
+        ),
+        "attend itself",
+    ),
+    (
+        "integer mask",
+        lambda: masks.check_causal_mask(lambda n: np.tril(np.ones((n, n)))),
+        "boolean",
+    ),
+    (
+        "left padding",
+        lambda: masks.check_padding_mask(RIGHT_PADDING[:, ::-1], [3, 5], 5),
+        "left padding",
+    ),
+    (
+        "inverted padding",
+        lambda: masks.check_padding_mask(~RIGHT_PADDING, [3, 5], 5),
+        "inverted",
+    ),
 ]
 
 
-@pytest.mark.parametrize("name, attempt, diagnosis", LEARNER_MISTAKES,
-                         ids=[m[0] for m in LEARNER_MISTAKES])
-def test_a_new_learner_gets_a_diagnosis_before_any_expected_value(name, attempt, diagnosis,
-                                                                   capsys):
+@pytest.mark.parametrize(
+    "name, attempt, diagnosis", LEARNER_MISTAKES, ids=[m[0] for m in LEARNER_MISTAKES]
+)
+def test_a_new_learner_gets_a_diagnosis_before_any_expected_value(
+    name, attempt, diagnosis, capsys
+):
     assert attempt() is False
     out = _out(capsys)
     assert out.startswith("Not yet"), out
     assert diagnosis in out, out
     assert "Expected" not in out
-    for secret in ("0.7311", "0.2689"):              # the right weights of [1, 0]
+    for secret in ("0.7311", "0.2689"):  # the right weights of [1, 0]
         assert secret not in out or name == "reverse order", out

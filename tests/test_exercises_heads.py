@@ -1,4 +1,5 @@
 """The heads chapter's checkers accept right answers and reject wrong ones with a reason."""
+
 from __future__ import annotations
 
 import math
@@ -6,8 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises.heads import (HEAD_SHAPE_NAMES, check_head_shapes, check_head_weights,
-                                     check_merge_heads)
+from attnlib.exercises.heads import (
+    HEAD_SHAPE_NAMES,
+    check_head_shapes,
+    check_head_weights,
+    check_merge_heads,
+)
 
 TWO_HEADS = [[2.0, 1.0, 0.0], [1.0, 2.0, 0.0]]
 
@@ -21,12 +26,12 @@ def test_hand_worked_weights_of_each_head_are_accepted(capsys):
     answer = [_by_hand(r) for r in TWO_HEADS]
     assert check_head_weights(answer, TWO_HEADS, atol=1e-12)
     assert capsys.readouterr().out.startswith("Correct")
-    assert abs(answer[1][1] - 0.6652) < 5e-5          # net in head 2
+    assert abs(answer[1][1] - 0.6652) < 5e-5  # net in head 2
 
 
 def test_normalising_over_all_heads_together_is_rejected_with_a_hint(capsys):
     powers = np.exp(np.array(TWO_HEADS))
-    joint = powers / powers.sum()                       # one budget for both heads: wrong
+    joint = powers / powers.sum()  # one budget for both heads: wrong
     assert not check_head_weights(joint, TWO_HEADS)
     assert "each head distributes its own total of one" in capsys.readouterr().out
 
@@ -43,26 +48,35 @@ def test_one_row_for_two_heads_is_a_shape_error(capsys):
 
 def _right_shapes(B, L, d_model, H):
     dh = d_model // H
-    return {"X": (B, L, d_model), "Q": (B, L, d_model), "Q_heads": (B, H, L, dh),
-            "weights": (B, H, L, L), "head_outputs": (B, H, L, dh), "merged": (B, L, d_model),
-            "output": (B, L, d_model)}
+    return {
+        "X": (B, L, d_model),
+        "Q": (B, L, d_model),
+        "Q_heads": (B, H, L, dh),
+        "weights": (B, H, L, L),
+        "head_outputs": (B, H, L, dh),
+        "merged": (B, L, d_model),
+        "output": (B, L, d_model),
+    }
 
 
 @pytest.mark.parametrize("sizes", [(2, 10, 12, 3), (1, 4, 8, 8), (3, 1, 6, 1)])
 def test_right_head_shapes_are_accepted(sizes):
     B, L, d, H = sizes
-    assert check_head_shapes(_right_shapes(*sizes), batch=B, length=L, d_model=d, num_heads=H)
+    assert check_head_shapes(
+        _right_shapes(*sizes), batch=B, length=L, d_model=d, num_heads=H
+    )
 
 
 def test_a_wrong_head_shape_is_named(capsys):
     answer = _right_shapes(2, 10, 12, 3)
-    answer["Q_heads"] = (2, 10, 3, 4)        # heads after positions: not attnlib's layout
+    answer["Q_heads"] = (2, 10, 3, 4)  # heads after positions: not attnlib's layout
     assert not check_head_shapes(answer, batch=2, length=10, d_model=12, num_heads=3)
     out = capsys.readouterr().out
     assert "Q_heads does not have shape (2, 10, 3, 4)" in out
-    assert "(2, 3, 10, 4)" not in out                 # the expected shape only on request
-    assert not check_head_shapes(answer, batch=2, length=10, d_model=12, num_heads=3,
-                                 show_answer=True)
+    assert "(2, 3, 10, 4)" not in out  # the expected shape only on request
+    assert not check_head_shapes(
+        answer, batch=2, length=10, d_model=12, num_heads=3, show_answer=True
+    )
     assert "Q_heads (2, 3, 10, 4)" in capsys.readouterr().out
 
 
@@ -75,7 +89,9 @@ def test_unexpected_names_are_reported(capsys):
 
 def test_an_indivisible_width_raises():
     with pytest.raises(ValueError, match="not divisible"):
-        check_head_shapes(_right_shapes(1, 2, 4, 2), batch=1, length=2, d_model=10, num_heads=3)
+        check_head_shapes(
+            _right_shapes(1, 2, 4, 2), batch=1, length=2, d_model=10, num_heads=3
+        )
 
 
 def test_head_shapes_need_a_dict(capsys):

@@ -1,4 +1,5 @@
 """The interpretability chapter's checkers accept right answers and reject wrong ones with a reason."""
+
 from __future__ import annotations
 
 import math
@@ -6,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from attnlib import minilm
 from attnlib.exercises import interpretability as check
+from attnlib.models import minilm
 
 TIRED = "The animal didn't cross the street because it was too tired."
 
 
 def test_lengths_worked_by_hand_are_accepted(capsys):
-    answer = [0.6 * math.hypot(0.3, 0.4), 0.1 * math.hypot(3.0, 4.0)]   # 0.3 and 0.5
+    answer = [0.6 * math.hypot(0.3, 0.4), 0.1 * math.hypot(3.0, 4.0)]  # 0.3 and 0.5
     assert check.weighted_norms_answer(answer)
     assert capsys.readouterr().out.startswith("Correct")
 
@@ -53,8 +54,9 @@ def test_another_head_is_rejected_with_the_best_weight(capsys):
     assert not check.strongest_head_answer(TIRED, "it", "animal", layer + 1, head + 1)
     out = capsys.readouterr().out
     assert "counted from 1" in out and f"layer {layer}, head {head}" not in out
-    assert not check.strongest_head_answer(TIRED, "it", "animal", layer + 1, head + 1,
-                                           show_answer=True)
+    assert not check.strongest_head_answer(
+        TIRED, "it", "animal", layer + 1, head + 1, show_answer=True
+    )
     assert f"Expected: layer {layer}, head {head}" in capsys.readouterr().out
 
 
@@ -70,8 +72,11 @@ def _norm_share_by_loop(out, layer, key):
     total = 0.0
     for h in range(12):
         for i in range(L):
-            lengths = [abs(out.attention[layer, h, i, j]) *
-                       np.linalg.norm(out.transformed[layer, h, j].astype(np.float64)) for j in range(L)]
+            lengths = [
+                abs(out.attention[layer, h, i, j])
+                * np.linalg.norm(out.transformed[layer, h, j].astype(np.float64))
+                for j in range(L)
+            ]
             total += lengths[key] / sum(lengths)
     return total / (12 * L)
 
@@ -79,8 +84,9 @@ def _norm_share_by_loop(out, layer, key):
 def test_reference_norm_share_equals_a_loop():
     out = minilm.forward("The fisherman repaired his net beside the bank.")
     for layer, key in ((2, 0), (5, 10)):
-        assert check.norm_share(out, layer, key) == pytest.approx(_norm_share_by_loop(out, layer, key),
-                                                                  rel=1e-6)
+        assert check.norm_share(out, layer, key) == pytest.approx(
+            _norm_share_by_loop(out, layer, key), rel=1e-6
+        )
 
 
 def test_a_loop_implementation_is_accepted(capsys):
@@ -91,6 +97,7 @@ def test_a_loop_implementation_is_accepted(capsys):
 def test_weight_share_instead_of_norm_share_gets_a_hint(capsys):
     def weight_share(out, layer, key):
         return float(out.attention[layer, :, :, key].mean())
+
     assert not check.norm_share_function(weight_share)
     assert "weight share" in capsys.readouterr().out
 
@@ -98,5 +105,6 @@ def test_weight_share_instead_of_norm_share_gets_a_hint(capsys):
 def test_a_crashing_function_is_reported(capsys):
     def broken(out, layer, key):
         raise IndexError("oops")
+
     assert not check.norm_share_function(broken)
     assert "raised IndexError" in capsys.readouterr().out

@@ -1,8 +1,8 @@
 """Checkers of chapter 10's exercises accept right answers and explain wrong ones."""
+
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from attnlib.exercises import learning
 

@@ -1,4 +1,5 @@
 """The masks chapter's checkers accept right answers and reject wrong ones with a reason."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,19 +22,26 @@ def loop_causal(n):
 def test_visible_tokens_under_the_causal_mask(capsys):
     mask = loop_causal(7)
     assert check_visible(["The", "bank"], "bank", tokens=FLOOD, mask=mask)
-    assert check_visible(FLOOD[:6], 5, tokens=FLOOD, mask=mask)      # storm sees up to itself
+    assert check_visible(
+        FLOOD[:6], 5, tokens=FLOOD, mask=mask
+    )  # storm sees up to itself
     assert capsys.readouterr().out.count("Correct") == 2
 
 
 def test_a_forbidden_later_token_is_named(capsys):
-    assert not check_visible(["The", "bank", "storm"], "bank", tokens=FLOOD, mask=loop_causal(7))
+    assert not check_visible(
+        ["The", "bank", "storm"], "bank", tokens=FLOOD, mask=loop_causal(7)
+    )
     assert "may not attend ['storm']" in capsys.readouterr().out
 
 
 def test_a_missing_token_is_named(capsys):
     full = np.ones((7, 7), dtype=bool)
     assert not check_visible(["The", "bank"], "bank", tokens=FLOOD, mask=full)
-    assert "may also attend ['flooded', 'after', 'the', 'storm', '.']" in capsys.readouterr().out
+    assert (
+        "may also attend ['flooded', 'after', 'the', 'storm', '.']"
+        in capsys.readouterr().out
+    )
 
 
 def test_order_and_repeats_matter(capsys):
@@ -91,7 +99,9 @@ def test_padding_masks_written_by_hand(capsys):
     left = [[False, False, True, True, True], [True] * 5]
     assert check_padding_mask(np.array(right), [3, 5], 5, side="right")
     assert check_padding_mask(np.array(left), [3, 5], 5, side="left")
-    assert check_padding_mask(np.array(right)[:, None, :], [3, 5], 5)     # attnlib's own shape
+    assert check_padding_mask(
+        np.array(right)[:, None, :], [3, 5], 5
+    )  # attnlib's own shape
 
 
 def test_padding_on_the_wrong_side_gets_a_hint(capsys):

@@ -1,16 +1,18 @@
-"""Issue 15: no exercise cell of a chapter is pre-answered, and every folded solution passes.
+"""Issue 15: no exercise cell of a chapter is pre-answered, and every folded solution
+   passes.
 
-Exercise cells carry the tag ``exercise`` and the metadata ``exercise_solutions``, the labels
-of the ``{solution}`` blocks whose ```` ```python ```` code replaces the cell. For each
-chapter the test runs the chapter's first code cell (its imports), then, in order, every
-exercise cell as stored (it must print "Not answered yet" and nothing "Correct"), followed
-by its solution code (every checker call in it must print "Correct").
+Exercise cells carry the tag ``exercise`` and the metadata ``exercise_solutions``, the
+labels of the ``{solution}`` blocks whose ```` ```python ```` code replaces the cell.
+For each chapter the test runs the chapter's first code cell (its imports), then, in
+order, every exercise cell as stored (it must print "Not answered yet" and nothing
+"Correct"), followed by its solution code (every checker call in it must print
+"Correct").
 """
+
 from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 from pathlib import Path
 
@@ -27,7 +29,9 @@ def _solutions(nb) -> dict:
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
-        for m in re.finditer(r"(`{3,4})\{solution\} (\S+)\n(.*?)\n\1(?=\n|$)", cell.source, re.S):
+        for m in re.finditer(
+            r"(`{3,4})\{solution\} (\S+)\n(.*?)\n\1(?=\n|$)", cell.source, re.S
+        ):
             code = re.findall(r"```python\n(.*?)\n```", m.group(3), re.S)
             if code:
                 found[m.group(2)] = "\n".join(code)
@@ -42,7 +46,11 @@ def _run(source: str, namespace: dict) -> str:
 
 
 def _exercise_cells(nb):
-    return [c for c in nb.cells if c.cell_type == "code" and "exercise" in c.metadata.get("tags", [])]
+    return [
+        c
+        for c in nb.cells
+        if c.cell_type == "code" and "exercise" in c.metadata.get("tags", [])
+    ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -67,10 +75,12 @@ def test_exercises_start_unanswered_and_solutions_pass(path, monkeypatch):
         code = "\n".join(solutions[label] for label in labels)
         solved = _run(code, namespace)
         assert len(CHECK_CALL.findall(code)) == calls, (cell.id, code)
-        verdicts = [line for line in solved.splitlines()
-                    if line.startswith(("Correct", "Not"))]
-        assert len(verdicts) >= calls and all(v.startswith("Correct") for v in verdicts), \
-            (cell.id, solved)
+        verdicts = [
+            line for line in solved.splitlines() if line.startswith(("Correct", "Not"))
+        ]
+        assert len(verdicts) >= calls and all(
+            v.startswith("Correct") for v in verdicts
+        ), (cell.id, solved)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -78,12 +88,20 @@ def test_stored_outputs_of_exercise_cells_are_unanswered(path):
     """What the website shows: every exercise cell's stored output says "Not answered yet"."""
     nb = nbformat.read(path, as_version=4)
     for cell in _exercise_cells(nb):
-        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-        assert "Not answered yet" in text and "Correct" not in text, (path.name, cell.id, text)
+        text = "".join(
+            o.get("text", "") for o in cell.outputs if o.output_type == "stream"
+        )
+        assert "Not answered yet" in text and "Correct" not in text, (
+            path.name,
+            cell.id,
+            text,
+        )
 
 
 def test_every_chapter_from_1_to_12_has_exercise_cells():
-    numbered = [p for p in NOTEBOOKS if re.match(r"\d\d_", p.name) and int(p.name[:2]) <= 12]
+    numbered = [
+        p for p in NOTEBOOKS if re.match(r"\d\d_", p.name) and int(p.name[:2]) <= 12
+    ]
     assert len(numbered) >= 12
     for path in numbered:
         assert _exercise_cells(nbformat.read(path, as_version=4)), path.name

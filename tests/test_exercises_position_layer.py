@@ -1,5 +1,6 @@
 """Checkers of the chapters "Order and position" and "From attention to a Transformer layer":
 right answers (worked independently) pass, wrong ones and placeholders fail with a reason."""
+
 from __future__ import annotations
 
 import math
@@ -7,20 +8,30 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises.layer import (LAYER_SHAPE_NAMES, check_crossover, check_layer_norm,
-                                     check_layer_shapes, check_parameter_count)
-from attnlib.exercises.position import (check_encoding_entries, check_reordered_output,
-                                        check_shift_matrix)
+from attnlib.exercises.layer import (
+    LAYER_SHAPE_NAMES,
+    check_crossover,
+    check_layer_norm,
+    check_layer_shapes,
+    check_parameter_count,
+)
+from attnlib.exercises.position import (
+    check_encoding_entries,
+    check_reordered_output,
+    check_shift_matrix,
+)
 
 DOG = "the dog bit the man".split()
 MAN = "the man bit the dog".split()
 
 
 def test_encoding_entries_by_hand(capsys):
-    entries = [(1, 0), (2, 1), (3, 2)]            # d_model = 4: omega = 1, 1/100
+    entries = [(1, 0), (2, 1), (3, 2)]  # d_model = 4: omega = 1, 1/100
     answer = [math.sin(1), math.cos(2), math.sin(0.03)]
     assert check_encoding_entries(answer, entries)
-    assert not check_encoding_entries([math.cos(1), math.sin(2), math.cos(0.03)], entries)
+    assert not check_encoding_entries(
+        [math.cos(1), math.sin(2), math.cos(0.03)], entries
+    )
     assert "sine" in capsys.readouterr().out
     assert not check_encoding_entries(None, entries)
     assert "Not answered yet" in capsys.readouterr().out
@@ -45,17 +56,21 @@ def _my_shift(k, d):
     R = np.zeros((d, d))
     for i in range(d // 2):
         a = k * 10000 ** (-2 * i / d)
-        R[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[math.cos(a), math.sin(a)],
-                                               [-math.sin(a), math.cos(a)]]
+        R[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [
+            [math.cos(a), math.sin(a)],
+            [-math.sin(a), math.cos(a)],
+        ]
     return R
 
 
 def test_shift_matrix_checker(capsys):
     assert check_shift_matrix(_my_shift)
     assert "PE(p + 5): True" in capsys.readouterr().out
-    assert not check_shift_matrix(lambda k, d: _my_shift(k, d).T)       # turns the wrong way
+    assert not check_shift_matrix(lambda k, d: _my_shift(k, d).T)  # turns the wrong way
+
     def todo(k, d):
         raise NotImplementedError("your code here")
+
     assert not check_shift_matrix(todo)
     assert "NotImplementedError" in capsys.readouterr().out
     with pytest.raises(TypeError):
@@ -63,18 +78,30 @@ def test_shift_matrix_checker(capsys):
 
 
 def _shapes(B, L, d, H, f):
-    return {"X": (B, L, d), "Q_heads": (B, H, L, d // H), "weights": (B, H, L, L),
-            "attended": (B, L, d), "h": (B, L, d), "ff_hidden": (B, L, f), "output": (B, L, d)}
+    return {
+        "X": (B, L, d),
+        "Q_heads": (B, H, L, d // H),
+        "weights": (B, H, L, L),
+        "attended": (B, L, d),
+        "h": (B, L, d),
+        "ff_hidden": (B, L, f),
+        "output": (B, L, d),
+    }
 
 
 def test_layer_shapes(capsys):
-    assert check_layer_shapes(_shapes(2, 10, 12, 3, 48), batch=2, length=10, d_model=12,
-                              num_heads=3, d_ff=48)
+    assert check_layer_shapes(
+        _shapes(2, 10, 12, 3, 48), batch=2, length=10, d_model=12, num_heads=3, d_ff=48
+    )
     wrong = _shapes(2, 10, 12, 3, 48)
     wrong["ff_hidden"] = (2, 10, 12)
-    assert not check_layer_shapes(wrong, batch=2, length=10, d_model=12, num_heads=3, d_ff=48)
+    assert not check_layer_shapes(
+        wrong, batch=2, length=10, d_model=12, num_heads=3, d_ff=48
+    )
     assert "ff_hidden does not have shape (2, 10, 12)" in capsys.readouterr().out
-    assert not check_layer_shapes(None, batch=1, length=2, d_model=4, num_heads=2, d_ff=8)
+    assert not check_layer_shapes(
+        None, batch=1, length=2, d_model=4, num_heads=2, d_ff=8
+    )
     assert len(LAYER_SHAPE_NAMES) == 7
 
 
@@ -83,12 +110,19 @@ def test_layer_norm_checker():
         x = np.asarray(x, float)
         mu = x.mean(-1, keepdims=True)
         return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps) * g + b
+
     assert check_layer_norm(mine)
+
     def sample_var(x, g, b, eps):
-        return (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, ddof=1, keepdims=True) + eps) * g + b
+        return (x - x.mean(-1, keepdims=True)) / np.sqrt(
+            x.var(-1, ddof=1, keepdims=True) + eps
+        ) * g + b
+
     assert not check_layer_norm(sample_var)
+
     def whole_array(x, g, b, eps):
         return (x - x.mean()) / np.sqrt(x.var() + eps) * g + b
+
     assert not check_layer_norm(whole_array)
 
 

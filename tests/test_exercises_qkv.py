@@ -1,17 +1,23 @@
 """Checkers of the chapter "Query, key and value"."""
+
 import math
 
 import numpy as np
-import pytest
 
-from attnlib.exercises.qkv import check_head_output, check_one_head, check_projection_shapes
+from attnlib.exercises.qkv import (
+    check_head_output,
+    check_one_head,
+    check_projection_shapes,
+)
 
 
 def test_projection_shapes(capsys):
     good = {"Q": (5, 3), "K": (5, 3), "V": (5, 2), "scores": (5, 5), "output": (5, 2)}
     assert check_projection_shapes(good, n=5, d=4, d_k=3, d_v=2)
     assert not check_projection_shapes({**good, "V": (5, 3)}, n=5, d=4, d_k=3, d_v=2)
-    assert not check_projection_shapes({k: v for k, v in good.items() if k != "scores"}, 5, 4, 3, 2)
+    assert not check_projection_shapes(
+        {k: v for k, v in good.items() if k != "scores"}, 5, 4, 3, 2
+    )
     assert not check_projection_shapes({**good, "Q": 5}, 5, 4, 3, 2)
     capsys.readouterr()
     assert not check_projection_shapes([(5, 3)], 5, 4, 3, 2)
@@ -34,15 +40,19 @@ def test_one_head_accepts_a_loop_implementation_and_rejects_a_wrong_one():
         Q, K, V = X @ W_Q, X @ W_K, X @ W_V
         out = np.zeros((X.shape[0], V.shape[1]))
         for i in range(X.shape[0]):
-            s = np.array([Q[i] @ K[j] for j in range(X.shape[0])]) / math.sqrt(Q.shape[1])
-            w = np.exp(s - s.max()); w /= w.sum()
+            s = np.array([Q[i] @ K[j] for j in range(X.shape[0])]) / math.sqrt(
+                Q.shape[1]
+            )
+            w = np.exp(s - s.max())
+            w /= w.sum()
             out[i] = sum(w[j] * V[j] for j in range(X.shape[0]))
         return out
 
     def unscaled_head(X, W_Q, W_K, W_V):
         Q, K, V = X @ W_Q, X @ W_K, X @ W_V
         s = Q @ K.T
-        w = np.exp(s - s.max(axis=1, keepdims=True)); w /= w.sum(axis=1, keepdims=True)
+        w = np.exp(s - s.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
         return w @ V
 
     def crashing_head(X, W_Q, W_K, W_V):

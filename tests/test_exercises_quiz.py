@@ -1,9 +1,11 @@
 """Self-check questions (attnlib.exercises.quiz) and the quizzes stored in the chapters.
 
-The chapters' quiz cells are tagged ``quiz``; their stored output (what the website shows)
-holds the questions as JSON inside jupyterquiz's script. The browser tests
-(tests/browser/test_quiz.py) answer them in the built pages; here the content is checked.
+The chapters' quiz cells are tagged ``quiz``; their stored output (what the website
+shows) holds the questions as JSON inside jupyterquiz's script. The browser tests
+(tests/browser/test_quiz.py) answer them in the built pages; here the content is
+checked.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +19,12 @@ import pytest
 from attnlib.exercises import quiz
 
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
-NOTEBOOKS = [p for p in sorted(CHAPTERS.glob("[01][0-9]*_*.ipynb")) if int(p.name[:2]) <= 12]
-QUESTIONS_JSON = re.compile(r"var questions(\w+)=(\[.*?\]);\n\nif \(typeof Question", re.S)
+NOTEBOOKS = [
+    p for p in sorted(CHAPTERS.glob("[01][0-9]*_*.ipynb")) if int(p.name[:2]) <= 12
+]
+QUESTIONS_JSON = re.compile(
+    r"var questions(\w+)=(\[.*?\]);\n\nif \(typeof Question", re.S
+)
 
 
 def stored_questions(path: Path) -> list:
@@ -29,15 +35,23 @@ def stored_questions(path: Path) -> list:
         if cell.cell_type != "code" or "quiz" not in cell.metadata.get("tags", []):
             continue
         assert "remove-input" in cell.metadata["tags"], cell.id
-        scripts = [o["data"]["application/javascript"] for o in cell.outputs
-                   if o.get("output_type") == "display_data"
-                   and "application/javascript" in o.get("data", {})]
-        assert len(scripts) == 1, f"{path.name} {cell.id}: run the chapter to store the quiz"
+        scripts = [
+            o["data"]["application/javascript"]
+            for o in cell.outputs
+            if o.get("output_type") == "display_data"
+            and "application/javascript" in o.get("data", {})
+        ]
+        assert len(scripts) == 1, (
+            f"{path.name} {cell.id}: run the chapter to store the quiz"
+        )
         m = QUESTIONS_JSON.search(scripts[0])
         assert m, cell.id
-        html = "".join(o["data"].get("text/html", "") for o in cell.outputs
-                       if o.get("output_type") == "display_data")
-        assert f'id="{m.group(1)}"' in html          # the script fills this element
+        html = "".join(
+            o["data"].get("text/html", "")
+            for o in cell.outputs
+            if o.get("output_type") == "display_data"
+        )
+        assert f'id="{m.group(1)}"' in html  # the script fills this element
         questions += json.loads(m.group(2))
     return questions
 
@@ -46,11 +60,18 @@ def _right_range(q: dict) -> list:
     return next(a["range"] for a in q["answers"] if a.get("correct"))
 
 
-# --- the helper --------------------------------------------------------------------------
+# --- the helper
+# --------------------------------------------------------------------------
+
 
 def test_numeric_accepts_within_the_tolerance_and_diagnoses_slips():
-    q = quiz.numeric("Weight?", 0.7311, tolerance=5e-4, slips=[(73.11, "percent", 0.5)],
-                     hint="exponentiate")
+    q = quiz.numeric(
+        "Weight?",
+        0.7311,
+        tolerance=5e-4,
+        slips=[(73.11, "percent", 0.5)],
+        hint="exponentiate",
+    )
     lo, hi = _right_range(q)
     assert lo <= 0.7311 <= hi and lo <= 0.7315 <= hi and not lo <= 0.732 <= hi
     slip = q["answers"][1]
@@ -60,13 +81,19 @@ def test_numeric_accepts_within_the_tolerance_and_diagnoses_slips():
     assert "±0.0005" in q["question"]
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    (dict(answer=1.0, tolerance=0.0, hint="h"), ValueError),
-    (dict(answer=math.nan, tolerance=0.1, hint="h"), ValueError),
-    (dict(answer="one", tolerance=0.1, hint="h"), TypeError),
-    (dict(answer=1.0, tolerance=0.1, hint=""), ValueError),
-    (dict(answer=1.0, tolerance=0.1, hint="h", slips=[(1.05, "too close")]), ValueError),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(answer=1.0, tolerance=0.0, hint="h"), ValueError),
+        (dict(answer=math.nan, tolerance=0.1, hint="h"), ValueError),
+        (dict(answer="one", tolerance=0.1, hint="h"), TypeError),
+        (dict(answer=1.0, tolerance=0.1, hint=""), ValueError),
+        (
+            dict(answer=1.0, tolerance=0.1, hint="h", slips=[(1.05, "too close")]),
+            ValueError,
+        ),
+    ],
+)
 def test_numeric_rejects_bad_questions(kwargs, error):
     with pytest.raises(error):
         quiz.numeric("Q?", **kwargs)
@@ -88,7 +115,7 @@ def _shown(key, questions) -> list:
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.utils.capture import capture_output
 
-    InteractiveShell.instance()                   # display() needs a shell to publish to
+    InteractiveShell.instance()  # display() needs a shell to publish to
     with capture_output() as captured:
         quiz.show(key, questions)
     return [o.data for o in captured.outputs]
@@ -104,17 +131,23 @@ def test_show_gives_a_stable_output_named_after_the_key():
     # jupyterquiz's script runs after the page and MathJax have loaded
     assert "MathJax.startup.promise.then(run)" in script
     assert "typesetPromise([quiz])" in script
-    # made usable with the keyboard (tests/browser/test_a11y.py and test_quiz.py try it):
-    # options become buttons, number boxes get their visible prompt as label, focus shows
+    # made usable with the keyboard (tests/browser/test_a11y.py and test_quiz.py try
+    # it): options become buttons, number boxes get their visible prompt as label, focus
+    # shows
     assert script.index("show_questions") < script.index('createElement("button")')
-    assert "prompt.htmlFor = box.id" in script and 'setAttribute("role", "status")' in script
+    assert (
+        "prompt.htmlFor = box.id" in script
+        and 'setAttribute("role", "status")' in script
+    )
     assert "#attnquiz_05_softmax .MCOption:focus-visible" in html
     assert _shown("other", qs)[0]["text/html"].startswith('<div id="attnquiz_other"')
     with pytest.raises(ValueError):
         quiz.show("k", [])
 
 
-# --- the chapters' quizzes ----------------------------------------------------------------
+# --- the chapters' quizzes
+# ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_chapter_has_at_least_three_well_formed_questions(path):
@@ -127,12 +160,16 @@ def test_every_chapter_has_at_least_three_well_formed_questions(path):
             assert sum(a["correct"] for a in q["answers"]) == 1, q["question"]
             assert len(q["answers"]) >= 2
             for a in q["answers"]:
-                assert a["feedback"].startswith("Correct. " if a["correct"] else "Not quite. ")
-                assert len(a["feedback"]) > 20, a          # an explanation, not a bare verdict
+                assert a["feedback"].startswith(
+                    "Correct. " if a["correct"] else "Not quite. "
+                )
+                assert len(a["feedback"]) > 20, a  # an explanation, not a bare verdict
         else:
             lo, hi = _right_range(q)
             assert lo < hi
-            wrong = [a for a in q["answers"] if a.get("type") == "range" and not a["correct"]]
+            wrong = [
+                a for a in q["answers"] if a.get("type") == "range" and not a["correct"]
+            ]
             for a in wrong:
                 assert a["range"][1] <= lo or a["range"][0] >= hi, (q["question"], a)
             assert q["answers"][-1]["type"] == "default"
@@ -147,19 +184,23 @@ def test_all_chapters_together_have_numeric_and_multiple_choice_questions():
 # Right answers worked out independently of attnlib (by hand, with math only).
 _E = math.e
 INDEPENDENT = {
-    "01": math.exp(2) / (math.exp(2) + _E + 1),                      # fisherman's weight
-    "02": 32 / (64 * 2),                                             # the capacity ceiling
-    "05": _E / (_E + 1),                                             # softmax([1, 0])[0]
-    "08": 7 * 8 / 2,                                                 # causal pairs, n = 7
-    "08b": math.sin(2 * 10000 ** (-2 / 16)),                         # PE(2, 2), d = 16
-    "10b": -1.5 / math.sqrt(1.25),                                   # layer norm of [1..4]
-    "09": 2048**2,                                                   # scores of one head
-    "12": 1.0,                                                       # causal: first query
+    "01": math.exp(2) / (math.exp(2) + _E + 1),  # fisherman's weight
+    "02": 32 / (64 * 2),  # the capacity ceiling
+    "05": _E / (_E + 1),  # softmax([1, 0])[0]
+    "08": 7 * 8 / 2,  # causal pairs, n = 7
+    "08b": math.sin(2 * 10000 ** (-2 / 16)),  # PE(2, 2), d = 16
+    "10b": -1.5 / math.sqrt(1.25),  # layer norm of [1..4]
+    "09": 2048**2,  # scores of one head
+    "12": 1.0,  # causal: first query
 }
 
 
 @pytest.mark.parametrize("chapter, value", sorted(INDEPENDENT.items()))
-def test_a_numeric_answer_per_chapter_agrees_with_an_independent_computation(chapter, value):
+def test_a_numeric_answer_per_chapter_agrees_with_an_independent_computation(
+    chapter, value
+):
     path = next(p for p in NOTEBOOKS if p.name.startswith(chapter))
     numeric = [q for q in stored_questions(path) if q["type"] == "numeric"]
-    assert any(_right_range(q)[0] <= value <= _right_range(q)[1] for q in numeric), chapter
+    assert any(_right_range(q)[0] <= value <= _right_range(q)[1] for q in numeric), (
+        chapter
+    )

@@ -1,22 +1,27 @@
 """Checkers of the chapter "Scoring"."""
+
 import math
 
 import numpy as np
 import pytest
 
-from attnlib.exercises.scoring import (check_additive_score, check_dot_product,
-                                       check_score_function, check_scaled_score)
+from attnlib.exercises.scoring import (
+    check_additive_score,
+    check_dot_product,
+    check_scaled_score,
+    check_score_function,
+)
 
 
 def test_dot_product():
-    assert check_dot_product(11, [1, 2], [3, 4])      # 1*3 + 2*4
+    assert check_dot_product(11, [1, 2], [3, 4])  # 1*3 + 2*4
     assert not check_dot_product(10, [1, 2], [3, 4])
     with pytest.raises(ValueError):
         check_dot_product(1, [1, 2], [3, 4, 5])
 
 
 def test_scaled_score():
-    assert check_scaled_score(5, 40, 64)              # 40 / 8
+    assert check_scaled_score(5, 40, 64)  # 40 / 8
     assert not check_scaled_score(40 / 64, 40, 64)
     with pytest.raises(ValueError):
         check_scaled_score(1, 40, 0)
@@ -24,7 +29,12 @@ def test_scaled_score():
 
 def test_score_function():
     def loop_scaled(Q, K):
-        return np.array([[sum(a * b for a, b in zip(q, k)) / math.sqrt(len(q)) for k in K] for q in Q])
+        return np.array(
+            [
+                [sum(a * b for a, b in zip(q, k)) / math.sqrt(len(q)) for k in K]
+                for q in Q
+            ]
+        )
 
     assert check_score_function(loop_scaled, "scaled")
     assert not check_score_function(loop_scaled, "dot")

@@ -1,10 +1,10 @@
 """The softmax chapter's checkers accept right answers and reject wrong ones with a reason."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
-import pytest
 
 from attnlib.exercises.softmax import SOFTMAX_CASES, check_softmax, check_weights
 
@@ -99,5 +99,6 @@ def test_something_that_is_not_a_function_gets_a_sentence(capsys):
 
 def test_the_cases_themselves_match_the_loop_reference():
     from attnlib import softmax
+
     for _, args, _ in SOFTMAX_CASES:
         np.testing.assert_allclose(softmax(*args), loop_softmax(*args), atol=1e-12)

@@ -1,15 +1,24 @@
 """Checkers of the chapter "Summary"."""
+
 import math
 
 import numpy as np
 
-from attnlib.exercises.summary import PIPELINE_STEPS, check_attention_function, check_pipeline_order
+from attnlib.exercises.summary import (
+    PIPELINE_STEPS,
+    check_attention_function,
+    check_pipeline_order,
+)
 
 
 def test_pipeline_order():
     assert check_pipeline_order(list(PIPELINE_STEPS))
-    assert check_pipeline_order(["Project", "score", "scale", "mask", "softmax", "weighted sum"])
-    assert not check_pipeline_order(["project", "score", "softmax", "scale", "mask", "weighted sum"])
+    assert check_pipeline_order(
+        ["Project", "score", "scale", "mask", "softmax", "weighted sum"]
+    )
+    assert not check_pipeline_order(
+        ["project", "score", "softmax", "scale", "mask", "weighted sum"]
+    )
     assert not check_pipeline_order(["score", "softmax"])
 
 

@@ -1,4 +1,5 @@
 """The values chapter's checkers accept right answers and reject wrong ones with a reason."""
+
 from __future__ import annotations
 
 import math
@@ -6,7 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises.values import SHAPE_NAMES, check_attention, check_output, check_shapes
+from attnlib.exercises.values import (
+    SHAPE_NAMES,
+    check_attention,
+    check_output,
+    check_shapes,
+)
 
 BANK_VALUES = [[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]
 
@@ -43,19 +49,30 @@ def test_mismatched_weights_and_values_raise():
 
 
 def _right_shapes(n, d, d_k, d_v):
-    return {"X": (n, d), "W_Q": (d, d_k), "W_K": (d, d_k), "W_V": (d, d_v),
-            "Q": (n, d_k), "K": (n, d_k), "V": (n, d_v),
-            "scores": (n, n), "weights": (n, n), "Z": (n, d_v)}
+    return {
+        "X": (n, d),
+        "W_Q": (d, d_k),
+        "W_K": (d, d_k),
+        "W_V": (d, d_v),
+        "Q": (n, d_k),
+        "K": (n, d_k),
+        "V": (n, d_v),
+        "scores": (n, n),
+        "weights": (n, n),
+        "Z": (n, d_v),
+    }
 
 
 @pytest.mark.parametrize("sizes", [(10, 16, 8, 4), (3, 5, 2, 7), (1, 1, 1, 1)])
 def test_right_shapes_are_accepted(sizes):
-    assert check_shapes(_right_shapes(*sizes), n=sizes[0], d=sizes[1], d_k=sizes[2], d_v=sizes[3])
+    assert check_shapes(
+        _right_shapes(*sizes), n=sizes[0], d=sizes[1], d_k=sizes[2], d_v=sizes[3]
+    )
 
 
 def test_wrong_and_missing_shapes_are_named(capsys):
     answer = _right_shapes(10, 16, 8, 4)
-    answer["Z"] = (10, 8)          # the classic slip: d_k instead of d_v
+    answer["Z"] = (10, 8)  # the classic slip: d_k instead of d_v
     del answer["K"]
     assert not check_shapes(answer, n=10, d=16, d_k=8, d_v=4)
     out = capsys.readouterr().out
@@ -70,7 +87,9 @@ def test_shape_answer_must_be_a_dict(capsys):
 
 
 def test_shape_names_cover_the_whole_computation():
-    assert SHAPE_NAMES[0] == "X" and SHAPE_NAMES[-1] == "Z" and len(set(SHAPE_NAMES)) == 10
+    assert (
+        SHAPE_NAMES[0] == "X" and SHAPE_NAMES[-1] == "Z" and len(set(SHAPE_NAMES)) == 10
+    )
 
 
 def loop_attention(Q, K, V):

@@ -1,5 +1,4 @@
 """Checkers of the chapter "Why attention"."""
-import pytest
 
 from attnlib.exercises.why_attention import check_attention_kind, check_uniform_mixture
 

@@ -1,5 +1,6 @@
 """The explorers of the chapters "Order and position" and "From attention to a Transformer
 layer": pure states against independent computations, widgets driven through their controls."""
+
 from __future__ import annotations
 
 import math
@@ -7,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib import explorers as X
+from attnlib.figures import explorers as X
 
 
 def test_position_state_rotation_and_offset_only_similarity():
@@ -36,17 +37,22 @@ def test_position_explorer_controls():
     assert ex.state["offset"] == 7
     assert "True" in ex.readout.value
     ex.d_model.value = 4
-    ex.pair.value = 31                       # clipped to the last pair of d_model = 4
+    ex.pair.value = 31  # clipped to the last pair of d_model = 4
     assert ex.state["pair"] == 1
 
 
 def test_layer_state_matches_the_model():
-    from attnlib import minilm
+    from attnlib.models import minilm
+
     st = X.layer_state("The dog bit the man.", 1)
     out = minilm.forward("The dog bit the man.")
     assert st["tokens"] == out.tokens and st["norms"].shape == (4, len(out.tokens))
-    np.testing.assert_allclose(st["norms"][0], np.linalg.norm(out.hidden_states[1], axis=-1))
-    np.testing.assert_allclose(st["norms"][3], np.linalg.norm(out.hidden_states[2], axis=-1))
+    np.testing.assert_allclose(
+        st["norms"][0], np.linalg.norm(out.hidden_states[1], axis=-1)
+    )
+    np.testing.assert_allclose(
+        st["norms"][3], np.linalg.norm(out.hidden_states[2], axis=-1)
+    )
     assert st["max_error"] < 1e-10 and np.all(np.abs(st["change"]) <= 1 + 1e-12)
     with pytest.raises(ValueError, match="0..5"):
         X.layer_state("The dog.", 6)
@@ -63,6 +69,7 @@ def test_layer_explorer_controls():
 @pytest.mark.parametrize("cls", [X.PositionExplorer, X.LayerExplorer])
 def test_figure_and_widget(cls):
     import matplotlib.pyplot as plt
+
     ex = cls(live_figure=False)
     fig = ex.figure()
     assert isinstance(fig, plt.Figure)

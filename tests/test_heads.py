@@ -1,9 +1,10 @@
-"""Tests of attnlib.heads: split/merge heads and multi-head attention.
+"""Tests of attnlib.core.heads: split/merge heads and multi-head attention.
 
-Issue 3, cases 8, 9, 11 and the multi-head half of case 2. The reference ``loop_multi_head``
-below never splits or merges arrays: it slices each head's columns out of the projection
-matrices and loops over heads, batch elements, queries and keys.
+Issue 3, cases 8, 9, 11 and the multi-head half of case 2. The reference
+``loop_multi_head`` below never splits or merges arrays: it slices each head's columns
+out of the projection matrices and loops over heads, batch elements, queries and keys.
 """
+
 import math
 import warnings
 
@@ -12,8 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlib import (MultiHeadParams, causal_mask, init_multi_head, merge_heads,
-                     multi_head_attention, padding_mask, query_padding_mask, split_heads)
+from attnlib import (
+    MultiHeadParams,
+    causal_mask,
+    init_multi_head,
+    merge_heads,
+    multi_head_attention,
+    padding_mask,
+    query_padding_mask,
+    split_heads,
+)
 
 T, F = True, False
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -28,9 +37,12 @@ def loop_multi_head(q, k, v, p, mask=None):
     Lk = k.shape[1]
     concat = np.zeros((B, Lq, H * dh))
     weights = np.zeros((B, H, Lq, Lk))
-    bias = (lambda b, cols: 0.0 if b is None else b[cols])
+
+    def bias(b, cols):
+        return 0.0 if b is None else b[cols]
+
     for h in range(H):
-        cols = slice(h * dh, (h + 1) * dh)            # head h owns these columns
+        cols = slice(h * dh, (h + 1) * dh)  # head h owns these columns
         for b in range(B):
             Qh = q[b] @ p.W_Q[:, cols] + bias(p.b_Q, cols)
             Kh = k[b] @ p.W_K[:, cols] + bias(p.b_K, cols)
@@ -50,14 +62,21 @@ def loop_multi_head(q, k, v, p, mask=None):
 
 
 def random_params(rng, d_model, H, dq, dk, dv, d_out, biases=False):
-    mats = [rng.normal(size=s) for s in ((dq, d_model), (dk, d_model), (dv, d_model),
-                                          (d_model, d_out))]
-    bs = [rng.normal(size=d_model) for _ in range(3)] + [rng.normal(size=d_out)] if biases \
+    mats = [
+        rng.normal(size=s)
+        for s in ((dq, d_model), (dk, d_model), (dv, d_model), (d_model, d_out))
+    ]
+    bs = (
+        [rng.normal(size=d_model) for _ in range(3)] + [rng.normal(size=d_out)]
+        if biases
         else [None] * 4
+    )
     return MultiHeadParams(*mats, H, *bs)
 
 
-# --- split and merge: case 8 and its kind --------------------------------------------------------
+# --- split and merge: case 8 and its kind
+# --------------------------------------------------------
+
 
 def test_case8_split_and_merge():
     X = np.arange(8).reshape(1, 2, 4)
@@ -70,15 +89,21 @@ def test_case8_split_and_merge():
 
 
 @SETTINGS
-@given(st.lists(st.integers(1, 3), max_size=2), st.integers(0, 4), st.integers(1, 4),
-       st.integers(1, 3))
+@given(
+    st.lists(st.integers(1, 3), max_size=2),
+    st.integers(0, 4),
+    st.integers(1, 4),
+    st.integers(1, 3),
+)
 def test_split_gives_head_h_its_column_block_of_every_token(batch, L, H, dh):
     x = np.random.default_rng(0).normal(size=tuple(batch) + (L, H * dh))
     s = split_heads(x, H)
     assert s.shape == tuple(batch) + (H, L, dh)
     for h in range(H):
         for t in range(L):
-            np.testing.assert_array_equal(s[..., h, t, :], x[..., t, h * dh:(h + 1) * dh])
+            np.testing.assert_array_equal(
+                s[..., h, t, :], x[..., t, h * dh : (h + 1) * dh]
+            )
     np.testing.assert_array_equal(merge_heads(s), x)
     np.testing.assert_array_equal(split_heads(merge_heads(s), H), s)
 
@@ -86,8 +111,12 @@ def test_split_gives_head_h_its_column_block_of_every_token(batch, L, H, dh):
 def test_merge_puts_each_token_back_in_its_own_row():
     # heads[h, t, f] encodes (h, t, f); a merge without the transpose would mix tokens.
     H, L, dh = 3, 4, 2
-    heads = np.array([[[100 * h + 10 * t + f for f in range(dh)] for t in range(L)]
-                      for h in range(H)])
+    heads = np.array(
+        [
+            [[100 * h + 10 * t + f for f in range(dh)] for t in range(L)]
+            for h in range(H)
+        ]
+    )
     merged = merge_heads(heads)
     for t in range(L):
         for h in range(H):
@@ -102,8 +131,13 @@ def test_width_not_divisible_by_heads_is_a_value_error_everywhere(d_model, H):
     with pytest.raises(ValueError, match="divisible"):
         init_multi_head(np.random.default_rng(0), d_model, H)
     with pytest.raises(ValueError, match="divisible"):
-        MultiHeadParams(np.zeros((3, d_model)), np.zeros((3, d_model)), np.zeros((3, d_model)),
-                        np.zeros((d_model, 3)), H)
+        MultiHeadParams(
+            np.zeros((3, d_model)),
+            np.zeros((3, d_model)),
+            np.zeros((3, d_model)),
+            np.zeros((d_model, 3)),
+            H,
+        )
 
 
 def test_split_and_merge_bad_arguments():
@@ -117,12 +151,18 @@ def test_split_and_merge_bad_arguments():
         merge_heads(np.zeros((2, 4)))
 
 
-# --- multi-head attention: case 9 ----------------------------------------------------------------
+# --- multi-head attention: case 9
+# ----------------------------------------------------------------
+
 
 def test_case9_different_input_widths_shapes_and_loop():
     rng = np.random.default_rng(0)
     p = init_multi_head(rng, 4, 2, d_query_in=3, d_key_in=5, d_value_in=6)
-    q, k, v = rng.normal(size=(2, 2, 3)), rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 3, 6))
+    q, k, v = (
+        rng.normal(size=(2, 2, 3)),
+        rng.normal(size=(2, 3, 5)),
+        rng.normal(size=(2, 3, 6)),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out, w = multi_head_attention(q, k, v, p)
@@ -133,12 +173,25 @@ def test_case9_different_input_widths_shapes_and_loop():
 
 
 @SETTINGS
-@given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 4), st.integers(1, 3),
-       st.integers(1, 3), st.booleans(), seeds)
-def test_equals_an_explicit_loop_over_heads_with_per_head_masks(B, Lq, Lk, H, dh, biases, seed):
+@given(
+    st.integers(1, 3),
+    st.integers(1, 4),
+    st.integers(1, 4),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.booleans(),
+    seeds,
+)
+def test_equals_an_explicit_loop_over_heads_with_per_head_masks(
+    B, Lq, Lk, H, dh, biases, seed
+):
     rng = np.random.default_rng(seed)
     p = random_params(rng, H * dh, H, 3, 2, 4, 5, biases=biases)
-    q, k, v = rng.normal(size=(B, Lq, 3)), rng.normal(size=(B, Lk, 2)), rng.normal(size=(B, Lk, 4))
+    q, k, v = (
+        rng.normal(size=(B, Lq, 3)),
+        rng.normal(size=(B, Lk, 2)),
+        rng.normal(size=(B, Lk, 4)),
+    )
     mask = rng.random((B, H, Lq, Lk)) < 0.6
     out, w = multi_head_attention(q, k, v, p, mask=mask)
     ref_out, ref_w = loop_multi_head(q, k, v, p, mask)
@@ -150,22 +203,28 @@ def test_a_shared_mask_applies_to_every_head():
     rng = np.random.default_rng(1)
     p = random_params(rng, 4, 2, 4, 4, 4, 4)
     x = rng.normal(size=(3, 5, 4))
-    shared = padding_mask([5, 2, 0], 5) & causal_mask(5)              # (3, 5, 5)
+    shared = padding_mask([5, 2, 0], 5) & causal_mask(5)  # (3, 5, 5)
     out, w = multi_head_attention(x, x, x, p, mask=shared)
-    ref_out, ref_w = loop_multi_head(x, x, x, p, np.broadcast_to(shared[:, None], (3, 2, 5, 5)))
+    ref_out, ref_w = loop_multi_head(
+        x, x, x, p, np.broadcast_to(shared[:, None], (3, 2, 5, 5))
+    )
     np.testing.assert_allclose(w, ref_w, atol=1e-12)
     np.testing.assert_allclose(out, ref_out, atol=1e-12)
 
 
-# --- case 11: per-head weights and their average -------------------------------------------------
+# --- case 11: per-head weights and their average
+# -------------------------------------------------
+
 
 def test_case11_per_head_weights_and_average_on_request():
     eye = np.eye(2)
-    p = MultiHeadParams(eye, eye, eye, eye, 2)      # head 0 sees feature 0, head 1 feature 1
-    q = np.array([[1.0, 0.0]])                       # head 0: q = 1; head 1: q = 0
-    k = np.array([[0.0, 0.0], [1.0, 0.0]])           # head 0 keys 0 and 1 -> scores [0, 1]
+    p = MultiHeadParams(
+        eye, eye, eye, eye, 2
+    )  # head 0 sees feature 0, head 1 feature 1
+    q = np.array([[1.0, 0.0]])  # head 0: q = 1; head 1: q = 0
+    k = np.array([[0.0, 0.0], [1.0, 0.0]])  # head 0 keys 0 and 1 -> scores [0, 1]
     _, w = multi_head_attention(q, k, k, p)
-    a = 1 / (1 + math.e)                             # e^0 / (e^0 + e^1)
+    a = 1 / (1 + math.e)  # e^0 / (e^0 + e^1)
     assert w.shape == (2, 1, 2)
     np.testing.assert_allclose(w[:, 0], [[a, 1 - a], [0.5, 0.5]], rtol=1e-12)
     np.testing.assert_allclose(w[:, 0], [[0.2689, 0.7311], [0.5, 0.5]], atol=5e-5)
@@ -175,14 +234,20 @@ def test_case11_per_head_weights_and_average_on_request():
     np.testing.assert_allclose(avg[0], [0.3845, 0.6155], atol=5e-5)
 
 
-# --- case 2, multi-head half: a fully masked head ------------------------------------------------
+# --- case 2, multi-head half: a fully masked head
+# ------------------------------------------------
+
 
 def test_case2_one_fully_masked_head_gives_no_nan():
     rng = np.random.default_rng(2)
     p = random_params(rng, 4, 2, 3, 3, 3, 3)
-    q, k, v = rng.normal(size=(1, 2, 3)), rng.normal(size=(1, 3, 3)), rng.normal(size=(1, 3, 3))
+    q, k, v = (
+        rng.normal(size=(1, 2, 3)),
+        rng.normal(size=(1, 3, 3)),
+        rng.normal(size=(1, 3, 3)),
+    )
     mask = np.ones((1, 2, 2, 3), dtype=bool)
-    mask[0, 1] = False                                # head 1 may attend nothing
+    mask[0, 1] = False  # head 1 may attend nothing
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out, w = multi_head_attention(q, k, v, p, mask=mask)
@@ -195,7 +260,9 @@ def test_case2_one_fully_masked_head_gives_no_nan():
     np.testing.assert_allclose(out[0], head0 @ p.W_O[:2], atol=1e-12)
 
 
-# --- heads never mix tokens, padding, batches ----------------------------------------------------
+# --- heads never mix tokens, padding, batches
+# ----------------------------------------------------
+
 
 @SETTINGS
 @given(st.integers(1, 6), st.integers(1, 3), seeds)
@@ -216,11 +283,14 @@ def test_padding_on_either_side_keeps_real_tokens(n, pad, side, seed):
     p = random_params(rng, 4, 2, 3, 3, 3, 3)
     x = rng.normal(size=(1, n, 3))
     ref_out, ref_w = multi_head_attention(x, x, x, p, mask=causal_mask(n))
-    xp = np.full((1, n + pad, 3), np.nan)             # padding holds NaN: must not leak
+    xp = np.full((1, n + pad, 3), np.nan)  # padding holds NaN: must not leak
     real = slice(0, n) if side == "right" else slice(pad, pad + n)
     xp[:, real] = x
-    mask = (padding_mask([n], n + pad, side=side) & query_padding_mask([n], n + pad, side=side)
-            & causal_mask(n + pad))
+    mask = (
+        padding_mask([n], n + pad, side=side)
+        & query_padding_mask([n], n + pad, side=side)
+        & causal_mask(n + pad)
+    )
     out, w = multi_head_attention(xp, xp, xp, p, mask=mask)
     np.testing.assert_allclose(out[:, real], ref_out, atol=1e-12)
     np.testing.assert_allclose(w[:, :, real, real], ref_w, atol=1e-12)
@@ -232,15 +302,19 @@ def test_a_batch_element_alone_equals_it_inside_the_batch(B, L, seed):
     rng = np.random.default_rng(seed)
     p = random_params(rng, 6, 3, 2, 2, 2, 2)
     x = rng.normal(size=(B, L, 2))
-    mask = padding_mask(rng.integers(0, L + 1, size=B), L)            # (B, 1, L)
-    out, w = multi_head_attention(x, x, x, p, mask=mask, per_head=False)   # B may equal H
+    mask = padding_mask(rng.integers(0, L + 1, size=B), L)  # (B, 1, L)
+    out, w = multi_head_attention(
+        x, x, x, p, mask=mask, per_head=False
+    )  # B may equal H
     for b in range(B):
         alone_out, alone_w = multi_head_attention(x[b], x[b], x[b], p, mask=mask[b])
         np.testing.assert_allclose(out[b], alone_out, atol=1e-12)
         np.testing.assert_allclose(w[b], alone_w, atol=1e-12)
 
 
-# --- dtypes --------------------------------------------------------------------------------------
+# --- dtypes
+# --------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 def test_low_precision_inputs_come_back_in_their_dtype(dtype):
@@ -251,12 +325,19 @@ def test_low_precision_inputs_come_back_in_their_dtype(dtype):
         warnings.simplefilter("error")
         out, w = multi_head_attention(x, x, x, p, mask=causal_mask(3))
     assert out.dtype == dtype and w.dtype == dtype
-    ref_out, _ = loop_multi_head(x.astype(float), x.astype(float), x.astype(float), p,
-                                 np.broadcast_to(causal_mask(3), (2, 2, 3, 3)))
+    ref_out, _ = loop_multi_head(
+        x.astype(float),
+        x.astype(float),
+        x.astype(float),
+        p,
+        np.broadcast_to(causal_mask(3), (2, 2, 3, 3)),
+    )
     np.testing.assert_allclose(out.astype(float), ref_out, atol=5e-3)
 
 
-# --- errors --------------------------------------------------------------------------------------
+# --- errors
+# --------------------------------------------------------------------------------------
+
 
 def test_input_that_does_not_fit_its_projection_names_both_shapes():
     p = init_multi_head(np.random.default_rng(0), 4, 2, d_key_in=5)
@@ -297,13 +378,17 @@ def test_init_multi_head_is_reproducible_and_glorot_bounded():
     np.testing.assert_array_equal(a.W_Q, b.W_Q)
     assert a.W_Q.shape == (3, 8) and a.W_O.shape == (8, 5)
     assert np.abs(a.W_Q).max() <= math.sqrt(6 / (3 + 8))
-    np.testing.assert_array_equal(init_multi_head(0, 8, 2, d_query_in=3, d_out=5).W_O, a.W_O)
+    np.testing.assert_array_equal(
+        init_multi_head(0, 8, 2, d_query_in=3, d_out=5).W_O, a.W_O
+    )
 
 
 def test_empty_sequences():
     p = init_multi_head(0, 4, 2)
     out, w = multi_head_attention(np.zeros((0, 4)), np.ones((3, 4)), np.ones((3, 4)), p)
     assert out.shape == (0, 4) and w.shape == (2, 0, 3)
-    out, w = multi_head_attention(np.ones((2, 4)), np.zeros((0, 4)), np.zeros((0, 4)), p)
+    out, w = multi_head_attention(
+        np.ones((2, 4)), np.zeros((0, 4)), np.zeros((0, 4)), p
+    )
     assert w.shape == (2, 2, 0)
-    np.testing.assert_array_equal(out, np.zeros((2, 4)))      # no key: every head gives 0
+    np.testing.assert_array_equal(out, np.zeros((2, 4)))  # no key: every head gives 0

@@ -1,4 +1,5 @@
 """Layer normalisation and the position-wise feed-forward network, against hand formulas."""
+
 from __future__ import annotations
 
 import math
@@ -6,12 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.feed_forward import erf, feed_forward, gelu, relu
-from attnlib.layer_norm import layer_norm
+from attnlib.layers.feed_forward import erf, feed_forward, gelu, relu
+from attnlib.layers.layer_norm import layer_norm
 
 
 def test_layer_norm_by_hand():
-    x = [[1.0, 2.0, 3.0, 6.0], [0.0, 0.0, 4.0, 4.0]]   # means 3 and 2, variances 3.5 and 4
+    x = [
+        [1.0, 2.0, 3.0, 6.0],
+        [0.0, 0.0, 4.0, 4.0],
+    ]  # means 3 and 2, variances 3.5 and 4
     got = layer_norm(x, gain=[2.0, 2.0, 2.0, 2.0], bias=[1.0, 0.0, 0.0, 0.0], eps=1e-12)
     row0 = [(v - 3.0) / math.sqrt(3.5) * 2.0 for v in (1.0, 2.0, 3.0, 6.0)]
     row1 = [(v - 2.0) / 2.0 * 2.0 for v in (0.0, 0.0, 4.0, 4.0)]
@@ -42,14 +46,25 @@ def test_layer_norm_dtypes():
     assert layer_norm([[1, 2, 3]]).dtype == np.float64
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(x=np.ones((2, 3)), gain=np.ones(4)), ValueError, r"gain must have shape \(3,\)"),
-    (dict(x=np.ones((2, 3)), bias=np.ones((1, 3))), ValueError, "bias must have shape"),
-    (dict(x=np.ones((2, 3)), eps=0.0), ValueError, "eps"),
-    (dict(x=np.array([[1.0, np.nan]])), ValueError, "NaN"),
-    (dict(x=np.ones((2, 0))), ValueError, "d >= 1"),
-    (dict(x=np.array([[True, False]])), TypeError, "bool"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (
+            dict(x=np.ones((2, 3)), gain=np.ones(4)),
+            ValueError,
+            r"gain must have shape \(3,\)",
+        ),
+        (
+            dict(x=np.ones((2, 3)), bias=np.ones((1, 3))),
+            ValueError,
+            "bias must have shape",
+        ),
+        (dict(x=np.ones((2, 3)), eps=0.0), ValueError, "eps"),
+        (dict(x=np.array([[1.0, np.nan]])), ValueError, "NaN"),
+        (dict(x=np.ones((2, 0))), ValueError, "d >= 1"),
+        (dict(x=np.array([[True, False]])), TypeError, "bool"),
+    ],
+)
 def test_layer_norm_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
         layer_norm(**kwargs)
@@ -58,8 +73,9 @@ def test_layer_norm_errors(kwargs, error, match):
 def test_erf_gelu_relu_against_math():
     xs = np.linspace(-6, 6, 241)
     np.testing.assert_allclose(erf(xs), [math.erf(v) for v in xs], atol=2e-7)
-    np.testing.assert_allclose(gelu(xs), [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in xs],
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        gelu(xs), [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in xs], atol=1e-6
+    )
     np.testing.assert_array_equal(relu([-1.0, 0.0, 2.5]), [0.0, 0.0, 2.5])
     assert gelu(np.float32([1.0])).dtype == np.float32
 
@@ -67,25 +83,45 @@ def test_erf_gelu_relu_against_math():
 def test_feed_forward_by_loop_and_position_wise():
     rng = np.random.default_rng(2)
     x = rng.normal(size=(4, 3))
-    W1, b1, W2, b2 = rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(5, 3)), rng.normal(size=3)
+    W1, b1, W2, b2 = (
+        rng.normal(size=(3, 5)),
+        rng.normal(size=5),
+        rng.normal(size=(5, 3)),
+        rng.normal(size=3),
+    )
     got = feed_forward(x, W1, b1, W2, b2, "relu")
     for i in range(4):
-        hidden = [max(0.0, sum(x[i, a] * W1[a, j] for a in range(3)) + b1[j]) for j in range(5)]
+        hidden = [
+            max(0.0, sum(x[i, a] * W1[a, j] for a in range(3)) + b1[j])
+            for j in range(5)
+        ]
         want = [sum(hidden[j] * W2[j, c] for j in range(5)) + b2[c] for c in range(3)]
         np.testing.assert_allclose(got[i], want, atol=1e-12)
     # position-wise: permuting the positions permutes the outputs
     perm = [2, 0, 3, 1]
-    np.testing.assert_allclose(feed_forward(x[perm], W1, b1, W2, b2), feed_forward(x, W1, b1, W2, b2)[perm],
-                               atol=1e-14)
+    np.testing.assert_allclose(
+        feed_forward(x[perm], W1, b1, W2, b2),
+        feed_forward(x, W1, b1, W2, b2)[perm],
+        atol=1e-14,
+    )
     out, hidden = feed_forward(x, W1, b1, W2, b2, return_hidden=True)
     assert hidden.shape == (4, 5) and out.shape == (4, 3)
 
 
-@pytest.mark.parametrize("args, match", [
-    ((np.ones((2, 4)), np.ones((3, 5)), None, np.ones((5, 3)), None), "rows of W_1"),
-    ((np.ones((2, 3)), np.ones((3, 5)), None, np.ones((4, 3)), None), "d_ff"),
-    ((np.ones((2, 3)), np.ones((3, 5)), np.ones(4), np.ones((5, 3)), None), r"b_1 must have shape \(5,\)"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (
+            (np.ones((2, 4)), np.ones((3, 5)), None, np.ones((5, 3)), None),
+            "rows of W_1",
+        ),
+        ((np.ones((2, 3)), np.ones((3, 5)), None, np.ones((4, 3)), None), "d_ff"),
+        (
+            (np.ones((2, 3)), np.ones((3, 5)), np.ones(4), np.ones((5, 3)), None),
+            r"b_1 must have shape \(5,\)",
+        ),
+    ],
+)
 def test_feed_forward_shape_errors(args, match):
     with pytest.raises(ValueError, match=match):
         feed_forward(*args)
@@ -93,4 +129,6 @@ def test_feed_forward_shape_errors(args, match):
 
 def test_feed_forward_unknown_activation():
     with pytest.raises(ValueError, match="activation"):
-        feed_forward(np.ones((1, 2)), np.ones((2, 2)), None, np.ones((2, 2)), None, "tanh")
+        feed_forward(
+            np.ones((1, 2)), np.ones((2, 2)), None, np.ones((2, 2)), None, "tanh"
+        )

@@ -5,6 +5,7 @@ italic x; "Ba$$in" raises ValueError when drawn). These tests draw the figures (
 build them) and check, for every text object, that matplotlib's own preprocessing gives
 back the typed string and no mathematics.
 """
+
 import warnings
 
 import matplotlib.pyplot as plt
@@ -14,8 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.text import Text
 
-from attnlib import explorers
-from attnlib.plots import access_map, attention_heatmap, literal, mixture_bars
+from attnlib.figures import (
+    access_map,
+    attention_heatmap,
+    explorers,
+    literal,
+    mixture_bars,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -43,21 +49,28 @@ def test_literal_escapes_only_dollars():
     assert literal("plain") == "plain" and literal(3) == "3"
 
 
-@pytest.mark.parametrize("label", ["Ba$$in", "$_$", "$x$", "I paid US$$5 today", r"\$$",
-                                   "a$b$c$d", "$"])
+@pytest.mark.parametrize(
+    "label", ["Ba$$in", "$_$", "$x$", "I paid US$$5 today", r"\$$", "a$b$c$d", "$"]
+)
 def test_the_issue_labels_are_drawn_as_typed(label):
     texts = drawn_texts(mixture_bars([0.5, 0.5], [label, "x"], title=label))
-    assert texts.count(label) >= 2                          # the tick label and the title
-    texts = drawn_texts(attention_heatmap(np.eye(2), [label, "q"], [label, "k"],
-                                          titles=[label]))
+    assert texts.count(label) >= 2  # the tick label and the title
+    texts = drawn_texts(
+        attention_heatmap(np.eye(2), [label, "q"], [label, "k"], titles=[label])
+    )
     assert texts.count(label) >= 3
     texts = drawn_texts(access_map(np.eye(2, dtype=bool), [label, "y"], title=label))
     assert texts.count(label) >= 3
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.lists(st.text(st.characters(exclude_categories=["Cs", "Cc"]), max_size=8),
-                min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.text(st.characters(exclude_categories=["Cs", "Cc"]), max_size=8),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_random_unicode_labels_are_drawn_as_typed(labels):
     n = len(labels)
     weights = np.full(n, 1.0 / n)
@@ -72,20 +85,27 @@ def test_random_unicode_labels_are_drawn_as_typed(labels):
 
 
 @settings(max_examples=6, deadline=None)
-@given(st.lists(st.text(st.characters(exclude_categories=["Cs", "Cc", "Z"]), min_size=1,
-                        max_size=6), min_size=1, max_size=5))
+@given(
+    st.lists(
+        st.text(
+            st.characters(exclude_categories=["Cs", "Cc", "Z"]), min_size=1, max_size=6
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_the_mask_explorer_draws_a_typed_sentence_as_typed(words):
     """The explorer's text box: words split at spaces, each drawn exactly as typed."""
     explorer = explorers.MaskExplorer(live_figure=False)
     explorer.sentence.value = " ".join(words)
-    assert tuple(explorer.state["tokens"][:len(words)]) == tuple(words)
+    assert tuple(explorer.state["tokens"][: len(words)]) == tuple(words)
     texts = drawn_texts(explorer.figure())
     for word in words:
-        assert texts.count(word) >= 2                        # on both panels' axes
+        assert texts.count(word) >= 2  # on both panels' axes
 
 
 def test_the_mask_explorer_keeps_updating_after_a_dollar_sentence():
-    explorer = explorers.MaskExplorer()                      # live figure, as in the book
+    explorer = explorers.MaskExplorer()  # live figure, as in the book
     explorer.sentence.value = "I paid US$$5 today"
     assert "US$$5" in explorer.readout.value
     first = explorer.image.value

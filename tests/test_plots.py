@@ -1,14 +1,22 @@
-"""Tests of attnlib.plots (issue 3, case 12): every helper returns a Figure and checks input.
+"""Tests of attnlib.figures (issue 3, case 12): every helper returns a Figure and checks
+   input.
 
 tests/conftest.py selects the Agg backend; every figure is closed after each test.
 """
+
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from attnlib.plots import DPI, access_map, attention_heatmap, mixture_bars, use_book_style
+from attnlib.figures import (
+    DPI,
+    access_map,
+    attention_heatmap,
+    mixture_bars,
+    use_book_style,
+)
 
 T, F = True, False
 
@@ -24,18 +32,35 @@ def image_axes(fig):
     return [ax for ax in fig.axes if ax.images]
 
 
-# --- attention_heatmap ---------------------------------------------------------------------------
+# --- attention_heatmap
+# ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape,n_panels", [((1, 1, 2, 2), 1), ((1, 3, 2, 2), 3), ((2, 2, 2, 2), 4),
-                                            ((2, 3, 2, 2), 6), ((2, 2), 1)])
+
+@pytest.mark.parametrize(
+    "shape,n_panels",
+    [
+        ((1, 1, 2, 2), 1),
+        ((1, 3, 2, 2), 3),
+        ((2, 2, 2, 2), 4),
+        ((2, 3, 2, 2), 6),
+        ((2, 2), 1),
+    ],
+)
 def test_case12_one_panel_per_batch_element_and_head(shape, n_panels):
     fig = attention_heatmap(np.full(shape, 0.25))
     assert isinstance(fig, Figure)
     assert len(image_axes(fig)) == n_panels
 
 
-@pytest.mark.parametrize("weights", [np.full((2, 2), 0.5), np.array([[0.2, 0.3], [0.25, 0.25]]),
-                                     np.zeros((3, 3)), np.ones((1, 2, 2, 2))])
+@pytest.mark.parametrize(
+    "weights",
+    [
+        np.full((2, 2), 0.5),
+        np.array([[0.2, 0.3], [0.25, 0.25]]),
+        np.zeros((3, 3)),
+        np.ones((1, 2, 2, 2)),
+    ],
+)
 def test_case12_colour_limits_stay_0_1_whatever_the_data(weights):
     fig = attention_heatmap(weights)
     for ax in image_axes(fig):
@@ -59,28 +84,33 @@ def test_heatmap_shows_the_weights_and_the_labels():
 
 def test_heatmap_panels_follow_batch_then_head_order():
     w = np.zeros((2, 2, 1, 2))
-    w[1, 0] = [[1.0, 0.0]]                          # batch 1, head 0 is the third panel
+    w[1, 0] = [[1.0, 0.0]]  # batch 1, head 0 is the third panel
     fig = attention_heatmap(w)
     panels = image_axes(fig)
     np.testing.assert_array_equal(panels[2].images[0].get_array(), [[1.0, 0.0]])
     assert panels[2].get_title() == "batch 1, head 0"
 
 
-@pytest.mark.parametrize("weights,kwargs,pattern", [
-    (np.array([[0.5, 1.5]]), {}, r"\[0, 1\]"),
-    (np.array([[-0.5, 0.5]]), {}, r"\[0, 1\]"),
-    (np.array([[np.nan, 0.5]]), {}, "NaN"),
-    (np.full((2, 2), 0.5), {"queries": ["a"]}, "query"),
-    (np.full((2, 2), 0.5), {"keys": ["a", "b", "c"]}, "key"),
-    (np.full((1, 2, 2, 2), 0.5), {"titles": ["only one"]}, "titles"),
-    (np.zeros((0, 1, 2, 2)), {}, "no panel"),
-])
+@pytest.mark.parametrize(
+    "weights,kwargs,pattern",
+    [
+        (np.array([[0.5, 1.5]]), {}, r"\[0, 1\]"),
+        (np.array([[-0.5, 0.5]]), {}, r"\[0, 1\]"),
+        (np.array([[np.nan, 0.5]]), {}, "NaN"),
+        (np.full((2, 2), 0.5), {"queries": ["a"]}, "query"),
+        (np.full((2, 2), 0.5), {"keys": ["a", "b", "c"]}, "key"),
+        (np.full((1, 2, 2, 2), 0.5), {"titles": ["only one"]}, "titles"),
+        (np.zeros((0, 1, 2, 2)), {}, "no panel"),
+    ],
+)
 def test_heatmap_bad_input(weights, kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         attention_heatmap(weights, **kwargs)
 
 
-# --- mixture_bars --------------------------------------------------------------------------------
+# --- mixture_bars
+# --------------------------------------------------------------------------------
+
 
 def test_mixture_bars_returns_a_figure_with_one_bar_per_key():
     fig = mixture_bars([0.2, 0.5, 0.3], ["a", "b", "c"])
@@ -100,18 +130,23 @@ def test_mixture_bars_draws_into_a_given_axis():
     assert mixture_bars([1.0, 0.0], ["a", "b"], ax=ax) is fig
 
 
-@pytest.mark.parametrize("weights,labels,pattern", [
-    ([0.5, 0.5], ["a", "b", "c"], "3 labels"),
-    (np.full((1, 2, 2), 0.5), ["a", "b"], "labels"),
-    ([2.0, -1.0], ["a", "b"], r"\[0, 1\]"),
-    ([np.nan, 1.0], ["a", "b"], "NaN"),
-])
+@pytest.mark.parametrize(
+    "weights,labels,pattern",
+    [
+        ([0.5, 0.5], ["a", "b", "c"], "3 labels"),
+        (np.full((1, 2, 2), 0.5), ["a", "b"], "labels"),
+        ([2.0, -1.0], ["a", "b"], r"\[0, 1\]"),
+        ([np.nan, 1.0], ["a", "b"], "NaN"),
+    ],
+)
 def test_mixture_bars_bad_input(weights, labels, pattern):
     with pytest.raises(ValueError, match=pattern):
         mixture_bars(weights, labels)
 
 
-# --- access_map ----------------------------------------------------------------------------------
+# --- access_map
+# ----------------------------------------------------------------------------------
+
 
 def test_access_map_returns_a_figure_showing_the_mask():
     mask = np.array([[T, F, F], [T, T, F], [T, T, T]])
@@ -128,12 +163,15 @@ def test_access_map_with_separate_query_and_key_labels():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["q1", "q2"]
 
 
-@pytest.mark.parametrize("mask,tokens,error", [
-    (np.ones((2, 2)), ["a", "b"], TypeError),
-    (np.ones((1, 2, 2), dtype=bool), ["a", "b"], ValueError),
-    (np.ones((2, 2), dtype=bool), ["a", "b", "c"], ValueError),
-    (np.ones((2, 3), dtype=bool), ["a", "b", "c"], ValueError),
-])
+@pytest.mark.parametrize(
+    "mask,tokens,error",
+    [
+        (np.ones((2, 2)), ["a", "b"], TypeError),
+        (np.ones((1, 2, 2), dtype=bool), ["a", "b"], ValueError),
+        (np.ones((2, 2), dtype=bool), ["a", "b", "c"], ValueError),
+        (np.ones((2, 3), dtype=bool), ["a", "b", "c"], ValueError),
+    ],
+)
 def test_access_map_bad_input(mask, tokens, error):
     with pytest.raises(error):
         access_map(mask, tokens)

@@ -1,5 +1,6 @@
 """Position encodings: values by hand (math.sin/cos), the rotation property, offset-only rotary
 scores, ALiBi's slopes, and the similarity-by-distance measurement."""
+
 from __future__ import annotations
 
 import math
@@ -8,9 +9,15 @@ import numpy as np
 import pytest
 
 from attnlib import attention
-from attnlib.positional_encoding import (alibi_bias, alibi_slopes, frequencies, rotary_embedding,
-                                         similarity_by_distance, sinusoidal_encoding,
-                                         sinusoidal_shift_matrix)
+from attnlib.layers.positional_encoding import (
+    alibi_bias,
+    alibi_slopes,
+    frequencies,
+    rotary_embedding,
+    similarity_by_distance,
+    sinusoidal_encoding,
+    sinusoidal_shift_matrix,
+)
 
 
 def test_sinusoidal_values_by_hand():
@@ -36,7 +43,7 @@ def test_rotation_property_pe_p_plus_k_is_r_k_pe_p(k):
     d, L = 16, 60
     pe = sinusoidal_encoding(L, d)
     R = sinusoidal_shift_matrix(k, d)
-    for p in range(max(0, -k), min(L, L - k)):            # every p with p + k in range
+    for p in range(max(0, -k), min(L, L - k)):  # every p with p + k in range
         np.testing.assert_allclose(R @ pe[p], pe[p + k], atol=1e-12)
 
 
@@ -54,27 +61,34 @@ def test_shift_matrix_is_orthogonal_and_composes():
 def test_rotary_scores_depend_only_on_the_offset():
     rng = np.random.default_rng(0)
     q, k = rng.normal(size=(2, 8))
+
     def score(m, n):
         qm = rotary_embedding(q[None], positions=np.array([m]))[0]
         kn = rotary_embedding(k[None], positions=np.array([n]))[0]
         return float(qm @ kn)
+
     for offset in (0, 1, 4, -3):
         s = [score(m + offset, m) for m in (0, 5, 11, 40)]
         np.testing.assert_allclose(s, s[0], atol=1e-12)
-    assert abs(score(1, 0) - score(4, 0)) > 1e-3          # different offsets: different scores
+    assert abs(score(1, 0) - score(4, 0)) > 1e-3  # different offsets: different scores
 
 
 def test_rotary_by_hand_and_norm_preserving():
     x = np.array([[1.0, 0.0, 0.0, 2.0]])
     out = rotary_embedding(x, positions=np.array([3]))
-    t0, t1 = 3.0, 3.0 / 100.0                              # theta_0 = 1, theta_1 = 10000^(-1/2)
+    t0, t1 = 3.0, 3.0 / 100.0  # theta_0 = 1, theta_1 = 10000^(-1/2)
     want = [math.cos(t0), math.sin(t0), -2 * math.sin(t1), 2 * math.cos(t1)]
     np.testing.assert_allclose(out[0], want, atol=1e-14)
     rng = np.random.default_rng(1)
     y = rng.normal(size=(2, 5, 6))
-    np.testing.assert_allclose(np.linalg.norm(rotary_embedding(y), axis=-1),
-                               np.linalg.norm(y, axis=-1), atol=1e-12)
-    np.testing.assert_array_equal(rotary_embedding(y)[:, 0], y[:, 0])     # position 0: no turn
+    np.testing.assert_allclose(
+        np.linalg.norm(rotary_embedding(y), axis=-1),
+        np.linalg.norm(y, axis=-1),
+        atol=1e-12,
+    )
+    np.testing.assert_array_equal(
+        rotary_embedding(y)[:, 0], y[:, 0]
+    )  # position 0: no turn
 
 
 def test_rotary_attention_is_shift_invariant():
@@ -101,21 +115,32 @@ def test_similarity_by_distance_by_hand():
     np.testing.assert_allclose(sim, [1.0, 1 / math.sqrt(2), 0.0], atol=1e-15)
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: sinusoidal_encoding(4, 5), ValueError, "even"),
-    (lambda: sinusoidal_encoding(-1, 4), ValueError, "non-negative"),
-    (lambda: sinusoidal_encoding(4, 2.0), TypeError, "integer"),
-    (lambda: sinusoidal_encoding(4, 4, base=1.0), ValueError, "greater than 1"),
-    (lambda: sinusoidal_shift_matrix(1.5, 4), TypeError, "offset"),
-    (lambda: rotary_embedding(np.ones((3, 5))), ValueError, "even"),
-    (lambda: rotary_embedding(np.ones((3, 4)), positions=[0, 1]), ValueError, r"\(3,\)"),
-    (lambda: rotary_embedding(np.ones((3, 4)), positions=[0.0, 1.0, 2.0]), TypeError, "integers"),
-    (lambda: rotary_embedding(np.ones(4)), ValueError, "shape"),
-    (lambda: alibi_slopes(0), ValueError, "at least 1"),
-    (lambda: similarity_by_distance(np.ones((3, 2)), 3), ValueError, "below"),
-    (lambda: similarity_by_distance(np.zeros((3, 2)), 1), ValueError, "zero row"),
-    (lambda: similarity_by_distance(np.ones(3), 1), ValueError, "shape"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: sinusoidal_encoding(4, 5), ValueError, "even"),
+        (lambda: sinusoidal_encoding(-1, 4), ValueError, "non-negative"),
+        (lambda: sinusoidal_encoding(4, 2.0), TypeError, "integer"),
+        (lambda: sinusoidal_encoding(4, 4, base=1.0), ValueError, "greater than 1"),
+        (lambda: sinusoidal_shift_matrix(1.5, 4), TypeError, "offset"),
+        (lambda: rotary_embedding(np.ones((3, 5))), ValueError, "even"),
+        (
+            lambda: rotary_embedding(np.ones((3, 4)), positions=[0, 1]),
+            ValueError,
+            r"\(3,\)",
+        ),
+        (
+            lambda: rotary_embedding(np.ones((3, 4)), positions=[0.0, 1.0, 2.0]),
+            TypeError,
+            "integers",
+        ),
+        (lambda: rotary_embedding(np.ones(4)), ValueError, "shape"),
+        (lambda: alibi_slopes(0), ValueError, "at least 1"),
+        (lambda: similarity_by_distance(np.ones((3, 2)), 3), ValueError, "below"),
+        (lambda: similarity_by_distance(np.zeros((3, 2)), 1), ValueError, "zero row"),
+        (lambda: similarity_by_distance(np.ones(3), 1), ValueError, "shape"),
+    ],
+)
 def test_bad_input_raises_clear_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()

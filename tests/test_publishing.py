@@ -1,11 +1,13 @@
-"""The GitHub Actions workflow that tests and publishes the book (.github/workflows/book.yml).
+"""The GitHub Actions workflow that tests and publishes the book
+   (.github/workflows/book.yml).
 
-GitHub Actions cannot run here, so its YAML is checked offline against the workflow schema
-that check-jsonschema ships (``--builtin-schema vendor.github-workflows``, the SchemaStore
-schema of GitHub's workflow syntax), and its content against what the README promises: on
-every push to main it runs ``make test``, builds the PDF with ``make pdf`` and publishes
-``_build/html`` with the PDF to GitHub Pages.
+GitHub Actions cannot run here, so its YAML is checked offline against the workflow
+schema that check-jsonschema ships (``--builtin-schema vendor.github-workflows``, the
+SchemaStore schema of GitHub's workflow syntax), and its content against what the README
+promises: on every push to main it runs ``make test``, builds the PDF with ``make pdf``
+and publishes ``_build/html`` with the PDF to GitHub Pages.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -22,8 +24,16 @@ CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
 
 def _lint(path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(CHECK_JSONSCHEMA), "--builtin-schema", "vendor.github-workflows", str(path)],
-        capture_output=True, text=True, timeout=120)
+        [
+            str(CHECK_JSONSCHEMA),
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _workflow() -> dict:
@@ -48,7 +58,9 @@ def test_every_workflow_passes_the_schema_linter():
 
 def test_the_linter_rejects_a_broken_workflow(tmp_path):
     """The check can fail: a misspelt key in a step (``wtih``) is reported."""
-    broken = WORKFLOW.read_text(encoding="utf-8").replace("        with:\n", "        wtih:\n", 1)
+    broken = WORKFLOW.read_text(encoding="utf-8").replace(
+        "        with:\n", "        wtih:\n", 1
+    )
     assert broken != WORKFLOW.read_text(encoding="utf-8")
     (tmp_path / "broken.yml").write_text(broken, encoding="utf-8")
     result = _lint(tmp_path / "broken.yml")

@@ -1,4 +1,5 @@
-"""attnlib.scaling: the variance argument for dividing by sqrt(d_k), checked by simulation."""
+"""attnlib.core.scaling: the variance argument for dividing by sqrt(d_k), checked by simulation."""
+
 import math
 
 import numpy as np
@@ -6,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlib.scaling import mean_max_weight, random_dot_products, score_variance
+from attnlib.core.scaling import mean_max_weight, random_dot_products, score_variance
 
 
 def test_dot_products_match_a_loop_over_components():
@@ -28,21 +29,25 @@ def test_scaled_is_raw_divided_by_sqrt_dk():
 
 @pytest.mark.parametrize("d_k", [1, 4, 64, 300])
 def test_raw_variance_is_about_dk_and_scaled_about_one(d_k):
-    # Sample variance of n scores: relative standard error about sqrt((2 + 6/d_k) / n) < 2%.
+    # Sample variance of n scores: relative standard error about sqrt((2 + 6/d_k) / n) <
+    # 2%.
     rng = np.random.default_rng(d_k)
     assert score_variance(rng, d_k, 40_000) == pytest.approx(d_k, rel=0.08)
     assert score_variance(rng, d_k, 40_000, scaled=True) == pytest.approx(1.0, rel=0.08)
 
 
 def test_chunking_gives_the_same_numbers_as_one_draw():
-    # d_k large enough that several chunks are drawn: compare with direct draws of each chunk.
-    d_k = 1 << 19   # two rows per chunk of 2**20 numbers
+    # d_k large enough that several chunks are drawn: compare with direct draws of each
+    # chunk.
+    d_k = 1 << 19  # two rows per chunk of 2**20 numbers
     n = 3
     got = random_dot_products(np.random.default_rng(5), d_k, n)
     rng = np.random.default_rng(5)
-    q = rng.standard_normal((2, d_k)); k = rng.standard_normal((2, d_k))
+    q = rng.standard_normal((2, d_k))
+    k = rng.standard_normal((2, d_k))
     first = (q * k).sum(axis=1)
-    q = rng.standard_normal((1, d_k)); k = rng.standard_normal((1, d_k))
+    q = rng.standard_normal((1, d_k))
+    k = rng.standard_normal((1, d_k))
     np.testing.assert_allclose(got, np.concatenate([first, (q * k).sum(axis=1)]))
 
 
@@ -50,7 +55,9 @@ def test_unscaled_softmax_gets_more_peaked_as_dk_grows():
     small = mean_max_weight(np.random.default_rng(0), 4, scaled=False, n_samples=500)
     large = mean_max_weight(np.random.default_rng(0), 1024, scaled=False, n_samples=500)
     assert 0.1 <= small < large <= 1.0
-    assert large > 0.9   # scores with standard deviation 32: one key takes nearly everything
+    assert (
+        large > 0.9
+    )  # scores with standard deviation 32: one key takes nearly everything
 
 
 def test_scaled_softmax_peakedness_does_not_grow_with_dk():
@@ -60,7 +67,9 @@ def test_scaled_softmax_peakedness_does_not_grow_with_dk():
 
 
 def test_one_key_takes_all_the_weight():
-    assert mean_max_weight(np.random.default_rng(0), 8, n_keys=1, n_samples=3) == pytest.approx(1.0)
+    assert mean_max_weight(
+        np.random.default_rng(0), 8, n_keys=1, n_samples=3
+    ) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True])

@@ -1,7 +1,9 @@
-"""Tests of attnlib.softmax: exact values (issue 3, cases 4-7), properties, dtypes, errors.
+"""Tests of attnlib.softmax: exact values (issue 3, cases 4-7), properties, dtypes,
+   errors.
 
 Expected values come from hand formulas such as e^a / (e^a + e^b), never from attnlib.
 """
+
 import math
 import warnings
 
@@ -32,10 +34,12 @@ def no_warnings():
         yield
 
 
-# --- issue 3, case 4: masked softmax and mask polarity ------------------------------------
+# --- issue 3, case 4: masked softmax and mask polarity
+# ------------------------------------
+
 
 def test_case4_masked_row(no_warnings):
-    e1, e2 = math.e, math.e ** 2
+    e1, e2 = math.e, math.e**2
     got = softmax(np.array([[1.0, 2.0, 3.0]]), mask=np.array([[T, T, F]]))
     np.testing.assert_allclose(got, [[e1 / (e1 + e2), e2 / (e1 + e2), 0.0]], rtol=1e-12)
     np.testing.assert_allclose(got, [[0.2689, 0.7311, 0.0]], atol=5e-5)
@@ -47,30 +51,41 @@ def test_case4_inverted_mask_selects_the_other_entry(no_warnings):
     np.testing.assert_array_equal(got, [[0.0, 0.0, 1.0]])
 
 
-@pytest.mark.parametrize("bad_mask", [
-    np.array([[1.0, 1.0, 0.0]]),
-    np.array([[1, 1, 0]]),
-    np.array([[1, 1, 0]], dtype=np.uint8),
-    [[1.0, 1.0, 0.0]],
-])
+@pytest.mark.parametrize(
+    "bad_mask",
+    [
+        np.array([[1.0, 1.0, 0.0]]),
+        np.array([[1, 1, 0]]),
+        np.array([[1, 1, 0]], dtype=np.uint8),
+        [[1.0, 1.0, 0.0]],
+    ],
+)
 def test_case4_non_boolean_mask_is_a_type_error_naming_the_dtype(bad_mask):
     with pytest.raises(TypeError, match=str(np.asarray(bad_mask).dtype)):
         softmax(np.array([[1.0, 2.0, 3.0]]), mask=bad_mask)
 
 
-# --- case 5: a huge score at a masked position ----------------------------------------------
+# --- case 5: a huge score at a masked position
+# ----------------------------------------------
+
 
 def test_case5_masked_huge_score_has_no_effect(no_warnings):
-    got = softmax(np.array([[1.0, 1.0, 2.0], [1.0, 1.0, 1000.0]]), mask=np.array([T, T, F]))
+    got = softmax(
+        np.array([[1.0, 1.0, 2.0], [1.0, 1.0, 1000.0]]), mask=np.array([T, T, F])
+    )
     np.testing.assert_array_equal(got, [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]])
 
 
-# --- case 6: magnitudes, axis, float32 ----------------------------------------------------------
+# --- case 6: magnitudes, axis, float32
+# ----------------------------------------------------------
+
 
 def test_case6_large_scores(no_warnings):
     got = softmax(np.array([800.0, 1.0, 1.0]))
     np.testing.assert_allclose(got, [1.0, 0.0, 0.0], atol=1e-300)
-    np.testing.assert_allclose(got[1], math.exp(1 - 800) / (1 + 2 * math.exp(1 - 800)), rtol=1e-9)
+    np.testing.assert_allclose(
+        got[1], math.exp(1 - 800) / (1 + 2 * math.exp(1 - 800)), rtol=1e-9
+    )
 
 
 def test_case6_very_negative_equal_scores(no_warnings):
@@ -78,7 +93,9 @@ def test_case6_very_negative_equal_scores(no_warnings):
 
 
 def test_case6_three_equal_large_scores(no_warnings):
-    np.testing.assert_allclose(softmax(np.array([1000.0, 1000.0, 1000.0])), [1 / 3] * 3, rtol=1e-15)
+    np.testing.assert_allclose(
+        softmax(np.array([1000.0, 1000.0, 1000.0])), [1 / 3] * 3, rtol=1e-15
+    )
 
 
 def test_case6_float32_keeps_its_dtype(no_warnings):
@@ -89,32 +106,44 @@ def test_case6_float32_keeps_its_dtype(no_warnings):
 
 def test_case6_axis_0(no_warnings):
     got = softmax(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
-    low = 1 / (1 + math.e ** 2)          # e^1 / (e^1 + e^3)
+    low = 1 / (1 + math.e**2)  # e^1 / (e^1 + e^3)
     np.testing.assert_allclose(got, [[low, low], [1 - low, 1 - low]], rtol=1e-12)
     np.testing.assert_allclose(got, [[0.1192, 0.1192], [0.8808, 0.8808]], atol=5e-5)
 
 
-# --- case 7: float16 -----------------------------------------------------------------------------
+# --- case 7: float16
+# -----------------------------------------------------------------------------
+
 
 def test_case7_float16_masked(no_warnings):
-    got = softmax(np.array([[1, 2, 3, 4]], dtype=np.float16), mask=np.array([[T, T, F, F]]))
+    got = softmax(
+        np.array([[1, 2, 3, 4]], dtype=np.float16), mask=np.array([[T, T, F, F]])
+    )
     assert got.dtype == np.float16
-    np.testing.assert_allclose(got.astype(float), [[0.2690, 0.7310, 0.0, 0.0]], atol=2e-4)
+    np.testing.assert_allclose(
+        got.astype(float), [[0.2690, 0.7310, 0.0, 0.0]], atol=2e-4
+    )
     assert got[0, 2] == 0 and got[0, 3] == 0
 
 
 def test_case7_float16_fully_masked_row_is_zero(no_warnings):
-    got = softmax(np.array([[1, 2, 3, 4]], dtype=np.float16), mask=np.zeros((1, 4), dtype=bool))
+    got = softmax(
+        np.array([[1, 2, 3, 4]], dtype=np.float16), mask=np.zeros((1, 4), dtype=bool)
+    )
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got, np.zeros((1, 4)))
 
 
-# --- the kinds behind those cases ----------------------------------------------------------------
+# --- the kinds behind those cases
+# ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_extreme_magnitudes_in_every_dtype(no_warnings, dtype):
     big = np.finfo(dtype).max
-    got = softmax(np.array([[big, -big, 0.0], [-big, -big, -big], [big, big, big]], dtype=dtype))
+    got = softmax(
+        np.array([[big, -big, 0.0], [-big, -big, -big], [big, big, big]], dtype=dtype)
+    )
     assert got.dtype == dtype
     np.testing.assert_array_equal(got[0], [1, 0, 0])
     np.testing.assert_allclose(got[1:].astype(float), 1 / 3, rtol=1e-3)
@@ -124,21 +153,30 @@ def test_extreme_magnitudes_in_every_dtype(no_warnings, dtype):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_masked_entries_may_hold_anything(no_warnings, poison, dtype):
     scores = np.array([[0.5, poison, 1.5], [poison, poison, poison]], dtype=np.float64)
-    with np.errstate(over="ignore"):     # 1e308 does not fit float16: the poison becomes inf
+    with np.errstate(
+        over="ignore"
+    ):  # 1e308 does not fit float16: the poison becomes inf
         scores = scores.astype(dtype)
     mask = np.array([[T, F, T], [F, F, F]])
     got = softmax(scores, mask=mask)
     a, b = math.exp(0.5), math.exp(1.5)
-    np.testing.assert_allclose(got.astype(float), [[a / (a + b), 0, b / (a + b)], [0, 0, 0]],
-                               atol=1e-3 if dtype == np.float16 else 1e-7)
+    np.testing.assert_allclose(
+        got.astype(float),
+        [[a / (a + b), 0, b / (a + b)], [0, 0, 0]],
+        atol=1e-3 if dtype == np.float16 else 1e-7,
+    )
 
 
-def test_minus_infinity_gets_weight_zero_and_an_all_minus_inf_row_gives_zeros(no_warnings):
+def test_minus_infinity_gets_weight_zero_and_an_all_minus_inf_row_gives_zeros(
+    no_warnings,
+):
     got = softmax(np.array([[0.0, -np.inf, 0.0], [-np.inf, -np.inf, -np.inf]]))
     np.testing.assert_array_equal(got, [[0.5, 0, 0.5], [0, 0, 0]])
 
 
-@pytest.mark.parametrize("shape,axis", [((3, 0), -1), ((0, 3), -1), ((0,), 0), ((2, 0, 4), 1)])
+@pytest.mark.parametrize(
+    "shape,axis", [((3, 0), -1), ((0, 3), -1), ((0,), 0), ((2, 0, 4), 1)]
+)
 def test_empty_axes_give_empty_results(no_warnings, shape, axis):
     got = softmax(np.zeros(shape), axis=axis)
     assert got.shape == shape
@@ -150,10 +188,14 @@ def test_integer_scores_are_accepted_as_float64(no_warnings):
     np.testing.assert_array_equal(got, [0.25] * 4)
 
 
-# --- properties ----------------------------------------------------------------------------------
+# --- properties
+# ----------------------------------------------------------------------------------
 
-finite_rows = hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=6),
-                         elements=st.floats(-1e6, 1e6))
+finite_rows = hnp.arrays(
+    np.float64,
+    hnp.array_shapes(min_dims=1, max_dims=3, max_side=6),
+    elements=st.floats(-1e6, 1e6),
+)
 
 
 @SETTINGS
@@ -169,58 +211,91 @@ def test_rows_sum_to_one_or_zero_when_fully_masked(scores, data):
 
 
 @SETTINGS
-@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 6)),
-                  elements=st.floats(-30, 30)), st.data())
+@given(
+    hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 4), st.integers(1, 6)),
+        elements=st.floats(-30, 30),
+    ),
+    st.data(),
+)
 def test_equals_a_loop_with_plain_exponentials(scores, data):
     mask = data.draw(hnp.arrays(bool, scores.shape))
     w = softmax(scores, mask=mask)
     for i in range(scores.shape[0]):
-        np.testing.assert_allclose(w[i], reference_softmax(scores[i], mask[i]), rtol=1e-9,
-                                   atol=1e-300)
+        np.testing.assert_allclose(
+            w[i], reference_softmax(scores[i], mask[i]), rtol=1e-9, atol=1e-300
+        )
 
 
 @SETTINGS
-@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 6)),
-                  elements=st.floats(-1e3, 1e3)),
-       hnp.arrays(np.float64, 4, elements=st.floats(-1e4, 1e4)), st.data())
+@given(
+    hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 4), st.integers(1, 6)),
+        elements=st.floats(-1e3, 1e3),
+    ),
+    hnp.arrays(np.float64, 4, elements=st.floats(-1e4, 1e4)),
+    st.data(),
+)
 def test_adding_a_constant_per_row_changes_nothing(scores, shifts, data):
     mask = data.draw(hnp.arrays(bool, scores.shape))
     shifted = scores + shifts[: scores.shape[0], None]
-    np.testing.assert_allclose(softmax(shifted, mask=mask), softmax(scores, mask=mask),
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        softmax(shifted, mask=mask), softmax(scores, mask=mask), atol=1e-9
+    )
 
 
 @SETTINGS
-@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 5), st.integers(1, 3)),
-                  elements=st.floats(-100, 100)), st.integers(0, 2))
+@given(
+    hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 4), st.integers(1, 5), st.integers(1, 3)),
+        elements=st.floats(-100, 100),
+    ),
+    st.integers(0, 2),
+)
 def test_any_axis_equals_moving_that_axis_last(scores, axis):
     moved = np.moveaxis(scores, axis, -1)
-    np.testing.assert_allclose(softmax(scores, axis=axis),
-                               np.moveaxis(softmax(moved), -1, axis), rtol=1e-12)
+    np.testing.assert_allclose(
+        softmax(scores, axis=axis), np.moveaxis(softmax(moved), -1, axis), rtol=1e-12
+    )
 
 
 @SETTINGS
-@given(hnp.arrays(np.float64, st.integers(2, 8), elements=st.floats(-50, 50), unique=True))
+@given(
+    hnp.arrays(np.float64, st.integers(2, 8), elements=st.floats(-50, 50), unique=True)
+)
 def test_a_higher_score_never_gets_a_lower_weight(scores):
     w = softmax(scores)
     assert np.all(np.diff(w[np.argsort(scores)]) >= 0)
 
 
 @SETTINGS
-@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(1, 6)),
-                  elements=st.floats(-60000, 60000)),
-       st.sampled_from([np.float16, np.float32]))
+@given(
+    hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 3), st.integers(1, 6)),
+        elements=st.floats(-60000, 60000),
+    ),
+    st.sampled_from([np.float16, np.float32]),
+)
 def test_low_precision_is_returned_in_its_dtype_and_close_to_float64(scores, dtype):
     low = scores.astype(dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = softmax(low)
     assert got.dtype == dtype
-    np.testing.assert_allclose(got.astype(float), softmax(low.astype(float)),
-                               atol=1e-3 if dtype == np.float16 else 1e-6)
+    np.testing.assert_allclose(
+        got.astype(float),
+        softmax(low.astype(float)),
+        atol=1e-3 if dtype == np.float16 else 1e-6,
+    )
 
 
-# --- errors --------------------------------------------------------------------------------------
+# --- errors
+# --------------------------------------------------------------------------------------
+
 
 def test_mask_that_does_not_broadcast_names_both_shapes():
     with pytest.raises(ValueError, match=r"\(2, 2\).*\(2, 3\)"):
@@ -238,9 +313,14 @@ def test_nan_or_plus_inf_at_an_allowed_position_is_an_error(bad):
         softmax(np.array([0.0, bad, 1.0]))
 
 
-@pytest.mark.parametrize("scores,dtype", [(np.array([1 + 1j, 2]), "complex"),
-                                          (np.array([True, False]), "bool"),
-                                          (np.array(["a", "b"]), "<U1")])
+@pytest.mark.parametrize(
+    "scores,dtype",
+    [
+        (np.array([1 + 1j, 2]), "complex"),
+        (np.array([True, False]), "bool"),
+        (np.array(["a", "b"]), "<U1"),
+    ],
+)
 def test_non_real_scores_are_a_type_error_naming_the_dtype(scores, dtype):
     with pytest.raises(TypeError, match=dtype):
         softmax(scores)

@@ -1,5 +1,6 @@
 """The syllabus agrees with the chapters: every chapter of the table of contents is listed, with
 the time the chapter itself states at its top, and the total and the session times add up."""
+
 from __future__ import annotations
 
 import json
@@ -12,14 +13,18 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 SYLLABUS = (REPO / "chapters" / "syllabus.md").read_text(encoding="utf-8")
 TOC = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
-NUMBERED = [entry["file"].split("/")[-1] for part in TOC["parts"] for entry in part["chapters"]
-            if re.match(r"\d\d[a-z]?_", entry["file"].split("/")[-1])]
+NUMBERED = [
+    entry["file"].split("/")[-1]
+    for part in TOC["parts"]
+    for entry in part["chapters"]
+    if re.match(r"\d\d[a-z]?_", entry["file"].split("/")[-1])
+]
 
 
 def _section(title: str) -> str:
     start = SYLLABUS.index(f"## {title}")
     nxt = SYLLABUS.find("\n## ", start + 1)
-    return SYLLABUS[start: nxt if nxt != -1 else None]
+    return SYLLABUS[start : nxt if nxt != -1 else None]
 
 
 def _minutes(text: str) -> int:
@@ -30,8 +35,14 @@ def _minutes(text: str) -> int:
     return 60 * hours + minutes
 
 
-TABLE = {m.group(1): int(m.group(2)) for m in re.finditer(
-    r"^\| \{doc\}`(\d\d[a-z]?_\w+)` \|[^|]*\| (\d+) min \|$", _section("Chapters and time"), re.M)}
+TABLE = {
+    m.group(1): int(m.group(2))
+    for m in re.finditer(
+        r"^\| \{doc\}`(\d\d[a-z]?_\w+)` \|[^|]*\| (\d+) min \|$",
+        _section("Chapters and time"),
+        re.M,
+    )
+}
 
 
 def _stated_time(stem: str) -> int | None:
@@ -63,11 +74,15 @@ def test_time_matches_the_chapter(stem):
     stated = _stated_time(stem)
     if stated is None:
         pytest.skip(f"{stem} does not exist yet or states no time")
-    assert TABLE[stem] == stated, f"syllabus says {TABLE[stem]} min, {stem} says {stated} min"
+    assert TABLE[stem] == stated, (
+        f"syllabus says {TABLE[stem]} min, {stem} says {stated} min"
+    )
 
 
 def test_total_is_the_sum():
-    total = re.search(r"\*\*about (\d+ h \d+ min)\*\*", _section("Chapters and time")).group(1)
+    total = re.search(
+        r"\*\*about (\d+ h \d+ min)\*\*", _section("Chapters and time")
+    ).group(1)
     assert _minutes(total) == sum(TABLE.values())
 
 
@@ -83,5 +98,8 @@ def test_full_course_sessions_cover_every_chapter_once_and_add_up():
 
 def test_one_hour_skim_takes_one_hour():
     skim = _section("Suggested paths").split("### The full course")[0]
-    minutes = [int(m) for m in re.findall(r"^\| \{doc\}`\d\d[a-z]?_\w+` \| (\d+) min \|$", skim, re.M)]
+    minutes = [
+        int(m)
+        for m in re.findall(r"^\| \{doc\}`\d\d[a-z]?_\w+` \| (\d+) min \|$", skim, re.M)
+    ]
     assert sum(minutes) == 60 and len(minutes) >= 4

@@ -1,10 +1,12 @@
-"""Tests of attnlib.tiled: tiled (online-softmax) attention equals plain attention.
+"""Tests of attnlib.core.tiled: tiled (online-softmax) attention equals plain attention.
 
-The reference is ``attnlib.attention``, which builds all L_q x L_k scores at once (a different
-algorithm: one softmax over whole rows), plus values worked out by hand (issue 3, cases 2
-and 3) and a log-sum-exp computed directly in float64. The memory test measures, with
-tracemalloc, that the peak allocation grows like n * block and not like n^2.
+The reference is ``attnlib.attention``, which builds all L_q x L_k scores at once (a
+different algorithm: one softmax over whole rows), plus values worked out by hand (issue
+3, cases 2 and 3) and a log-sum-exp computed directly in float64. The memory test
+measures, with tracemalloc, that the peak allocation grows like n * block and not like
+n^2.
 """
+
 import math
 import tracemalloc
 import warnings
@@ -15,8 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlib import attention, causal_mask, padding_mask
-from attnlib.tiled import (FULL, PARTLY_MASKED, SKIPPED, default_block_sizes,
-                           online_softmax_trace, tile_plan, tiled_attention)
+from attnlib.core.tiled import (
+    FULL,
+    PARTLY_MASKED,
+    SKIPPED,
+    default_block_sizes,
+    online_softmax_trace,
+    tile_plan,
+    tiled_attention,
+)
 
 T, F = True, False
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -42,23 +51,31 @@ def _mask(kind, rng, batch, n_q, n_k, block_k):
     if kind in ("pad-right", "pad-left"):
         b = math.prod(batch[:1]) if batch else 1
         lens = rng.integers(0, n_k + 1, size=b)
-        m = padding_mask(lens, n_k, side=kind.split("-")[1])      # (b, 1, L_k)
+        m = padding_mask(lens, n_k, side=kind.split("-")[1])  # (b, 1, L_k)
         m = m.reshape(batch[:1] + (1,) * (len(batch) - 1) + (1, n_k)) if batch else m[0]
         return m, {}
-    if kind == "empty-rows":                    # some queries may attend nothing at all
+    if kind == "empty-rows":  # some queries may attend nothing at all
         m = rng.random(batch + (n_q, n_k)) < 0.7
         m[..., ::2, :] = False
         return m, {}
-    if kind == "empty-tiles":                   # whole key blocks that nobody may attend
+    if kind == "empty-tiles":  # whole key blocks that nobody may attend
         m = np.ones(batch + (n_q, n_k), dtype=bool)
         for k0 in range(0, n_k, 2 * block_k):
-            m[..., k0:k0 + block_k] = False
+            m[..., k0 : k0 + block_k] = False
         return m, {}
     raise AssertionError(kind)
 
 
-KINDS = ["none", "random", "causal-start", "causal-end", "pad-right", "pad-left",
-         "empty-rows", "empty-tiles"]
+KINDS = [
+    "none",
+    "random",
+    "causal-start",
+    "causal-end",
+    "pad-right",
+    "pad-left",
+    "empty-rows",
+    "empty-tiles",
+]
 
 
 @SETTINGS
@@ -69,24 +86,27 @@ KINDS = ["none", "random", "causal-start", "causal-end", "pad-right", "pad-left"
     n_k=st.integers(0, 40),
     d=st.integers(1, 8),
     d_v=st.integers(1, 6),
-    block=st.one_of(st.integers(1, 50), st.tuples(st.integers(1, 20), st.integers(1, 20)), st.none()),
+    block=st.one_of(
+        st.integers(1, 50), st.tuples(st.integers(1, 20), st.integers(1, 20)), st.none()
+    ),
     kind=st.sampled_from(KINDS),
     causal_too=st.booleans(),
     dtype=st.sampled_from([np.float32, np.float64]),
 )
-def test_tiled_equals_plain_attention(seed, batch, n_q, n_k, d, d_v, block, kind, causal_too,
-                                      dtype):
+def test_tiled_equals_plain_attention(
+    seed, batch, n_q, n_k, d, d_v, block, kind, causal_too, dtype
+):
     rng = np.random.default_rng(seed)
     q, k, v = _inputs(rng, batch, n_q, n_k, d, d_v, dtype)
     block_k = block if isinstance(block, int) else (block[1] if block else max(n_k, 1))
     mask, extra = _mask(kind, rng, batch, n_q, n_k, block_k)
     full = mask
-    if causal_too and not extra:                # a mask and a causal constraint together
+    if causal_too and not extra:  # a mask and a causal constraint together
         extra = {"causal": True, "align": "end"}
         causal = causal_mask(n_q, n_k, align="end")
         full = causal if mask is None else mask & causal
     elif extra:
-        mask = None                             # the causal mask is generated tile by tile
+        mask = None  # the causal mask is generated tile by tile
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         want, _ = attention(q, k, v, full)
@@ -140,7 +160,7 @@ def test_fully_masked_rows_give_zeros_without_warnings():
     q, k, v = _inputs(rng, (2,), 5, 7, 3, 4, np.float32)
     mask = np.ones((2, 5, 7), dtype=bool)
     mask[0, 1] = False
-    mask[1] = False                          # one batch element attends nothing at all
+    mask[1] = False  # one batch element attends nothing at all
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out, lse = tiled_attention(q, k, v, mask, block_size=(2, 3), return_lse=True)
@@ -163,7 +183,7 @@ def test_entirely_masked_tiles_are_skipped_whatever_they_hold():
         warnings.simplefilter("error")
         out = tiled_attention(q, k_bad, v_bad, mask, block_size=4)
     keep = np.r_[0:4, 8:12]
-    want, _ = attention(q, k[keep], v[keep])      # the same keys, the masked ones removed
+    want, _ = attention(q, k[keep], v[keep])  # the same keys, the masked ones removed
     np.testing.assert_allclose(out, want, atol=1e-12)
 
 
@@ -171,7 +191,7 @@ def test_poisoned_masked_keys_inside_partly_masked_tiles():
     rng = np.random.default_rng(3)
     q, k, v = _inputs(rng, (2,), 4, 9, 3, 2, np.float64)
     lens = np.array([5, 9])
-    mask = padding_mask(lens, 9)                  # batch 0: keys 5..8 are padding
+    mask = padding_mask(lens, 9)  # batch 0: keys 5..8 are padding
     k_bad, v_bad = k.copy(), v.copy()
     k_bad[0, 5:] = np.inf
     v_bad[0, 5:] = np.nan
@@ -180,7 +200,7 @@ def test_poisoned_masked_keys_inside_partly_masked_tiles():
     want1, _ = attention(q[1], k[1], v[1])
     np.testing.assert_allclose(out[0], want0, atol=1e-12)
     np.testing.assert_allclose(out[1], want1, atol=1e-12)
-    k_bad[1, 0] = np.nan                          # a key that is attended: refused
+    k_bad[1, 0] = np.nan  # a key that is attended: refused
     with pytest.raises(ValueError, match="NaN or inf"):
         tiled_attention(q, k_bad, v_bad, mask, block_size=(3, 4))
 
@@ -216,12 +236,17 @@ def test_batch_element_alone_equals_inside_the_batch_and_workers_agree():
 def test_float16_is_computed_in_float32_and_returned_as_float16():
     rng = np.random.default_rng(6)
     q, k, v = _inputs(rng, (2,), 16, 24, 8, 4, np.float16)
-    q, k = q * np.float16(30), k * np.float16(30)   # scores up to ~1e4: exp overflows float16
+    q, k = (
+        q * np.float16(30),
+        k * np.float16(30),
+    )  # scores up to ~1e4: exp overflows float16
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = tiled_attention(q, k, v, block_size=5)
     assert out.dtype == np.float16
-    want, _ = attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
+    want, _ = attention(
+        q.astype(np.float64), k.astype(np.float64), v.astype(np.float64)
+    )
     np.testing.assert_allclose(out.astype(np.float64), want, atol=5e-3)
 
 
@@ -234,7 +259,7 @@ def test_log_sum_exp_matches_the_direct_formula():
     for b in range(2):
         for i in range(6):
             allowed = [j for j in range(10) if mask[b, i, j]]
-            s = [float(q[b, i] @ k[b, j]) / 2.0 for j in allowed]   # sqrt(d_k) = 2
+            s = [float(q[b, i] @ k[b, j]) / 2.0 for j in allowed]  # sqrt(d_k) = 2
             want = math.log(sum(math.exp(x) for x in s)) if s else -math.inf
             assert lse[b, i] == pytest.approx(want, abs=1e-12)
 
@@ -243,7 +268,9 @@ def test_large_scores_do_not_overflow_float32():
     q = np.array([[100.0, 0.0]], dtype=np.float32)
     k = np.array([[100.0, 0.0], [90.0, 0.0], [-100.0, 0.0]], dtype=np.float32)
     v = np.array([[1.0], [2.0], [3.0]], dtype=np.float32)
-    out = tiled_attention(q, k, v, block_size=1, scale=1.0)   # scores 10000, 9000, -10000
+    out = tiled_attention(
+        q, k, v, block_size=1, scale=1.0
+    )  # scores 10000, 9000, -10000
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, [[1.0]], atol=1e-6)
 
@@ -270,11 +297,19 @@ def test_errors_name_what_is_wrong():
     for bad in (np.inf, np.nan, np.ones(2)):
         with pytest.raises(ValueError, match="scale"):
             tiled_attention(q, k, v, scale=bad)
-    for bad in ("2", True, np.bool_(False), 1j):     # not a number: the rule of attention too
+    for bad in (
+        "2",
+        True,
+        np.bool_(False),
+        1j,
+    ):  # not a number: the rule of attention too
         with pytest.raises(TypeError, match="scale"):
             tiled_attention(q, k, v, scale=bad)
-    # with d_k = 0 and an explicit scale every score is 0: each query averages the values
-    out = tiled_attention(np.zeros((2, 0)), np.zeros((4, 0)), np.arange(4.0)[:, None], scale=1.0)
+    # with d_k = 0 and an explicit scale every score is 0: each query averages the
+    # values
+    out = tiled_attention(
+        np.zeros((2, 0)), np.zeros((4, 0)), np.arange(4.0)[:, None], scale=1.0
+    )
     np.testing.assert_allclose(out, [[1.5], [1.5]], atol=1e-15)
 
 
@@ -282,7 +317,8 @@ def test_default_blocks_fit_the_lengths_and_a_one_megabyte_tile():
     assert default_block_sizes(5, 3) == (5, 3)
     bq, bk = default_block_sizes(100_000, 100_000)
     assert bq * bk * 4 <= 1 << 20 and bq >= 64 and bk >= 256
-    # 256 queries per block from 512 keys on; the query side fills the tile for fewer keys
+    # 256 queries per block from 512 keys on; the query side fills the tile for fewer
+    # keys
     assert default_block_sizes(512, 512) == (256, 512)
     assert default_block_sizes(4_096, 511) == (513, 511)
     assert default_block_sizes(2_000, 256) == (1024, 256)
@@ -303,7 +339,7 @@ def _peak_bytes(n, block, d=16):
 def test_peak_memory_grows_like_n_times_block_not_n_squared():
     n, block = 8192, 256
     peak = _peak_bytes(n, block)
-    scores_bytes = n * n * 4                      # 256 MiB of float32 scores
+    scores_bytes = n * n * 4  # 256 MiB of float32 scores
     tile_bytes = block * block * 4
     inputs_bytes = n * 16 * 4
     # What tiling needs: a few tiles plus a few copies of the (n, d) inputs and output.
@@ -318,9 +354,14 @@ def test_tile_plan_for_a_causal_mask_counts_tiles_by_hand():
     """12 positions in blocks of 4: the 3 tiles above the diagonal are skipped, the 3 on it
     are partly masked, the 3 below it are used whole."""
     plan = tile_plan(12, 12, 4, causal=True)
-    np.testing.assert_array_equal(plan, [[PARTLY_MASKED, SKIPPED, SKIPPED],
-                                         [FULL, PARTLY_MASKED, SKIPPED],
-                                         [FULL, FULL, PARTLY_MASKED]])
+    np.testing.assert_array_equal(
+        plan,
+        [
+            [PARTLY_MASKED, SKIPPED, SKIPPED],
+            [FULL, PARTLY_MASKED, SKIPPED],
+            [FULL, FULL, PARTLY_MASKED],
+        ],
+    )
     # L_q = 6 queries at the end of 12 keys: query i sees keys j <= i + 6.
     plan = tile_plan(6, 12, (2, 4), causal=True, align="end")
     assert plan[0].tolist() == [FULL, PARTLY_MASKED, SKIPPED]
@@ -344,8 +385,10 @@ def test_skipped_tiles_really_hold_no_allowed_entry(n, block, seed):
     full = mask & causal_mask(n)
     for a in range(plan.shape[0]):
         for b in range(plan.shape[1]):
-            sub = full[a * block:(a + 1) * block, b * block:(b + 1) * block]
-            expected = SKIPPED if not sub.any() else FULL if sub.all() else PARTLY_MASKED
+            sub = full[a * block : (a + 1) * block, b * block : (b + 1) * block]
+            expected = (
+                SKIPPED if not sub.any() else FULL if sub.all() else PARTLY_MASKED
+            )
             assert plan[a, b] == expected
 
 
@@ -355,14 +398,20 @@ def test_online_softmax_trace_of_the_scores_2_4_1():
     assert [s["keys"] for s in steps] == [[0, 1], [2]]
     assert steps[0]["running max m"] == 4.0 and steps[1]["running max m"] == 4.0
     assert steps[0]["running sum l"] == pytest.approx(math.exp(-2) + 1.0, abs=1e-15)
-    assert steps[1]["running sum l"] == pytest.approx(math.exp(-2) + 1.0 + math.exp(-3), abs=1e-15)
+    assert steps[1]["running sum l"] == pytest.approx(
+        math.exp(-2) + 1.0 + math.exp(-3), abs=1e-15
+    )
     total = math.exp(2) + math.exp(4) + math.exp(1)
-    np.testing.assert_allclose(steps[1]["output so far"],
-                               [math.exp(2) / total, math.exp(4) / total, math.exp(1) / total],
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        steps[1]["output so far"],
+        [math.exp(2) / total, math.exp(4) / total, math.exp(1) / total],
+        atol=1e-15,
+    )
     # Increasing scores force a rescaling at every step: exp(m_old - m_new) = exp(-1).
     steps = online_softmax_trace([0.0, 1.0, 2.0], np.ones((3, 1)), block_size=1)
-    assert [s["rescale exp(m_old - m)"] for s in steps[1:]] == pytest.approx([math.exp(-1)] * 2)
+    assert [s["rescale exp(m_old - m)"] for s in steps[1:]] == pytest.approx(
+        [math.exp(-1)] * 2
+    )
     with pytest.raises(ValueError):
         online_softmax_trace([], np.ones((0, 1)))
     with pytest.raises(ValueError):
@@ -371,29 +420,36 @@ def test_online_softmax_trace_of_the_scores_2_4_1():
 
 def test_leading_axes_broadcast_and_integers_become_float64():
     rng = np.random.default_rng(9)
-    q = rng.normal(size=(1, 5, 4))            # one query set shared by 3 batch elements
+    q = rng.normal(size=(1, 5, 4))  # one query set shared by 3 batch elements
     k = rng.normal(size=(3, 7, 4))
-    v = rng.normal(size=(7, 2))               # one value set shared by all
-    mask = rng.random((7,)) < 0.6             # a key mask broadcast over queries and batch
+    v = rng.normal(size=(7, 2))  # one value set shared by all
+    mask = rng.random((7,)) < 0.6  # a key mask broadcast over queries and batch
     got = tiled_attention(q, k, v, mask, block_size=(2, 3))
     want, _ = attention(q, k, v, mask)
     assert got.shape == (3, 5, 2)
     np.testing.assert_allclose(got, want, atol=1e-12)
-    ints = tiled_attention(np.arange(6).reshape(3, 2), np.ones((4, 2), dtype=int),
-                           np.arange(4)[:, None], block_size=2)
+    ints = tiled_attention(
+        np.arange(6).reshape(3, 2),
+        np.ones((4, 2), dtype=int),
+        np.arange(4)[:, None],
+        block_size=2,
+    )
     assert ints.dtype == np.float64
-    np.testing.assert_allclose(ints[:, 0], [1.5, 1.5, 1.5], atol=1e-12)   # equal scores per row
+    np.testing.assert_allclose(
+        ints[:, 0], [1.5, 1.5, 1.5], atol=1e-12
+    )  # equal scores per row
 
 
 def test_causal_tiles_are_kept_only_up_to_the_default_tile_size():
     """Diagonal tiles are cached for reuse across heads, but never a tile larger than the
     default one: a huge explicit block must not stay in memory after the call."""
-    from attnlib import tiled
+    from attnlib.core import tiled
+
     rng = np.random.default_rng(3)
-    q, k, v = (rng.standard_normal((2, 600, 4)) for _ in range(3))   # (H, L, d)
-    want = attention(q, k, v, causal_mask(600))[0]                    # (H, L, d)
+    q, k, v = (rng.standard_normal((2, 600, 4)) for _ in range(3))  # (H, L, d)
+    want = attention(q, k, v, causal_mask(600))[0]  # (H, L, d)
     tiled._kept_causal_tile.cache_clear()
-    big = tiled_attention(q, k, v, causal=True, block_size=600)      # 360,000 > 262,144
+    big = tiled_attention(q, k, v, causal=True, block_size=600)  # 360,000 > 262,144
     assert tiled._kept_causal_tile.cache_info().currsize == 0
     small = tiled_attention(q, k, v, causal=True, block_size=(64, 128))
     assert tiled._kept_causal_tile.cache_info().currsize > 0

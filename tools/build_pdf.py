@@ -1,15 +1,18 @@
 """Build the PDF edition of the book from the built website (``make pdf``).
 
-Every page of ``_build/html`` in the reading order of ``_toc.yml`` is printed by Debian's
-Chromium (the browser the browser tests use, driven by Playwright, every request to another
-host blocked), exactly as a reader sees it: MathJax's typeset mathematics, every figure, the
-drawn explorer widgets in their stored state, and the exercise solutions opened. A print style
-sheet (``tools/pdf.css``) drops the site's navigation and makes long code lines wrap. Then
-pypdf puts together a title page, a table of contents with page numbers, the chapters, page
-numbers on every page after the title, and bookmarks for every part and chapter.
+Every page of ``_build/html`` in the reading order of ``_toc.yml`` is printed by
+Debian's Chromium (the browser the browser tests use, driven by Playwright, every
+request to another host blocked), exactly as a reader sees it: MathJax's typeset
+mathematics, every figure, the drawn explorer widgets in their stored state, and the
+exercise solutions opened. A print style sheet (``tools/pdf.css``) drops the site's
+navigation and makes long code lines wrap. Then pypdf puts together a title page, a
+table of contents with page numbers, the chapters, page numbers on every page after the
+title, and bookmarks for every part and chapter.
 
-Usage: ``python tools/build_pdf.py [--site _build/html] [--out _build/pdf/attention-executable.pdf]``
+Usage: ``python tools/build_pdf.py [--site _build/html] [--out
+_build/pdf/attention-executable.pdf]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,11 +38,15 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 from sitepages import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS  # noqa: E402
 
 CSS = (Path(__file__).with_name("pdf.css")).read_text(encoding="utf-8")
-PAGE = {"format": "A4", "margin": {"top": "18mm", "bottom": "18mm", "left": "16mm",
-                                    "right": "16mm"}}
+PAGE = {
+    "format": "A4",
+    "margin": {"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"},
+}
 # Small grey running head: the chapter's title (Chromium fills <span class="title">).
-HEADER = ('<div style="font-size:8px;color:#666;width:100%;padding:0 16mm;'
-          'font-family:sans-serif;text-align:right"><span class="title"></span></div>')
+HEADER = (
+    '<div style="font-size:8px;color:#666;width:100%;padding:0 16mm;'
+    'font-family:sans-serif;text-align:right"><span class="title"></span></div>'
+)
 
 _READY_JS = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
@@ -58,8 +65,9 @@ _READY_JS = """async () => {
   return {widgets: views.length, drawn: drawn().length};
 }"""
 
-# For paper: open every solution and dropdown, turn links to other pages of the site into
-# plain text (they would point at this temporary local server), and load the print styles.
+# For paper: open every solution and dropdown, turn links to other pages of the site
+# into plain text (they would point at this temporary local server), and load the print
+# styles.
 _PREPARE_JS = """(css) => {
   document.querySelectorAll(".toggle-hidden > .admonition-title .toggle-button, "
                             + "button.toggle-button.toggle-button-hidden")
@@ -77,10 +85,11 @@ _PREPARE_JS = """(css) => {
 }"""
 
 
-# Self-check questions (jupyterquiz) are answered by clicking in the browser; on paper each quiz
-# is followed by its answers, read from the questions the page embeds (`var questions<id> =`):
-# the centre of a numeric question's accepted interval with its tolerance, the right option of
-# a multiple-choice question with its explanation. Mathematics in them is typeset by MathJax.
+# Self-check questions (jupyterquiz) are answered by clicking in the browser; on paper
+# each quiz is followed by its answers, read from the questions the page embeds (`var
+# questions<id> =`): the centre of a numeric question's accepted interval with its
+# tolerance, the right option of a multiple-choice question with its explanation.
+# Mathematics in them is typeset by MathJax.
 _QUIZ_ANSWERS_JS = r"""async () => {
   const quizzes = Array.from(document.querySelectorAll("div[data-numquestions][id]"));
   const tex = s => s.replace(/\$\$(.+?)\$\$/g, "\\[$1\\]").replace(/\$(.+?)\$/g, "\\($1\\)");
@@ -136,9 +145,13 @@ def reading_order(repo: Path = REPO) -> list[dict]:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".js": "text/javascript", ".woff": "font/woff", ".woff2": "font/woff2",
-                      ".svg": "image/svg+xml"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".js": "text/javascript",
+        ".woff": "font/woff",
+        ".woff2": "font/woff2",
+        ".svg": "image/svg+xml",
+    }
 
     def log_message(self, format, *args):  # noqa: A002 - the base class's signature
         pass
@@ -153,7 +166,10 @@ def _serve(site: Path):
 
 def _block_other_hosts(route):
     host = urlparse(route.request.url).hostname
-    if urlparse(route.request.url).scheme in ("http", "https") and host not in LOCAL_HOSTS:
+    if (
+        urlparse(route.request.url).scheme in ("http", "https")
+        and host not in LOCAL_HOSTS
+    ):
         route.abort("blockedbyclient")
     else:
         route.continue_()
@@ -172,30 +188,44 @@ def _print_page(context, url: str, header: bool) -> tuple[bytes, str, dict]:
             pass
         widgets = page.evaluate(_READY_JS)
         if widgets["drawn"] < widgets["widgets"]:
-            raise RuntimeError(f"{url}: only {widgets['drawn']} of {widgets['widgets']} "
-                               f"explorer widgets were drawn")
+            raise RuntimeError(
+                f"{url}: only {widgets['drawn']} of {widgets['widgets']} "
+                f"explorer widgets were drawn"
+            )
         quizzes = page.evaluate(_QUIZ_ANSWERS_JS)
         page.evaluate(_PREPARE_JS, CSS)
         page.wait_for_timeout(300)
-        title = page.evaluate("() => (document.querySelector('article h1, main h1, h1') "
-                              "|| {textContent: document.title}).textContent"
-                              ".replace(/[#¶]/g, '').trim()")
-        pdf = page.pdf(**PAGE, print_background=True, display_header_footer=header,
-                       header_template=HEADER if header else "",
-                       footer_template="<span></span>")
+        title = page.evaluate(
+            "() => (document.querySelector('article h1, main h1, h1') "
+            "|| {textContent: document.title}).textContent"
+            ".replace(/[#¶]/g, '').trim()"
+        )
+        pdf = page.pdf(
+            **PAGE,
+            print_background=True,
+            display_header_footer=header,
+            header_template=HEADER if header else "",
+            footer_template="<span></span>",
+        )
         return pdf, title, {**widgets, "quizzes": quizzes}
     finally:
         page.close()
 
 
-def _print_html(context, base_url: str, body: str, title: str, extra_css: str = "") -> bytes:
+def _print_html(
+    context, base_url: str, body: str, title: str, extra_css: str = ""
+) -> bytes:
     """A page of our own (title page, contents, page numbers), printed with the site's fonts."""
     page = context.new_page()
     try:
-        page.goto(base_url + "genindex.html", wait_until="load")  # the site's origin and fonts
-        page.set_content(f"<!doctype html><html><head><meta charset='utf-8'>"
-                         f"<title>{html.escape(title)}</title><style>{extra_css}</style>"
-                         f"</head><body>{body}</body></html>")
+        page.goto(
+            base_url + "genindex.html", wait_until="load"
+        )  # the site's origin and fonts
+        page.set_content(
+            f"<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title><style>{extra_css}</style>"
+            f"</head><body>{body}</body></html>"
+        )
         page.evaluate("() => document.fonts.ready.then(() => true)")
         return page.pdf(**PAGE, print_background=True)
     finally:
@@ -228,12 +258,14 @@ body { margin: 0; font-family: "DejaVu Sans", sans-serif; }
 
 
 def _title_page(config: dict, commit: str, date: str) -> str:
-    return (f"<div class='title-page'><h1>{html.escape(config['title'])}</h1>"
-            f"<div class='subtitle'>An executable textbook about the attention mechanism"
-            f"</div><div class='meta'>{html.escape(config.get('author', ''))}<br>"
-            f"PDF edition, built {date} from commit {html.escape(commit)}<br>"
-            f"Source, runnable notebooks and the website with its interactive explorers: "
-            f"{html.escape(config['repository']['url'])}</div></div>")
+    return (
+        f"<div class='title-page'><h1>{html.escape(config['title'])}</h1>"
+        f"<div class='subtitle'>An executable textbook about the attention mechanism"
+        f"</div><div class='meta'>{html.escape(config.get('author', ''))}<br>"
+        f"PDF edition, built {date} from commit {html.escape(commit)}<br>"
+        f"Source, runnable notebooks and the website with its interactive explorers: "
+        f"{html.escape(config['repository']['url'])}</div></div>"
+    )
 
 
 def _contents(entries: list[dict], starts: list[int] | None) -> str:
@@ -241,11 +273,17 @@ def _contents(entries: list[dict], starts: list[int] | None) -> str:
     for i, entry in enumerate(entries):
         if entry["part"] != part and entry["part"]:
             part = entry["part"]
-            rows.append(f"<tr class='part'><td colspan='2'>{html.escape(part)}</td></tr>")
+            rows.append(
+                f"<tr class='part'><td colspan='2'>{html.escape(part)}</td></tr>"
+            )
         number = str(starts[i]) if starts else "000"
-        rows.append(f"<tr><td class='chapter'>{html.escape(entry['title'])}</td>"
-                    f"<td class='page'>{number}</td></tr>")
-    return f"<h1 class='contents'>Contents</h1><table class='toc'>{''.join(rows)}</table>"
+        rows.append(
+            f"<tr><td class='chapter'>{html.escape(entry['title'])}</td>"
+            f"<td class='page'>{number}</td></tr>"
+        )
+    return (
+        f"<h1 class='contents'>Contents</h1><table class='toc'>{''.join(rows)}</table>"
+    )
 
 
 def _page_count(pdf: bytes) -> int:
@@ -254,8 +292,13 @@ def _page_count(pdf: bytes) -> int:
 
 def _git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True,
-                              capture_output=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO,
+            text=True,
+            capture_output=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -269,40 +312,63 @@ def build(site: Path, out: Path) -> dict:
     for entry in entries:
         entry["html"] = site / f"{entry['file']}.html"
         if not entry["html"].is_file():
-            raise SystemExit(f"{entry['html']} is missing: build the website first (make book)")
+            raise SystemExit(
+                f"{entry['html']} is missing: build the website first (make book)"
+            )
     server, base_url = _serve(site)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                         args=CHROMIUM_ARGS)
-            context = browser.new_context(viewport={"width": 1000, "height": 1400},
-                                          service_workers="block")
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            context = browser.new_context(
+                viewport={"width": 1000, "height": 1400}, service_workers="block"
+            )
             context.route("**/*", _block_other_hosts)
             context.set_default_timeout(180_000)  # a loaded machine is slow, not broken
             chapters = []
             for entry in entries:
                 rel = entry["html"].relative_to(site).as_posix()
-                pdf, entry["title"], entry["printed"] = _print_page(context, base_url + rel,
-                                                                    header=True)
+                pdf, entry["title"], entry["printed"] = _print_page(
+                    context, base_url + rel, header=True
+                )
                 chapters.append(pdf)
                 print(f"  printed {rel}: {_page_count(pdf)} pages", flush=True)
             date = dt.date.today().isoformat()
-            title = _print_html(context, base_url, _title_page(config, _git_commit(), date),
-                                config["title"], FRONT_CSS)
-            n_contents = _page_count(_print_html(context, base_url, _contents(entries, None),
-                                                 "Contents", FRONT_CSS))
+            title = _print_html(
+                context,
+                base_url,
+                _title_page(config, _git_commit(), date),
+                config["title"],
+                FRONT_CSS,
+            )
+            n_contents = _page_count(
+                _print_html(
+                    context, base_url, _contents(entries, None), "Contents", FRONT_CSS
+                )
+            )
             starts, page = [], _page_count(title) + n_contents + 1
             for pdf in chapters:
                 starts.append(page)
                 page += _page_count(pdf)
-            contents = _print_html(context, base_url, _contents(entries, starts), "Contents",
-                                   FRONT_CSS)
+            contents = _print_html(
+                context, base_url, _contents(entries, starts), "Contents", FRONT_CSS
+            )
             if _page_count(contents) != n_contents:
-                raise RuntimeError("the table of contents changed length with its numbers")
+                raise RuntimeError(
+                    "the table of contents changed length with its numbers"
+                )
             total = page - 1
-            numbers = _print_html(context, base_url, "".join(
-                f"<div class='n'><span>{i}</span></div>" for i in range(1, total + 1)),
-                "numbers", NUMBERS_CSS)
+            numbers = _print_html(
+                context,
+                base_url,
+                "".join(
+                    f"<div class='n'><span>{i}</span></div>"
+                    for i in range(1, total + 1)
+                ),
+                "numbers",
+                NUMBERS_CSS,
+            )
             browser.close()
     finally:
         server.shutdown()
@@ -322,28 +388,49 @@ def build(site: Path, out: Path) -> dict:
         parent = None
         if entry["part"]:
             if entry["part"] not in parents:
-                parents[entry["part"]] = writer.add_outline_item(title=entry["part"], page_number=start - 1)
+                parents[entry["part"]] = writer.add_outline_item(
+                    title=entry["part"], page_number=start - 1
+                )
             parent = parents[entry["part"]]
-        writer.add_outline_item(title=entry["title"], page_number=start - 1, parent=parent)
+        writer.add_outline_item(
+            title=entry["title"], page_number=start - 1, parent=parent
+        )
     # links from the contents page to the chapters
     contents_first = len(PdfReader(io.BytesIO(title)).pages)
-    writer.add_metadata({"/Title": config["title"], "/Author": config.get("author", ""),
-                         "/Subject": "An executable textbook about the attention mechanism"})
+    writer.add_metadata(
+        {
+            "/Title": config["title"],
+            "/Author": config.get("author", ""),
+            "/Subject": "An executable textbook about the attention mechanism",
+        }
+    )
     writer.page_mode = "/UseOutlines"
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "wb") as handle:
         writer.write(handle)
-    # The website links to the PDF beside its pages (chapters/intro.md, chapters/running.md:
-    # ../attention-executable.pdf), so the built site offers it offline, and GitHub Pages
-    # publishes it with the site.
+    # The website links to the PDF beside its pages (chapters/intro.md,
+    # chapters/running.md: ../attention-executable.pdf), so the built site offers it
+    # offline, and GitHub Pages publishes it with the site.
     shutil.copyfile(out, site / out.name)
     seconds = time.monotonic() - started
-    summary = {"pdf": str(out), "pages": total, "bytes": out.stat().st_size,
-               "seconds": round(seconds, 1), "contents_pages": n_contents,
-               "contents_first_page": contents_first + 1,
-               "chapters": [{"file": e["file"], "title": e["title"], "first_page": s,
-                             "html": e["html"].relative_to(site).as_posix(), **e["printed"]}
-                            for e, s in zip(entries, starts)]}
+    summary = {
+        "pdf": str(out),
+        "pages": total,
+        "bytes": out.stat().st_size,
+        "seconds": round(seconds, 1),
+        "contents_pages": n_contents,
+        "contents_first_page": contents_first + 1,
+        "chapters": [
+            {
+                "file": e["file"],
+                "title": e["title"],
+                "first_page": s,
+                "html": e["html"].relative_to(site).as_posix(),
+                **e["printed"],
+            }
+            for e, s in zip(entries, starts)
+        ],
+    }
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return summary
 
@@ -351,12 +438,15 @@ def build(site: Path, out: Path) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=REPO / "_build" / "html")
-    parser.add_argument("--out", type=Path,
-                        default=REPO / "_build" / "pdf" / "attention-executable.pdf")
+    parser.add_argument(
+        "--out", type=Path, default=REPO / "_build" / "pdf" / "attention-executable.pdf"
+    )
     args = parser.parse_args(argv)
     summary = build(args.site.resolve(), args.out.resolve())
-    print(f"{summary['pdf']}: {summary['pages']} pages, "
-          f"{summary['bytes'] / 2**20:.1f} MiB, built in {summary['seconds']:.0f} s")
+    print(
+        f"{summary['pdf']}: {summary['pages']} pages, "
+        f"{summary['bytes'] / 2**20:.1f} MiB, built in {summary['seconds']:.0f} s"
+    )
 
 
 if __name__ == "__main__":

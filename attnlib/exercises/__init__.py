@@ -5,17 +5,19 @@ functions compute the expected answer with attnlib and compare it with the reade
 They print a verdict and return ``True``/``False``, so a reader can call them in a
 notebook cell. Every public checker follows the same rules (see :func:`checker`):
 
-* **Unanswered.** An answer that is still the placeholder ``...`` (Python's ``Ellipsis``),
-  or a function whose body still raises ``NotImplementedError``, gets one stable line,
-  ``"Not answered yet: ..."``, and ``False``.
+* **Unanswered.** An answer that is still the placeholder ``...`` (Python's
+  ``Ellipsis``), or a function whose body still raises ``NotImplementedError``, gets one
+  stable line, ``"Not answered yet: ..."``, and ``False``.
 * **Diagnosis first.** A wrong answer gets ``"Not yet: ..."`` and, where the checker
   recognises it, a ``"Hint: ..."`` naming the likely slip (an unscaled dot product, a
   percentage instead of a fraction, a transposed mask, ...). The expected value is never
   printed unless the reader asks for it: every checker takes ``show_answer=True``, which
   adds an ``"Expected: ..."`` line after the diagnosis.
-* **Wrong kind.** An answer of the wrong kind (a string where numbers are expected, a list
-  of the wrong length, ...) gets a sentence saying what was expected, never a traceback.
+* **Wrong kind.** An answer of the wrong kind (a string where numbers are expected, a
+  list of the wrong length, ...) gets a sentence saying what was expected, never a
+  traceback.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -66,6 +68,7 @@ def checker(placeholder: str, answers: tuple = ()):
 
     The decorated checker takes an extra keyword ``show_answer=False``.
     """
+
     def wrap(fn):
         sig = inspect.signature(fn)
         names = answers or (next(iter(sig.parameters)),)
@@ -75,7 +78,9 @@ def checker(placeholder: str, answers: tuple = ()):
             try:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
-                print(f"Not yet: {fn.__name__} was called with the wrong arguments ({exc}).")
+                print(
+                    f"Not yet: {fn.__name__} was called with the wrong arguments ({exc})."
+                )
                 return False
             bound.apply_defaults()
             given = [bound.arguments[n] for n in names]
@@ -88,11 +93,15 @@ def checker(placeholder: str, answers: tuple = ()):
                 first = given[0]
                 if callable(first):
                     what = getattr(first, "__name__", "your function")
-                    print(f"Not answered yet: replace `raise NotImplementedError` in {what} "
-                          f"with your code ({_format(placeholder, bound.arguments)}).")
+                    print(
+                        f"Not answered yet: replace `raise NotImplementedError` in {what} "
+                        f"with your code ({_format(placeholder, bound.arguments)})."
+                    )
                 else:
-                    print("Not answered yet: replace `...` with "
-                          f"{_format(placeholder, bound.arguments)}.")
+                    print(
+                        "Not answered yet: replace `...` with "
+                        f"{_format(placeholder, bound.arguments)}."
+                    )
                 return False
             except WrongKind as exc:
                 print(f"Not yet: {exc}")
@@ -101,10 +110,17 @@ def checker(placeholder: str, answers: tuple = ()):
                 _SHOW.reset(token)
 
         params = list(sig.parameters.values())
-        params.append(inspect.Parameter("show_answer", inspect.Parameter.KEYWORD_ONLY,
-                                        default=False, annotation="bool"))
+        params.append(
+            inspect.Parameter(
+                "show_answer",
+                inspect.Parameter.KEYWORD_ONLY,
+                default=False,
+                annotation="bool",
+            )
+        )
         inner.__signature__ = sig.replace(parameters=params)
         return inner
+
     return wrap
 
 
@@ -136,26 +152,37 @@ def _as_list(a: np.ndarray):
 
 
 def fmt(array, prefix: str = "") -> str:
-    """Print an array short and aligned: 4 decimals, columns lined up, never a number cut.
+    """Print an array short and aligned: 4 decimals, columns lined up, never a number
+       cut.
 
-    ``prefix`` is the text that precedes the array on its first line (continuation lines are
-    indented to line up under it).
+    ``prefix`` is the text that precedes the array on its first line (continuation lines
+    are indented to line up under it).
     """
     a = np.asarray(array)
     if a.dtype == object:
         return prefix + repr(a.tolist())
     if a.ndim <= 1 and a.dtype.kind in "fiub":
-        return prefix + str(_as_list(a.astype(float)) if a.dtype.kind != "b" else a.tolist())
+        return prefix + str(
+            _as_list(a.astype(float)) if a.dtype.kind != "b" else a.tolist()
+        )
     if a.dtype.kind in "fc":
-        a = np.round(a, 4) + 0.0          # + 0.0 turns -0.0 into 0.0
-    text = np.array2string(a, separator=", ", threshold=24, edgeitems=3,
-                           max_line_width=88, floatmode="maxprec", suppress_small=True,
-                           prefix=prefix)
+        a = np.round(a, 4) + 0.0  # + 0.0 turns -0.0 into 0.0
+    text = np.array2string(
+        a,
+        separator=", ",
+        threshold=24,
+        edgeitems=3,
+        max_line_width=88,
+        floatmode="maxprec",
+        suppress_small=True,
+        prefix=prefix,
+    )
     return prefix + text
 
 
 def as_floats(answer, name: str, *, shape: tuple | None = None):
-    """Convert the reader's answer to a float array, or raise :class:`WrongKind` with a sentence.
+    """Convert the reader's answer to a float array, or raise :class:`WrongKind` with a
+       sentence.
 
     Parameters
     ----------
@@ -165,21 +192,31 @@ def as_floats(answer, name: str, *, shape: tuple | None = None):
     """
     if isinstance(answer, str):
         example = "0.5" if shape == () else "[1.0, 0.5]"
-        raise WrongKind(f"{name} should be a number or a list of numbers, not the text "
-                        f"{answer!r}; write e.g. {example} without quotes.")
+        raise WrongKind(
+            f"{name} should be a number or a list of numbers, not the text "
+            f"{answer!r}; write e.g. {example} without quotes."
+        )
     try:
         got = np.asarray(answer, dtype=float)
     except (TypeError, ValueError):
-        raise WrongKind(f"{name} should contain numbers only; got {answer!r}.") from None
+        raise WrongKind(
+            f"{name} should contain numbers only; got {answer!r}."
+        ) from None
     if shape is not None and got.shape != tuple(shape):
-        need = ("one number" if shape == () else
-                f"{shape[0]} numbers" if len(shape) == 1 else f"an array of shape {shape}")
+        need = (
+            "one number"
+            if shape == ()
+            else f"{shape[0]} numbers"
+            if len(shape) == 1
+            else f"an array of shape {shape}"
+        )
         raise WrongKind(f"{name} should be {need}; yours has shape {got.shape}.")
     return got
 
 
 def try_reader(thunk, *, label: str, where: str = ""):
-    """Run the reader's code (``thunk()``); on any exception print a verdict instead of crashing.
+    """Run the reader's code (``thunk()``); on any exception print a verdict instead of
+       crashing.
 
     Returns ``(True, value)`` on success, ``(False, None)`` after printing
     ``"Not yet: <label> raised <Error>: <message><where>."``. A ``NotImplementedError``
@@ -193,9 +230,13 @@ def try_reader(thunk, *, label: str, where: str = ""):
     except Exception as exc:  # the reader's code: report, do not crash the notebook
         print(f"Not yet: {label} raised {type(exc).__name__}: {exc}{where}.")
         if isinstance(exc, (OverflowError, FloatingPointError)):
-            print("Hint: an exponential overflowed (e^710 is already too large for a float); "
-                  "only exponentiate differences such as m_a - m, which are never positive "
-                  "when m is the largest score.")
+            print(
+                "Hint: an exponential overflowed (e^710 is already too large for "
+                "a float); "
+                "only exponentiate differences such as m_a - m, which are never "
+                "positive "
+                "when m is the largest score."
+            )
         return False, None
 
 
@@ -204,8 +245,10 @@ def diagnose_close(got, want, *, atol: float) -> str | None:
     if got.shape == want.shape and np.any(want != 0) and np.all(np.isfinite(want)):
         with np.errstate(all="ignore"):
             if np.allclose(got, 100 * want, atol=100 * atol):
-                return ("these look like percentages; give fractions between 0 and 1 "
-                        "(0.25, not 25).")
+                return (
+                    "these look like percentages; give fractions between 0 and 1 "
+                    "(0.25, not 25)."
+                )
     return None
 
 
@@ -213,9 +256,17 @@ def _num(x: float) -> str:
     return f"{x:.4g}"
 
 
-def check_close(answer, expected, *, name: str = "your answer", atol: float = 1e-3,
-                slips=(), hint: str | None = None) -> bool:
-    """Compare a number or array with the expected value and say what is wrong, if anything.
+def check_close(
+    answer,
+    expected,
+    *,
+    name: str = "your answer",
+    atol: float = 1e-3,
+    slips=(),
+    hint: str | None = None,
+) -> bool:
+    """Compare a number or array with the expected value and say what is wrong, if
+       anything.
 
     Parameters
     ----------
@@ -241,20 +292,26 @@ def check_close(answer, expected, *, name: str = "your answer", atol: float = 1e
     got = as_floats(answer, name)
     want = np.asarray(expected, dtype=float)
     if got.shape != want.shape:
-        print(f"Not yet: {name} has shape {got.shape}, but the answer has shape {want.shape}.")
+        print(
+            f"Not yet: {name} has shape {got.shape}, but the answer has shape "
+            f"{want.shape}."
+        )
         return False
     if np.isnan(got).any():
         print(f"Not yet: {name} contains NaN.")
         return False
     with np.errstate(invalid="ignore"):
-        err = np.where(got == want, 0.0, np.abs(got - want))   # inf == inf: no error
+        err = np.where(got == want, 0.0, np.abs(got - want))  # inf == inf: no error
     if np.all(err <= atol):
         print(f"Correct: {fmt(got, name + ' = ')}.")
         return True
     worst = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
     where = f" at index {tuple(int(i) for i in worst)}" if worst else ""
-    print(f"Not yet: {name}{where} is {_num(float(got[worst]))}, which is off by more than "
-          f"the tolerance {atol:g}.")
+    print(
+        f"Not yet: {name}{where} is {_num(float(got[worst]))}, which is "
+        "off by more than "
+        f"the tolerance {atol:g}."
+    )
     found = diagnose_close(got, want, atol=atol)
     for value, slip_hint in slips:
         if found:
@@ -263,8 +320,10 @@ def check_close(answer, expected, *, name: str = "your answer", atol: float = 1e
         if alt.shape == got.shape and np.allclose(got, alt, atol=atol, rtol=1e-2):
             found = slip_hint
     if not found and np.all(err <= 20 * atol) and np.all(np.isfinite(want)):
-        found = (f"you are close; did you round too early? Keep more decimals in the "
-                 f"intermediate steps (the tolerance is {atol:g}).")
+        found = (
+            f"you are close; did you round too early? Keep more decimals in the "
+            f"intermediate steps (the tolerance is {atol:g})."
+        )
     if found or hint:
         print(f"Hint: {found or hint}")
     reveal(want, name="the answer")
@@ -296,8 +355,11 @@ def describe(args, names=()) -> str:
 
 def _parameter_names(fn) -> list:
     try:
-        return [p.name for p in inspect.signature(fn).parameters.values()
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         return []
 
@@ -311,17 +373,24 @@ def _run_cases(fn, reference, cases, *, name: str, atol: float, slips=()) -> boo
             label, args, hint = describe(case, _parameter_names(reference)), case, None
         want = np.asarray(reference(*args), dtype=float)
         with np.errstate(all="ignore"):
-            ok, got = try_reader(lambda: np.asarray(fn(*args), dtype=float), label=name,
-                                 where=f" for {label}")
+            ok, got = try_reader(
+                lambda: np.asarray(fn(*args), dtype=float),
+                label=name,
+                where=f" for {label}",
+            )
         if not ok:
             if hint:
                 print(f"Hint: {hint}")
             return False
-        if got.shape == want.shape and np.allclose(got, want, atol=atol, equal_nan=False):
+        if got.shape == want.shape and np.allclose(
+            got, want, atol=atol, equal_nan=False
+        ):
             continue
         print(f"Not yet: wrong result for {label}.")
         if got.shape != want.shape:
-            print(f"  {name} returned shape {got.shape}; the result has shape {want.shape}.")
+            print(
+                f"  {name} returned shape {got.shape}; the result has shape {want.shape}."
+            )
         else:
             print(fmt(got, f"  {name} returned: "))
         found = None
@@ -331,7 +400,9 @@ def _run_cases(fn, reference, cases, *, name: str, atol: float, slips=()) -> boo
                     other = np.asarray(alt(*args), dtype=float)
                 except Exception:  # a slip that does not apply to this case
                     continue
-            if other.shape == got.shape and np.allclose(got, other, atol=atol, equal_nan=True):
+            if other.shape == got.shape and np.allclose(
+                got, other, atol=atol, equal_nan=True
+            ):
                 found = slip_hint
                 break
         if found or hint:
@@ -339,13 +410,17 @@ def _run_cases(fn, reference, cases, *, name: str, atol: float, slips=()) -> boo
         if show_answer():
             print(fmt(want, "  Expected: "))
         else:
-            print("  (Call the checker again with show_answer=True to see the expected result.)")
+            print(
+                "  (Call the checker again with show_answer=True to see the expected "
+                "result.)"
+            )
         return False
     return True
 
 
-def check_function(fn, reference, cases, *, name: str | None = None, atol: float = 1e-6,
-                   slips=()) -> bool:
+def check_function(
+    fn, reference, cases, *, name: str | None = None, atol: float = 1e-6, slips=()
+) -> bool:
     """Call the reader's ``fn`` and attnlib's ``reference`` on each case and compare.
 
     Parameters
@@ -363,8 +438,10 @@ def check_function(fn, reference, cases, *, name: str | None = None, atol: float
     (its input shapes, what ``fn`` returned, and a diagnosis when a slip is recognised).
     """
     if not callable(fn):
-        raise WrongKind(f"give the function itself (its name, without calling it); "
-                        f"got a {type(fn).__name__}.")
+        raise WrongKind(
+            f"give the function itself (its name, without calling it); "
+            f"got a {type(fn).__name__}."
+        )
     label = name or getattr(fn, "__name__", "your function")
     if not _run_cases(fn, reference, cases, name=label, atol=atol, slips=slips):
         return False
@@ -373,7 +450,8 @@ def check_function(fn, reference, cases, *, name: str | None = None, atol: float
 
 
 def check_labelled_cases(fn, reference, cases, *, name: str, slips=()) -> bool:
-    """Like :func:`check_function` on ``(label, args, hint)`` cases, without the success line.
+    """Like :func:`check_function` on ``(label, args, hint)`` cases, without the success
+       line.
 
     Returns
     -------
@@ -381,8 +459,10 @@ def check_labelled_cases(fn, reference, cases, *, name: str, slips=()) -> bool:
     numpy's warnings are silenced while the reader's function runs.
     """
     if not callable(fn):
-        raise WrongKind(f"give the function itself (its name, without calling it); "
-                        f"got a {type(fn).__name__}.")
+        raise WrongKind(
+            f"give the function itself (its name, without calling it); "
+            f"got a {type(fn).__name__}."
+        )
     return _run_cases(fn, reference, cases, name=name, atol=1e-6, slips=slips)
 
 
@@ -405,8 +485,10 @@ def check_shape_dict(answer, expected: dict, *, what: str, context: str) -> bool
     WrongKind if ``answer`` is not a dict or a shape is not a tuple of integers.
     """
     if not isinstance(answer, dict):
-        raise WrongKind(f"{what} expects a dict of shapes such as {{'X': (2, 3), ...}}; "
-                        f"got a {type(answer).__name__}.")
+        raise WrongKind(
+            f"{what} expects a dict of shapes such as {{'X': (2, 3), ...}}; "
+            f"got a {type(answer).__name__}."
+        )
     problems = []
     for name, want in expected.items():
         if name not in answer:
@@ -421,7 +503,9 @@ def check_shape_dict(answer, expected: dict, *, what: str, context: str) -> bool
     if problems:
         print("Not yet: " + "; ".join(problems) + ".")
         if show_answer():
-            print("Expected: " + ", ".join(f"{k} {v}" for k, v in expected.items()) + ".")
+            print(
+                "Expected: " + ", ".join(f"{k} {v}" for k, v in expected.items()) + "."
+            )
         return False
     print(f"Correct: all {len(expected)} shapes are right for {context}.")
     return True
@@ -437,6 +521,7 @@ def as_shape(value, name: str) -> tuple:
             raise ValueError
         return tuple(int(s) for s in got)
     except (TypeError, ValueError):
-        raise WrongKind(f"the shape of {name} should be a tuple of integers such as (3, 2); "
-                        f"got {value!r}.") from None
-
+        raise WrongKind(
+            f"the shape of {name} should be a tuple of integers such as (3, 2); "
+            f"got {value!r}."
+        ) from None

@@ -1,20 +1,22 @@
 """Checkers for the exercises of the chapter "The bottleneck" (chapters/02_bottleneck).
 
 Each function computes the expected answer with attnlib, compares it with the reader's,
-prints a verdict and returns ``True`` or ``False``; ``show_answer=True`` prints the expected
-answer after the diagnosis (see :mod:`attnlib.exercises`).
+prints a verdict and returns ``True`` or ``False``; ``show_answer=True`` prints the
+expected answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..bottleneck import capacity_bound, decoder_context, rnn_encode
-from . import as_floats, check_close, check_function, checker
+from attnlib.exercises import as_floats, check_close, check_function, checker
+from attnlib.models.bottleneck import capacity_bound, decoder_context
+from attnlib.models.recurrent import rnn_encode
 
 #: The small decoder step of the additive-attention exercise (row-vector convention).
 DECODER_EXERCISE = {
-    "encoder_states": np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]),   # h_1, h_2, h_3
-    "decoder_state": np.array([1.0, -1.0]),                           # s
+    "encoder_states": np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]),  # h_1, h_2, h_3
+    "decoder_state": np.array([1.0, -1.0]),  # s
     "W_q": np.eye(2),
     "W_k": np.eye(2),
     "w_v": np.array([1.0, 1.0]),
@@ -22,8 +24,13 @@ DECODER_EXERCISE = {
 
 
 def _reference_step(x_t, h_prev, W_x, W_h, b):
-    states, _ = rnn_encode(np.asarray(x_t, dtype=float)[None, :], W_x, W_h, b,
-                           h0=np.asarray(h_prev, dtype=float))
+    states, _ = rnn_encode(
+        np.asarray(x_t, dtype=float)[None, :],
+        W_x,
+        W_h,
+        b,
+        h0=np.asarray(h_prev, dtype=float),
+    )
     return states[0]
 
 
@@ -31,13 +38,32 @@ def _step_cases():
     rng = np.random.default_rng(2)
     cases = [
         # m = 1, h = 1: h_1 = tanh(1 * 1 + 0 * 0.5 + 0) = tanh(1)
-        (np.array([1.0]), np.array([0.0]), np.array([[1.0]]), np.array([[0.5]]), np.array([0.0])),
+        (
+            np.array([1.0]),
+            np.array([0.0]),
+            np.array([[1.0]]),
+            np.array([[0.5]]),
+            np.array([0.0]),
+        ),
         # the previous state matters: tanh(0 + 0.8 * 0.5 + 0.1)
-        (np.array([0.0]), np.array([0.8]), np.array([[1.0]]), np.array([[0.5]]), np.array([0.1])),
+        (
+            np.array([0.0]),
+            np.array([0.8]),
+            np.array([[1.0]]),
+            np.array([[0.5]]),
+            np.array([0.1]),
+        ),
     ]
     for m, h in ((2, 3), (3, 4)):
-        cases.append((rng.standard_normal(m), rng.uniform(-1, 1, h), rng.standard_normal((m, h)),
-                      rng.standard_normal((h, h)) * 0.5, rng.standard_normal(h) * 0.1))
+        cases.append(
+            (
+                rng.standard_normal(m),
+                rng.uniform(-1, 1, h),
+                rng.standard_normal((m, h)),
+                rng.standard_normal((h, h)) * 0.5,
+                rng.standard_normal(h) * 0.1,
+            )
+        )
     return cases
 
 
@@ -49,46 +75,69 @@ def _transposed_step(x_t, h_prev, W_x, W_h, b):
 def check_rnn_step(fn) -> bool:
     """Check the reader's ``fn(x_t, h_prev, W_x, W_h, b)`` for one step of a tanh RNN.
 
-    Expected: ``tanh(x_t @ W_x + h_prev @ W_h + b)``, shape (h,), on four cases including
-    non-square ``W_x`` (a transposed weight shows up there).
+    Expected: ``tanh(x_t @ W_x + h_prev @ W_h + b)``, shape (h,), on four cases
+    including non-square ``W_x`` (a transposed weight shows up there).
     """
-    return check_function(fn, _reference_step, _step_cases(), name=getattr(fn, "__name__", "rnn_step"),
-                          slips=((_transposed_step, "W_h @ h_prev uses the transpose of W_h; with "
-                                                    "row vectors write h_prev @ W_h."),
-                                 (lambda x, h, W_x, W_h, b: x @ W_x + h @ W_h + b,
-                                  "apply tanh to the sum.")))
+    return check_function(
+        fn,
+        _reference_step,
+        _step_cases(),
+        name=getattr(fn, "__name__", "rnn_step"),
+        slips=(
+            (
+                _transposed_step,
+                "W_h @ h_prev uses the transpose of W_h; with "
+                "row vectors write h_prev @ W_h.",
+            ),
+            (lambda x, h, W_x, W_h, b: x @ W_x + h @ W_h + b, "apply tanh to the sum."),
+        ),
+    )
 
 
 @checker("the ceiling, one number between 0 and 1")
-def check_capacity_bound(answer, *, hidden_size: int = 16, input_size: int = 2, length: int = 40) -> bool:
+def check_capacity_bound(
+    answer, *, hidden_size: int = 16, input_size: int = 2, length: int = 40
+) -> bool:
     """Check the ceiling on the average R^2 of a linear reader of one final state.
 
     Expected: ``min(1, hidden_size / (length * input_size))`` (see
-    :func:`attnlib.bottleneck.capacity_bound`); 0.2 for the default sizes.
+    :func:`attnlib.models.bottleneck.capacity_bound`); 0.2 for the default sizes.
     """
     want = capacity_bound(hidden_size, input_size, length)
     got = float(as_floats(answer, "the ceiling", shape=()))
     if abs(got - want) > 1e-3 and abs(got - hidden_size / input_size) < 1e-9:
-        print(f"Not yet: {got:g} is the number of inputs a state of size {hidden_size} could hold; "
-              f"the question asks for the average R^2 over all {length} positions.")
+        print(
+            f"Not yet: {got:g} is the number of inputs a state of size {hidden_size} "
+            "could hold; "
+            f"the question asks for the average R^2 over all {length} positions."
+        )
         return False
     return check_close(got, want, name="the ceiling")
 
 
 @checker("the three weights (and the context vector)", answers=("weights", "context"))
 def check_decoder_step(weights, context=None) -> bool:
-    """Check the attention weights (and optionally the context) of the exercise's decoder step.
+    """Check the attention weights (and optionally the context) of the exercise's
+       decoder step.
 
-    The expected values come from :func:`attnlib.bottleneck.decoder_context` on
+    The expected values come from :func:`attnlib.models.bottleneck.decoder_context` on
     :data:`DECODER_EXERCISE`.
     """
     ex = DECODER_EXERCISE
-    ctx, w = decoder_context(ex["decoder_state"][None, :], ex["encoder_states"],
-                             ex["W_q"], ex["W_k"], ex["w_v"])
+    ctx, w = decoder_context(
+        ex["decoder_state"][None, :],
+        ex["encoder_states"],
+        ex["W_q"],
+        ex["W_k"],
+        ex["w_v"],
+    )
     got = as_floats(weights, "the weights", shape=(3,))
     if got.shape == (3,) and np.all(np.isfinite(got)) and abs(got.sum() - 1.0) > 1e-2:
-        print(f"Not yet: your weights sum to {got.sum():.4f}; after softmax they must sum to 1. "
-              "Did you stop at the scores?")
+        print(
+            f"Not yet: your weights sum to {got.sum():.4f}; after softmax they "
+            "must sum to 1. "
+            "Did you stop at the scores?"
+        )
         return False
     ok = check_close(got, w[0], name="the weights")
     if context is not None:

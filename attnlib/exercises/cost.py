@@ -5,22 +5,23 @@
 * :func:`check_skipped_tiles`  how many tiles causal tiled attention never computes
 * :func:`check_merge`          the reader's rescaling step of the online softmax
 
-Expected answers come from attnlib (:func:`attnlib.scaled_dot_product_scores` for the shape
-of the score matrix, :func:`attnlib.tiled.tile_plan` for the tiles) or, for the online
-softmax, from the scores themselves. Sources: Vaswani et al. (2017), section 4 (the
-quadratic cost of self-attention); Milakov & Gimelshein (2018); Dao et al. (2022).
-Every checker takes ``show_answer=True`` to print the expected answer after the diagnosis
-(see :mod:`attnlib.exercises`).
+Expected answers come from attnlib (:func:`attnlib.scaled_dot_product_scores` for the
+shape of the score matrix, :func:`attnlib.core.tiled.tile_plan` for the tiles) or, for
+the online softmax, from the scores themselves. Sources: Vaswani et al. (2017), section
+4 (the quadratic cost of self-attention); Milakov & Gimelshein (2018); Dao et al.
+(2022). Every checker takes ``show_answer=True`` to print the expected answer after the
+diagnosis (see :mod:`attnlib.exercises`).
 """
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ..scores import scaled_dot_product_scores
-from ..tiled import SKIPPED, tile_plan
-from . import as_floats, check_close, checker, show_answer, try_reader
+from attnlib.core.scores import scaled_dot_product_scores
+from attnlib.core.tiled import SKIPPED, tile_plan
+from attnlib.exercises import as_floats, check_close, checker, show_answer, try_reader
 
 GIB = 2**30
 
@@ -48,14 +49,29 @@ def check_score_entries(answer, n: int) -> bool:
         raise ValueError(f"n must lie between 0 and 4096 for this checker; got {n}")
     expected = _entries(int(n))
     got = as_floats(answer, "your number of scores", shape=())
-    return check_close(got, expected, name="your number of scores", atol=0.5, slips=(
-        (2 * n, "every query is compared with every key, not only with its neighbours."),
-        (n * (n + 1) / 2, "that counts a causal mask's allowed pairs; the full matrix has n x n."),
-    ), hint="one score per (query, key) pair, and there are n queries and n keys.")
+    return check_close(
+        got,
+        expected,
+        name="your number of scores",
+        atol=0.5,
+        slips=(
+            (
+                2 * n,
+                "every query is compared with every key, not only with its neighbours.",
+            ),
+            (
+                n * (n + 1) / 2,
+                "that counts a causal mask's allowed pairs; the full matrix has n x n.",
+            ),
+        ),
+        hint="one score per (query, key) pair, and there are n queries and n keys.",
+    )
 
 
 @checker("your memory in GiB (one number)")
-def check_score_memory(answer_gib, n: int, *, heads: int = 1, bytes_per_entry: int = 4) -> bool:
+def check_score_memory(
+    answer_gib, n: int, *, heads: int = 1, bytes_per_entry: int = 4
+) -> bool:
     """Check the memory, in GiB (2**30 bytes), of ``heads`` score matrices of ``n x n``.
 
     Parameters
@@ -70,25 +86,52 @@ def check_score_memory(answer_gib, n: int, *, heads: int = 1, bytes_per_entry: i
     """
     expected = heads * n * n * bytes_per_entry / GIB
     got = as_floats(answer_gib, "your memory in GiB", shape=())
-    slips = [(expected * GIB / 1e9, "that is in GB (10^9 bytes); the exercise asks for GiB "
-                                    "(2^30 bytes), which is about 7% more than a GB.")]
+    slips = [
+        (
+            expected * GIB / 1e9,
+            "that is in GB (10^9 bytes); the exercise asks for GiB "
+            "(2^30 bytes), which is about 7% more than a GB.",
+        )
+    ]
     if heads > 1:
-        slips.append((expected / heads, "that is one head's score matrix; did you forget the "
-                                        "other heads? Every head has its own: multiply by the "
-                                        "number of heads."))
-        slips.append((expected / heads * GIB / 1e9, "that is one head, in GB: multiply by the "
-                                                    "number of heads and divide by 2^30, not 10^9."))
+        slips.append(
+            (
+                expected / heads,
+                "that is one head's score matrix; did you forget the "
+                "other heads? Every head has its own: multiply by the "
+                "number of heads.",
+            )
+        )
+        slips.append(
+            (
+                expected / heads * GIB / 1e9,
+                "that is one head, in GB: multiply by the "
+                "number of heads and divide by 2^30, not 10^9.",
+            )
+        )
     if bytes_per_entry != 4:
-        slips.append((expected * 4 / bytes_per_entry, "that assumes 4 bytes per score (float32); "
-                                                       f"here each score takes {bytes_per_entry}."))
+        slips.append(
+            (
+                expected * 4 / bytes_per_entry,
+                "that assumes 4 bytes per score (float32); "
+                f"here each score takes {bytes_per_entry}.",
+            )
+        )
     slips.append((expected * GIB, "that is in bytes; divide by 2^30 for GiB."))
-    return check_close(got, expected, name="your memory in GiB", atol=0.01 * expected,
-                       slips=slips, hint="entries x bytes per entry x heads, then divide by 2^30.")
+    return check_close(
+        got,
+        expected,
+        name="your memory in GiB",
+        atol=0.01 * expected,
+        slips=slips,
+        hint="entries x bytes per entry x heads, then divide by 2^30.",
+    )
 
 
 @checker("your number of skipped tiles")
 def check_skipped_tiles(answer, n: int, block: int) -> bool:
-    """Check how many tiles causal tiled attention skips for ``n`` positions in blocks of ``block``.
+    """Check how many tiles causal tiled attention skips for ``n`` positions in blocks
+       of ``block``.
 
     Parameters
     ----------
@@ -97,20 +140,34 @@ def check_skipped_tiles(answer, n: int, block: int) -> bool:
 
     Returns
     -------
-    bool, True when ``answer`` equals the number of :data:`attnlib.tiled.SKIPPED` tiles of
-    :func:`attnlib.tiled.tile_plan` ``(n, n, block, causal=True)``.
+    bool, True when ``answer`` equals the number of :data:`attnlib.core.tiled.SKIPPED` tiles of
+    :func:`attnlib.core.tiled.tile_plan` ``(n, n, block, causal=True)``.
     """
     plan = tile_plan(n, n, block, causal=True)
     expected = int((plan == SKIPPED).sum())
     got = as_floats(answer, "your number of skipped tiles", shape=())
     t = plan.shape[0]
-    return check_close(got, expected, name="your number of skipped tiles", atol=0.5, slips=(
-        (t * (t + 1) // 2, "that counts the tiles that are computed; the question asks for the "
-                           "skipped ones."),
-        ((n * n - n * (n + 1) // 2), "that counts skipped score entries; count whole tiles of "
-                                     f"{block} x {block}."),
-    ), hint=f"there are {t} x {t} tiles; a tile is skipped when every key in it comes after "
-            "every query in it.")
+    return check_close(
+        got,
+        expected,
+        name="your number of skipped tiles",
+        atol=0.5,
+        slips=(
+            (
+                t * (t + 1) // 2,
+                "that counts the tiles that are computed; the question asks for the "
+                "skipped ones.",
+            ),
+            (
+                (n * n - n * (n + 1) // 2),
+                "that counts skipped score entries; count whole tiles of "
+                f"{block} x {block}.",
+            ),
+        ),
+        hint=f"there are {t} x {t} tiles; a tile is skipped when every key in "
+        "it comes after "
+        "every query in it.",
+    )
 
 
 def _block_summary(scores):
@@ -120,22 +177,23 @@ def _block_summary(scores):
 
 
 _MERGE_CASES = [
-    ([2.0, 4.0], [1.0]),           # the second block has the smaller maximum
-    ([1.0], [2.0, 4.0]),           # the second block has the larger maximum
-    ([0.5, 0.5], [0.5]),           # equal maxima
+    ([2.0, 4.0], [1.0]),  # the second block has the smaller maximum
+    ([1.0], [2.0, 4.0]),  # the second block has the larger maximum
+    ([0.5, 0.5], [0.5]),  # equal maxima
     ([-700.0, -701.0], [-699.0]),  # exp(m) alone would underflow to 0
-    ([700.0], [710.0, 705.0]),     # exp(m) alone would overflow to inf
+    ([700.0], [710.0, 705.0]),  # exp(m) alone would overflow to inf
 ]
 
 
 @checker("your merge function")
 def check_merge(fn) -> bool:
-    """Check the reader's ``fn(m_a, l_a, m_b, l_b) -> (m, l)``, the online-softmax merge.
+    """Check the reader's ``fn(m_a, l_a, m_b, l_b) -> (m, l)``, the online-softmax
+       merge.
 
     ``(m_a, l_a)`` summarises block a of scores: its maximum and ``sum exp(s - m_a)``.
     The merged pair must summarise both blocks together: ``m = max`` of all scores and
-    ``l = sum exp(s - m)`` over all of them. The expected pair is computed from the scores
-    themselves, not from a merge formula.
+    ``l = sum exp(s - m)`` over all of them. The expected pair is computed from the
+    scores themselves, not from a merge formula.
 
     Returns
     -------
@@ -147,27 +205,42 @@ def check_merge(fn) -> bool:
         m_a, l_a = _block_summary(a)
         m_b, l_b = _block_summary(b)
         want_m, want_l = _block_summary(a + b)
+
         def call():
             with np.errstate(all="raise"):
                 got = fn(m_a, l_a, m_b, l_b)
             return tuple(float(x) for x in got)
 
-        ok, got = try_reader(call, label=f"{getattr(fn, '__name__', 'your function')}"
-                                        f"{(m_a, round(l_a, 4), m_b, round(l_b, 4))}")
+        ok, got = try_reader(
+            call,
+            label=f"{getattr(fn, '__name__', 'your function')}"
+            f"{(m_a, round(l_a, 4), m_b, round(l_b, 4))}",
+        )
         if not ok:
             return False
         got_m, got_l = got
-        if not (math.isclose(got_m, want_m, rel_tol=1e-9)
-                and math.isclose(got_l, want_l, rel_tol=1e-9)):
-            print(f"Not yet: for blocks {a} and {b}, your (m, l) is ({got_m:.4f}, {got_l:.4f}).")
+        if not (
+            math.isclose(got_m, want_m, rel_tol=1e-9)
+            and math.isclose(got_l, want_l, rel_tol=1e-9)
+        ):
+            print(
+                f"Not yet: for blocks {a} and {b}, your (m, l) is ({got_m:.4f}, "
+                f"{got_l:.4f})."
+            )
             if not math.isclose(got_m, want_m, rel_tol=1e-9):
                 print("Hint: the merged maximum m is the larger of m_a and m_b.")
             elif math.isclose(got_l, l_a + l_b, rel_tol=1e-9) and m_a != m_b:
-                print("Hint: l_a and l_b are measured from different maxima; multiply each by "
-                      "exp(its max - the new max) before adding.")
+                print(
+                    "Hint: l_a and l_b are measured from different maxima; multiply "
+                    "each by "
+                    "exp(its max - the new max) before adding."
+                )
             if show_answer():
                 print(f"Expected: ({want_m:.4f}, {want_l:.4f}).")
             return False
-    print(f"Correct: your merge agrees on all {len(_MERGE_CASES)} pairs of blocks, including "
-          "scores near +-700 where exp alone overflows.")
+    print(
+        f"Correct: your merge agrees on all {len(_MERGE_CASES)} pairs of "
+        "blocks, including "
+        "scores near +-700 where exp alone overflows."
+    )
     return True

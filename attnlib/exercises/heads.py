@@ -5,18 +5,26 @@
 * :func:`check_merge_heads`   the reader's own ``merge_heads`` function
 
 Expected answers are computed with attnlib (:func:`attnlib.softmax`,
-:func:`attnlib.multi_head_attention`, :func:`attnlib.merge_heads`);
-source: Vaswani et al. (2017), section 3.2.2. Every checker takes ``show_answer=True`` to
-print the expected answer after the diagnosis (see :mod:`attnlib.exercises`).
+:func:`attnlib.multi_head_attention`, :func:`attnlib.merge_heads`); source: Vaswani et
+al. (2017), section 3.2.2. Every checker takes ``show_answer=True`` to print the
+expected answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..heads import init_multi_head, merge_heads as _merge_heads, split_heads
-from ..attention import attention
-from ..softmax import softmax
-from . import as_floats, check_close, check_labelled_cases, check_shape_dict, checker
+from attnlib.core.attention import attention
+from attnlib.core.heads import init_multi_head, split_heads
+from attnlib.core.heads import merge_heads as _merge_heads
+from attnlib.core.softmax import softmax
+from attnlib.exercises import (
+    as_floats,
+    check_close,
+    check_labelled_cases,
+    check_shape_dict,
+    checker,
+)
 
 #: The names :func:`check_head_shapes` expects, in the order of the computation.
 HEAD_SHAPE_NAMES = ("X", "Q", "Q_heads", "weights", "head_outputs", "merged", "output")
@@ -43,24 +51,46 @@ def check_head_weights(answer, scores, *, atol: float = 1e-3) -> bool:
     s = np.asarray(scores, dtype=float)
     expected = softmax(s, axis=-1)
     got = as_floats(answer, "your weights")
-    if got.ndim == 2 and got.shape[0] < expected.shape[0] and got.shape[1:] == expected.shape[1:]:
-        print(f"Not yet: you give {got.shape[0]} rows, but there are {expected.shape[0]} heads; "
-              "did you forget a head? Each head has its own row of weights.")
+    if (
+        got.ndim == 2
+        and got.shape[0] < expected.shape[0]
+        and got.shape[1:] == expected.shape[1:]
+    ):
+        print(
+            f"Not yet: you give {got.shape[0]} rows, but there are {expected.shape[0]} "
+            "heads; "
+            "did you forget a head? Each head has its own row of weights."
+        )
         return False
     hint = None
     if got.shape == expected.shape:
         if abs(got.sum() - 1.0) < 0.01 and expected.shape[0] > 1:
-            hint = ("your weights sum to 1 over all heads together; each head distributes its "
-                    "own total of one, so every row must sum to 1.")
+            hint = (
+                "your weights sum to 1 over all heads together; each head distributes "
+                "its "
+                "own total of one, so every row must sum to 1."
+            )
         elif not np.allclose(got.sum(axis=-1), 1.0, atol=0.01):
             hint = "a row of yours does not sum to 1; apply softmax to each head's row."
-    return check_close(got, expected, name="your weights", atol=atol, hint=hint, slips=(
-        (softmax(s, axis=0), "you normalised each column (across heads); each head's row must "
-                             "sum to 1."),
-    ))
+    return check_close(
+        got,
+        expected,
+        name="your weights",
+        atol=atol,
+        hint=hint,
+        slips=(
+            (
+                softmax(s, axis=0),
+                "you normalised each column (across heads); each head's row must "
+                "sum to 1.",
+            ),
+        ),
+    )
 
 
-def _expected_head_shapes(batch: int, length: int, d_model: int, num_heads: int) -> dict:
+def _expected_head_shapes(
+    batch: int, length: int, d_model: int, num_heads: int
+) -> dict:
     rng = np.random.default_rng(0)
     params = init_multi_head(rng, d_model, num_heads)
     X = rng.normal(size=(batch, length, d_model))
@@ -71,14 +101,22 @@ def _expected_head_shapes(batch: int, length: int, d_model: int, num_heads: int)
     heads, weights = attention(qh, kh, vh)
     merged = _merge_heads(heads)
     output = merged @ params.W_O
-    arrays = {"X": X, "Q": Q, "Q_heads": qh, "weights": weights, "head_outputs": heads,
-              "merged": merged, "output": output}
+    arrays = {
+        "X": X,
+        "Q": Q,
+        "Q_heads": qh,
+        "weights": weights,
+        "head_outputs": heads,
+        "merged": merged,
+        "output": output,
+    }
     return {name: tuple(arrays[name].shape) for name in HEAD_SHAPE_NAMES}
 
 
 @checker("the shape of every array, e.g. (2, 10, 12)")
-def check_head_shapes(answer: dict, *, batch: int, length: int, d_model: int,
-                      num_heads: int) -> bool:
+def check_head_shapes(
+    answer: dict, *, batch: int, length: int, d_model: int, num_heads: int
+) -> bool:
     """Check the shapes along one multi-head self-attention layer.
 
     Parameters
@@ -99,20 +137,28 @@ def check_head_shapes(answer: dict, *, batch: int, length: int, d_model: int,
     ValueError
         If ``d_model`` is not divisible by ``num_heads`` (from attnlib).
     """
-    return check_shape_dict(answer, _expected_head_shapes(batch, length, d_model, num_heads),
-                            what="check_head_shapes",
-                            context=f"batch={batch}, length={length}, d_model={d_model}, "
-                                    f"num_heads={num_heads}")
+    return check_shape_dict(
+        answer,
+        _expected_head_shapes(batch, length, d_model, num_heads),
+        what="check_head_shapes",
+        context=f"batch={batch}, length={length}, d_model={d_model}, "
+        f"num_heads={num_heads}",
+    )
 
 
 def _merge_cases():
-    x = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)           # (H=2, L=3, d_head=4)
+    x = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)  # (H=2, L=3, d_head=4)
     rng = np.random.default_rng(2)
     return [
         ("x of shape (2, 3, 4): 2 heads, 3 positions, d_head = 4", (x,)),
-        ("x of shape (4, 5, 2): 4 heads, 5 positions, d_head = 2", (rng.normal(size=(4, 5, 2)),)),
-        ("x of shape (2, 3, 4, 2): a batch of 2, 3 heads, 4 positions, d_head = 2",
-         (rng.normal(size=(2, 3, 4, 2)),)),
+        (
+            "x of shape (4, 5, 2): 4 heads, 5 positions, d_head = 2",
+            (rng.normal(size=(4, 5, 2)),),
+        ),
+        (
+            "x of shape (2, 3, 4, 2): a batch of 2, 3 heads, 4 positions, d_head = 2",
+            (rng.normal(size=(2, 3, 4, 2)),),
+        ),
     ]
 
 
@@ -127,17 +173,28 @@ def check_merge_heads(fn) -> bool:
     with :func:`attnlib.merge_heads`.
 
     A function that reshapes without first moving the head axis behind the positions
-    returns the right shape with the wrong numbers (it mixes tokens); the verdict says so.
+    returns the right shape with the wrong numbers (it mixes tokens); the verdict says
+    so.
 
     Returns
     -------
     bool, True when every case matches exactly (within 1e-12).
     """
     cases = [(label, args, None) for label, args in _merge_cases()]
-    slips = ((_reshape_only, "the shape is right but the numbers are not: reshaping "
-                             "(H, L, d_head) straight to (L, H * d_head) mixes positions. Swap "
-                             "the head and position axes first."),)
-    if not check_labelled_cases(fn, _merge_heads, cases, name="your merge_heads", slips=slips):
+    slips = (
+        (
+            _reshape_only,
+            "the shape is right but the numbers are not: reshaping "
+            "(H, L, d_head) straight to (L, H * d_head) mixes positions. Swap "
+            "the head and position axes first.",
+        ),
+    )
+    if not check_labelled_cases(
+        fn, _merge_heads, cases, name="your merge_heads", slips=slips
+    ):
         return False
-    print(f"Correct: your merge_heads matches attnlib.merge_heads on all {len(_merge_cases())} inputs.")
+    print(
+        "Correct: your merge_heads matches attnlib.merge_heads on all "
+        f"{len(_merge_cases())} inputs."
+    )
     return True

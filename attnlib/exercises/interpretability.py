@@ -1,19 +1,27 @@
 """Checkers for the exercises of chapter 11 (interpretability, on all-MiniLM-L6-v2).
 
-Each function recomputes the answer with attnlib (``attnlib.minilm``), prints a one-line verdict
-and returns ``True`` or ``False``. A wrong answer never raises; an answer of the wrong kind
-(say, a string where a number is expected) gets a sentence saying what was expected.
-``show_answer=True`` prints the expected answer after the diagnosis (see
-:mod:`attnlib.exercises`).
+Each function recomputes the answer with attnlib (``attnlib.models.minilm``), prints a
+one-line verdict and returns ``True`` or ``False``. A wrong answer never raises; an
+answer of the wrong kind (say, a string where a number is expected) gets a sentence
+saying what was expected. ``show_answer=True`` prints the expected answer after the
+diagnosis (see :mod:`attnlib.exercises`).
 """
+
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
 
-from .. import minilm
-from . import WrongKind, as_floats, check_close, checker, show_answer, try_reader
+from attnlib.exercises import (
+    WrongKind,
+    as_floats,
+    check_close,
+    checker,
+    show_answer,
+    try_reader,
+)
+from attnlib.models import minilm
 
 #: The exercise's two keys: weights and transformed vectors f(x).
 NORM_EXERCISE_WEIGHTS = np.array([0.6, 0.1])
@@ -22,7 +30,8 @@ NORM_EXERCISE_VECTORS = np.array([[0.3, 0.4], [3.0, 4.0]])
 
 @checker("your two lengths")
 def weighted_norms_answer(answer) -> bool:
-    """Check the two lengths ``||alpha_1 f(x_1)||`` and ``||alpha_2 f(x_2)||`` of the exercise.
+    """Check the two lengths ``||alpha_1 f(x_1)||`` and ``||alpha_2 f(x_2)||`` of the
+       exercise.
 
     Parameters
     ----------
@@ -32,20 +41,33 @@ def weighted_norms_answer(answer) -> bool:
     -------
     bool
     """
-    want = minilm.weighted_norms(NORM_EXERCISE_WEIGHTS[None, :], NORM_EXERCISE_VECTORS)[0]
+    want = minilm.weighted_norms(NORM_EXERCISE_WEIGHTS[None, :], NORM_EXERCISE_VECTORS)[
+        0
+    ]
     got = as_floats(answer, "your two lengths", shape=want.shape)
     if np.allclose(got, NORM_EXERCISE_WEIGHTS, atol=1e-9):
-        print("Not yet: these are the weights themselves; multiply each by the length "
-              "of its vector f(x).")
+        print(
+            "Not yet: these are the weights themselves; multiply each by the length "
+            "of its vector f(x)."
+        )
         return False
-    return check_close(got, want, name="your two lengths", slips=(
-        (np.linalg.norm(NORM_EXERCISE_VECTORS, axis=-1),
-         "these are the lengths of f(x) alone; multiply each by its weight."),
-    ))
+    return check_close(
+        got,
+        want,
+        name="your two lengths",
+        slips=(
+            (
+                np.linalg.norm(NORM_EXERCISE_VECTORS, axis=-1),
+                "these are the lengths of f(x) alone; multiply each by its weight.",
+            ),
+        ),
+    )
 
 
 def _as_index(value, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (numbers.Integral, np.integer)
+    ):
         raise WrongKind(f"{name} must be a whole number counted from 0; got {value!r}.")
     return int(value)
 
@@ -69,26 +91,43 @@ def strongest_head_answer(sentence: str, query: str, key: str, layer, head) -> b
     w = out.attention[:, :, out.index(query), out.index(key)]
     best = tuple(int(i) for i in np.unravel_index(int(np.argmax(w)), w.shape))
     if (layer, head) == best:
-        print(f"Correct: layer {layer}, head {head} gives '{key}' a weight of {w[layer, head]:.3f}.")
+        print(
+            f"Correct: layer {layer}, head {head} gives '{key}' a weight of "
+            f"{w[layer, head]:.3f}."
+        )
         return True
-    if (layer - 1, head - 1) == best or (layer - 1, head) == best or (layer, head - 1) == best:
-        print(f"Not yet: layer {layer}, head {head} is one past the strongest head. "
-              "Hint: attnlib counts layers and heads from 0, like numpy; if you counted from 1, "
-              "subtract 1.")
+    if (
+        (layer - 1, head - 1) == best
+        or (layer - 1, head) == best
+        or (layer, head - 1) == best
+    ):
+        print(
+            f"Not yet: layer {layer}, head {head} is one past the strongest head. "
+            "Hint: attnlib counts layers and heads from 0, like numpy; if "
+            "you counted from 1, "
+            "subtract 1."
+        )
     elif not (0 <= layer < minilm.NUM_LAYERS and 0 <= head < minilm.NUM_HEADS):
-        print(f"Not yet: layers run from 0 to {minilm.NUM_LAYERS - 1} and heads from 0 to "
-              f"{minilm.NUM_HEADS - 1}; got layer {layer}, head {head}.")
+        print(
+            f"Not yet: layers run from 0 to {minilm.NUM_LAYERS - 1} and heads "
+            "from 0 to "
+            f"{minilm.NUM_HEADS - 1}; got layer {layer}, head {head}."
+        )
     else:
-        print(f"Not yet: in layer {layer}, head {head} the weight from '{query}' to '{key}' is "
-              f"{w[layer, head]:.3f}; another head gives more. "
-              "Take np.argmax over the (6, 12) table of weights and unravel it.")
+        print(
+            f"Not yet: in layer {layer}, head {head} the weight from '{query}' "
+            f"to '{key}' is "
+            f"{w[layer, head]:.3f}; another head gives more. "
+            "Take np.argmax over the (6, 12) table of weights and unravel it."
+        )
     if show_answer():
         print(f"Expected: layer {best[0]}, head {best[1]} (weight {w[best]:.3f}).")
     return False
 
 
 def norm_share(out, layer: int, key: int) -> float:
-    """Reference: mean over heads and queries of ``||a_ij f(x_j)|| / sum_k ||a_ik f(x_k)||``, j = key.
+    """Reference: mean over heads and queries of ``||a_ij f(x_j)|| / sum_k ||a_ik
+       f(x_k)||``, j = key.
 
     Source: Kobayashi et al. (2020), section 3.
     """
@@ -108,18 +147,27 @@ def norm_share_function(fn) -> bool:
     last = len(out.tokens) - 1
     for layer, key in ((2, 0), (0, 2), (5, last), (3, 8)):
         want = norm_share(out, layer, key)
-        ok, got = try_reader(lambda: float(fn(out, layer, key)),
-                             label=f"norm_share(out, {layer}, {key})")
+        ok, got = try_reader(
+            lambda: float(fn(out, layer, key)), label=f"norm_share(out, {layer}, {key})"
+        )
         if not ok:
             return False
         if not abs(got - want) <= 1e-6:
             weight = float(out.attention[layer, :, :, key].mean())
-            hint = (" That is the weight share; use out.weighted_norms() instead."
-                    if abs(got - weight) <= 1e-6 else "")
+            hint = (
+                " That is the weight share; use out.weighted_norms() instead."
+                if abs(got - weight) <= 1e-6
+                else ""
+            )
             if not hint and abs(got - want * out.attention.shape[1]) <= 1e-5:
-                hint = " That is a sum over the 12 heads; the question asks for the mean."
-            print(f"Not yet: for layer {layer}, key {key} ('{out.tokens[key]}') your function "
-                  f"returned {got:.4f}.{hint}")
+                hint = (
+                    " That is a sum over the 12 heads; the question asks for the mean."
+                )
+            print(
+                f"Not yet: for layer {layer}, key {key} ('{out.tokens[key]}') your "
+                "function "
+                f"returned {got:.4f}.{hint}"
+            )
             if show_answer():
                 print(f"Expected: {want:.4f}.")
             return False

@@ -6,27 +6,36 @@
 * :func:`check_crossover`          the length below which self-attention costs less than a
                                    recurrent layer (Vaswani et al. 2017, table 1)
 
-Expected answers come from attnlib (:func:`attnlib.encoder_layer.encoder_layer`,
-:func:`attnlib.layer_norm.layer_norm`, :func:`attnlib.encoder_layer.init_encoder_layer`);
-source: Vaswani et al. (2017), sections 3.1-3.3 and 4.
+Expected answers come from attnlib (:func:`attnlib.layers.encoder_layer.encoder_layer`,
+:func:`attnlib.layers.layer_norm.layer_norm`,
+:func:`attnlib.layers.encoder_layer.init_encoder_layer`); source: Vaswani et al. (2017),
+sections 3.1-3.3 and 4.
 """
+
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
 
-from ..encoder_layer import encoder_layer, init_encoder_layer
-from ..layer_norm import layer_norm
-from . import Unanswered, check_close, check_labelled_cases, check_shape_dict, checker
+from attnlib.exercises import (
+    Unanswered,
+    check_close,
+    check_labelled_cases,
+    check_shape_dict,
+    checker,
+)
+from attnlib.layers.encoder_layer import encoder_layer, init_encoder_layer
+from attnlib.layers.layer_norm import layer_norm
 
 #: The names :func:`check_layer_shapes` expects, in the order of the computation.
 LAYER_SHAPE_NAMES = ("X", "Q_heads", "weights", "attended", "h", "ff_hidden", "output")
 
 
 @checker("a dict of shapes")
-def check_layer_shapes(answer, *, batch: int, length: int, d_model: int, num_heads: int,
-                       d_ff: int) -> bool:
+def check_layer_shapes(
+    answer, *, batch: int, length: int, d_model: int, num_heads: int, d_ff: int
+) -> bool:
     """Check the shapes along one encoder layer, computed with :func:`encoder_layer`.
 
     Parameters
@@ -45,37 +54,61 @@ def check_layer_shapes(answer, *, batch: int, length: int, d_model: int, num_hea
     ------
     TypeError if ``answer`` is not a dict (nor the placeholder).
     """
-    if answer is None:                # None as well as ... means "not answered yet"
+    if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
     params = init_encoder_layer(0, d_model, num_heads, d_ff)
     X = np.random.default_rng(1).normal(size=(batch, length, d_model))
     _, _, steps = encoder_layer(X, params, return_intermediates=True)
-    arrays = {"X": X, "Q_heads": steps["q"], **{k: steps[k] for k in LAYER_SHAPE_NAMES[2:]}}
+    arrays = {
+        "X": X,
+        "Q_heads": steps["q"],
+        **{k: steps[k] for k in LAYER_SHAPE_NAMES[2:]},
+    }
     expected = {name: tuple(arrays[name].shape) for name in LAYER_SHAPE_NAMES}
-    return check_shape_dict(answer, expected, what="check_layer_shapes",
-                            context=f"batch={batch}, length={length}, d_model={d_model}, "
-                                    f"num_heads={num_heads}, d_ff={d_ff}")
+    return check_shape_dict(
+        answer,
+        expected,
+        what="check_layer_shapes",
+        context=f"batch={batch}, length={length}, d_model={d_model}, "
+        f"num_heads={num_heads}, d_ff={d_ff}",
+    )
 
 
 def _norm_cases():
     rng = np.random.default_rng(3)
     return [
-        ("one row [1, 2, 3, 6], gain 1, bias 0", (np.array([[1.0, 2.0, 3.0, 6.0]]), np.ones(4),
-                                                   np.zeros(4), 1e-5),
-         "subtract the row's mean, divide by sqrt(variance + eps)."),
-        ("3 rows of 5, random gain and bias", (rng.normal(2, 3, size=(3, 5)), rng.normal(size=5),
-                                                rng.normal(size=5), 1e-5),
-         "normalise each row (each position) on its own, over its last axis."),
-        ("a batch (2, 4, 6)", (rng.normal(size=(2, 4, 6)), np.ones(6), np.zeros(6), 1e-5),
-         "the statistics are taken over the last axis only."),
-        ("a constant row", (np.full((1, 4), 7.0), np.ones(4), np.full(4, 0.5), 1e-5),
-         "with eps > 0 a constant row gives the bias, not NaN."),
+        (
+            "one row [1, 2, 3, 6], gain 1, bias 0",
+            (np.array([[1.0, 2.0, 3.0, 6.0]]), np.ones(4), np.zeros(4), 1e-5),
+            "subtract the row's mean, divide by sqrt(variance + eps).",
+        ),
+        (
+            "3 rows of 5, random gain and bias",
+            (
+                rng.normal(2, 3, size=(3, 5)),
+                rng.normal(size=5),
+                rng.normal(size=5),
+                1e-5,
+            ),
+            "normalise each row (each position) on its own, over its last axis.",
+        ),
+        (
+            "a batch (2, 4, 6)",
+            (rng.normal(size=(2, 4, 6)), np.ones(6), np.zeros(6), 1e-5),
+            "the statistics are taken over the last axis only.",
+        ),
+        (
+            "a constant row",
+            (np.full((1, 4), 7.0), np.ones(4), np.full(4, 0.5), 1e-5),
+            "with eps > 0 a constant row gives the bias, not NaN.",
+        ),
     ]
 
 
 @checker("your layer normalisation")
 def check_layer_norm(fn) -> bool:
-    """Compare the reader's ``fn(x, gain, bias, eps)`` with :func:`attnlib.layer_norm.layer_norm`.
+    """Compare the reader's ``fn(x, gain, bias, eps)`` with
+       :func:`attnlib.layers.layer_norm.layer_norm`.
 
     Returns
     -------
@@ -86,7 +119,10 @@ def check_layer_norm(fn) -> bool:
         raise TypeError(f"check_layer_norm expects a function; got {type(fn).__name__}")
     ok = check_labelled_cases(fn, layer_norm, _norm_cases(), name="your layer_norm")
     if ok:
-        print(f"Correct: your layer_norm matches attnlib on all {len(_norm_cases())} inputs.")
+        print(
+            f"Correct: your layer_norm matches attnlib on all {len(_norm_cases())} "
+            "inputs."
+        )
     return ok
 
 
@@ -102,22 +138,33 @@ def check_parameter_count(answer, *, d_model: int, d_ff: int) -> bool:
     Returns
     -------
     bool; the expected count is the total size of the arrays of
-    :func:`attnlib.encoder_layer.init_encoder_layer`.
+    :func:`attnlib.layers.encoder_layer.init_encoder_layer`.
     """
-    if answer is None:                # None as well as ... means "not answered yet"
+    if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
     p = init_encoder_layer(0, d_model, 1 if d_model % 2 else 2, d_ff)
-    count = sum(np.size(getattr(p.attn, f.name)) for f in dataclasses.fields(p.attn)
-                if isinstance(getattr(p.attn, f.name), np.ndarray))
-    count += sum(np.size(getattr(p, f.name)) for f in dataclasses.fields(p)
-                 if isinstance(getattr(p, f.name), np.ndarray))
+    count = sum(
+        np.size(getattr(p.attn, f.name))
+        for f in dataclasses.fields(p.attn)
+        if isinstance(getattr(p.attn, f.name), np.ndarray)
+    )
+    count += sum(
+        np.size(getattr(p, f.name))
+        for f in dataclasses.fields(p)
+        if isinstance(getattr(p, f.name), np.ndarray)
+    )
     ok = check_close(answer, count, name="your count", atol=0.5)
-    biases = 5 * d_model + d_ff             # b_Q, b_K, b_V, b_O, b_2 (d_model each) and b_1
+    biases = 5 * d_model + d_ff  # b_Q, b_K, b_V, b_O, b_2 (d_model each) and b_1
     if not ok and isinstance(answer, (int, np.integer)):
         if answer in (count - 4 * d_model, count - 4 * d_model - biases):
-            print("Hint: the two layer norms have a gain and a bias each, d_model numbers apiece.")
+            print(
+                "Hint: the two layer norms have a gain and a bias each, d_model "
+                "numbers apiece."
+            )
         if answer in (count - biases, count - 4 * d_model - biases):
-            print("Hint: every projection here has a bias vector as well as its matrix.")
+            print(
+                "Hint: every projection here has a bias vector as well as its matrix."
+            )
     return ok
 
 
@@ -134,10 +181,13 @@ def check_crossover(answer, *, d: int) -> bool:
     -------
     bool
     """
-    if answer is None:                # None as well as ... means "not answered yet"
+    if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
     ok = check_close(answer, d, name="your crossover length", atol=0.5)
     if ok:
-        print(f"Below {d} positions self-attention does less work per layer than a recurrent "
-              "layer; above it, more.")
+        print(
+            f"Below {d} positions self-attention does less work per layer than "
+            "a recurrent "
+            "layer; above it, more."
+        )
     return ok

@@ -4,17 +4,27 @@
 * :func:`check_score_gradient`       a softmax backward pass worked out by hand
 * :func:`check_softmax_jacobian`     the reader's own function for ``diag(p) - p p^T``
 
-Expected answers come from :mod:`attnlib.backward` (the softmax derivative) and from the
-model description in :mod:`attnlib.training`. Every checker takes ``show_answer=True`` to
-print the expected answer after the diagnosis (see :mod:`attnlib.exercises`).
+Expected answers come from :mod:`attnlib.core.backward` (the softmax derivative) and
+from the model description in :mod:`attnlib.models.context_classifier`. Every checker
+takes ``show_answer=True`` to print the expected answer after the diagnosis (see
+:mod:`attnlib.exercises`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..backward import softmax_backward
-from ..softmax import softmax
-from . import WrongKind, as_floats, check_close, checker, fmt, show_answer, try_reader
+from attnlib.core.backward import softmax_backward
+from attnlib.core.softmax import softmax
+from attnlib.exercises import (
+    WrongKind,
+    as_floats,
+    check_close,
+    checker,
+    fmt,
+    show_answer,
+    try_reader,
+)
 
 #: The quantities of the chapter's classifier and whether each is learned or computed.
 LEARNED_OR_COMPUTED = {
@@ -30,8 +40,13 @@ LEARNED_OR_COMPUTED = {
 }
 
 _WHY = {
-    "learned": "it is a parameter: training adjusts it, and it stays fixed while the model reads.",
-    "computed": "it is worked out afresh from the input each time; no training step stores it.",
+    "learned": (
+        "it is a parameter: training adjusts it, and it stays fixed while "
+        "the model reads."
+    ),
+    "computed": (
+        "it is worked out afresh from the input each time; no training step stores it."
+    ),
 }
 
 
@@ -53,7 +68,9 @@ def check_learned_or_computed(answers) -> bool:
     An answer that is not a dict gets a sentence saying what to give.
     """
     if not isinstance(answers, dict):
-        raise WrongKind(f"give a dict such as {{'W_Q': 'learned', ...}}; got a {type(answers).__name__}.")
+        raise WrongKind(
+            f"give a dict such as {{'W_Q': 'learned', ...}}; got a {type(answers).__name__}."
+        )
     missing = [k for k in LEARNED_OR_COMPUTED if k not in answers]
     if missing:
         print(f"Not yet: please sort every quantity; missing {missing}.")
@@ -62,18 +79,26 @@ def check_learned_or_computed(answers) -> bool:
     for name, want in LEARNED_OR_COMPUTED.items():
         got = str(answers[name]).strip().lower()
         if got not in ("learned", "computed"):
-            print(f"Not yet: the answer for {name!r} must be 'learned' or 'computed'; got {answers[name]!r}.")
+            print(
+                f"Not yet: the answer for {name!r} must be 'learned' or 'computed'; "
+                f"got {answers[name]!r}."
+            )
             return False
         if got != want:
             wrong.append(name)
     if wrong:
-        print(f"Not yet: {len(wrong)} of {len(LEARNED_OR_COMPUTED)} are sorted wrong: "
-              f"{', '.join(repr(w) for w in wrong)}. Ask of each: does training store it, or is "
-              "it worked out afresh from every input?")
+        print(
+            f"Not yet: {len(wrong)} of {len(LEARNED_OR_COMPUTED)} are sorted wrong: "
+            f"{', '.join(repr(w) for w in wrong)}. Ask of each: does training "
+            "store it, or is "
+            "it worked out afresh from every input?"
+        )
         if show_answer():
             for name in wrong:
-                print(f"Expected: {name!r} is {LEARNED_OR_COMPUTED[name]}: "
-                      f"{_WHY[LEARNED_OR_COMPUTED[name]]}")
+                print(
+                    f"Expected: {name!r} is {LEARNED_OR_COMPUTED[name]}: "
+                    f"{_WHY[LEARNED_OR_COMPUTED[name]]}"
+                )
         return False
     print(f"Correct: all {len(LEARNED_OR_COMPUTED)} quantities are sorted right.")
     return True
@@ -81,7 +106,8 @@ def check_learned_or_computed(answers) -> bool:
 
 @checker("your three score gradients")
 def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bool:
-    """Check ``dLoss/dscores`` worked out by hand from softmax weights and ``dLoss/dweights``.
+    """Check ``dLoss/dscores`` worked out by hand from softmax weights and
+       ``dLoss/dweights``.
 
     Parameters
     ----------
@@ -99,43 +125,81 @@ def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bo
     g = np.asarray(upstream, dtype=float)
     expected = softmax_backward(p, g)
     got = as_floats(answer, "your score gradient", shape=expected.shape)
-    hint = (f"your entries sum to {got.sum():.4f}; a softmax score gradient always sums to 0."
-            if abs(got.sum()) > 10 * atol else None)
-    return check_close(got, expected, name="your score gradient", atol=atol, hint=hint, slips=(
-        (g, "that is dLoss/dweights itself; multiply by the softmax Jacobian diag(p) - p p^T."),
-        (p * g, "you forgot to subtract <p, g> = sum(p * g) before multiplying by p."),
-    ))
+    hint = (
+        (
+            f"your entries sum to {got.sum():.4f}; a softmax score gradient "
+            "always sums to 0."
+        )
+        if abs(got.sum()) > 10 * atol
+        else None
+    )
+    return check_close(
+        got,
+        expected,
+        name="your score gradient",
+        atol=atol,
+        hint=hint,
+        slips=(
+            (
+                g,
+                (
+                    "that is dLoss/dweights itself; multiply by the softmax Jacobian "
+                    "diag(p) - p p^T."
+                ),
+            ),
+            (
+                p * g,
+                "you forgot to subtract <p, g> = sum(p * g) before multiplying by p.",
+            ),
+        ),
+    )
 
 
 def _reference_jacobian(p: np.ndarray) -> np.ndarray:
     """Column j of the Jacobian is the softmax backward pass of the unit vector e_j."""
-    return np.stack([softmax_backward(p, np.eye(len(p))[j]) for j in range(len(p))], axis=1)
+    return np.stack(
+        [softmax_backward(p, np.eye(len(p))[j]) for j in range(len(p))], axis=1
+    )
 
 
 @checker("your Jacobian function")
 def check_softmax_jacobian(fn) -> bool:
-    """Try the reader's ``fn(p)`` (returning the (L, L) softmax Jacobian) on several rows.
+    """Try the reader's ``fn(p)`` (returning the (L, L) softmax Jacobian) on several
+       rows.
 
-    The expected matrix is built from :func:`attnlib.backward.softmax_backward`, one column
-    per unit vector, so it does not reuse the formula the reader is asked to write.
+    The expected matrix is built from :func:`attnlib.core.backward.softmax_backward`,
+    one column per unit vector, so it does not reuse the formula the reader is asked to
+    write.
 
     Returns
     -------
     bool: True when ``fn`` matches on every test row within 1e-9.
     """
     if not callable(fn):
-        raise WrongKind(f"give your function itself (its name, without calling it); "
-                        f"got a {type(fn).__name__}.")
-    rows = [softmax(np.array([2.0, 1.0, 0.0])), softmax(np.array([2.0, 4.0, 1.0])),
-            np.array([1.0, 0.0]), softmax(np.array([0.3, -1.2, 2.5, 0.0]))]
+        raise WrongKind(
+            f"give your function itself (its name, without calling it); "
+            f"got a {type(fn).__name__}."
+        )
+    rows = [
+        softmax(np.array([2.0, 1.0, 0.0])),
+        softmax(np.array([2.0, 4.0, 1.0])),
+        np.array([1.0, 0.0]),
+        softmax(np.array([0.3, -1.2, 2.5, 0.0])),
+    ]
     for p in rows:
         want = _reference_jacobian(p)
-        ok, got = try_reader(lambda: np.asarray(fn(p.copy()), dtype=float), label="your function",
-                             where=f" for p = {np.round(p, 4).tolist()}")
+        ok, got = try_reader(
+            lambda: np.asarray(fn(p.copy()), dtype=float),
+            label="your function",
+            where=f" for p = {np.round(p, 4).tolist()}",
+        )
         if not ok:
             return False
         if got.shape != want.shape:
-            print(f"Not yet: for p of length {len(p)} the Jacobian has shape {want.shape}; yours has {got.shape}.")
+            print(
+                f"Not yet: for p of length {len(p)} the Jacobian has shape {want.shape}; "
+                f"yours has {got.shape}."
+            )
             return False
         if not np.allclose(got, want, atol=1e-9):
             hint = ""

@@ -5,26 +5,32 @@
 * :func:`check_padding_mask`  a key padding mask written out by hand
 
 Masks are boolean and ``True`` means "may attend", as everywhere in attnlib. Expected
-answers come from :mod:`attnlib.masks`; source: Vaswani et al. (2017), section 3.2.3.
-Every checker takes ``show_answer=True`` to print the expected answer after the diagnosis.
+answers come from :mod:`attnlib.core.masks`; source: Vaswani et al. (2017), section
+3.2.3. Every checker takes ``show_answer=True`` to print the expected answer after the
+diagnosis.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..masks import causal_mask, padding_mask
-from . import WrongKind, checker, fmt, show_answer, try_reader
+from attnlib.core.masks import causal_mask, padding_mask
+from attnlib.exercises import WrongKind, checker, fmt, show_answer, try_reader
 
 
 def _as_token_list(answer) -> list:
     if isinstance(answer, str):
-        raise WrongKind("give the tokens as a list of strings, e.g. ['The', 'bank'], "
-                        "not one string.")
+        raise WrongKind(
+            "give the tokens as a list of strings, e.g. ['The', 'bank'], "
+            "not one string."
+        )
     try:
         return [str(t) for t in answer]
     except TypeError:
-        raise WrongKind(f"give the tokens as a list of strings, e.g. ['The', 'bank']; "
-                        f"got {answer!r}.") from None
+        raise WrongKind(
+            f"give the tokens as a list of strings, e.g. ['The', 'bank']; "
+            f"got {answer!r}."
+        ) from None
 
 
 @checker("the list of tokens that '{query}' may attend")
@@ -55,7 +61,9 @@ def check_visible(answer, query, *, tokens, mask) -> bool:
     tokens = [str(t) for t in tokens]
     m = np.asarray(mask)
     if m.dtype != np.bool_:
-        raise TypeError(f"mask must be boolean (True = may attend); got dtype {m.dtype}")
+        raise TypeError(
+            f"mask must be boolean (True = may attend); got dtype {m.dtype}"
+        )
     if m.shape != (len(tokens), len(tokens)):
         raise ValueError(f"mask of shape {m.shape} does not match {len(tokens)} tokens")
     if isinstance(query, str):
@@ -76,14 +84,22 @@ def check_visible(answer, query, *, tokens, mask) -> bool:
     if forbidden:
         parts.append(f"it may not attend {forbidden}")
     if not parts:
-        parts.append(f"list the tokens in sentence order, with repeats: {len(expected)} tokens")
+        parts.append(
+            f"list the tokens in sentence order, with repeats: {len(expected)} tokens"
+        )
     print("Not yet: " + "; ".join(parts) + ".")
     if missing == [tokens[query]] and not forbidden:
-        print("Hint: a position may attend itself (the diagonal of the mask is allowed).")
-    if np.array_equal(m, np.tril(np.ones_like(m))) and \
-            got == [tokens[j] for j in range(len(tokens)) if j >= query]:
-        print("Hint: these are the tokens from the query onwards; under the causal mask a "
-              "query sees itself and the tokens before it.")
+        print(
+            "Hint: a position may attend itself (the diagonal of the mask is allowed)."
+        )
+    if np.array_equal(m, np.tril(np.ones_like(m))) and got == [
+        tokens[j] for j in range(len(tokens)) if j >= query
+    ]:
+        print(
+            "Hint: these are the tokens from the query onwards; under the "
+            "causal mask a "
+            "query sees itself and the tokens before it."
+        )
     if show_answer():
         print(f"Expected: {expected}.")
     return False
@@ -97,36 +113,53 @@ def _first_difference(got: np.ndarray, want: np.ndarray) -> str:
 
 @checker("your causal-mask function")
 def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
-    """Compare the reader's ``fn(n)`` with :func:`attnlib.causal_mask` for several ``n``.
+    """Compare the reader's ``fn(n)`` with :func:`attnlib.causal_mask` for several
+       ``n``.
 
-    ``fn(n)`` must return a boolean array of shape ``(n, n)`` with ``True`` where query ``i``
-    may attend key ``j`` (the key is not later than the query, the diagonal included).
+    ``fn(n)`` must return a boolean array of shape ``(n, n)`` with ``True`` where query
+    ``i`` may attend key ``j`` (the key is not later than the query, the diagonal
+    included).
 
     Returns
     -------
     bool, True when every size matches; otherwise the first wrong cell is described.
     """
     if not callable(fn):
-        raise WrongKind(f"check_causal_mask expects your function (its name, without calling "
-                        f"it); got a {type(fn).__name__}.")
+        raise WrongKind(
+            f"check_causal_mask expects your function (its name, without calling "
+            f"it); got a {type(fn).__name__}."
+        )
     for n in sizes:
         want = causal_mask(n)
-        ok, got = try_reader(lambda: np.asarray(fn(n)), label="your function", where=f" for n={n}")
+        ok, got = try_reader(
+            lambda: np.asarray(fn(n)), label="your function", where=f" for n={n}"
+        )
         if not ok:
             return False
         if got.shape != want.shape:
-            print(f"Not yet: for n={n} your mask has shape {got.shape}, expected {want.shape}.")
+            print(
+                f"Not yet: for n={n} your mask has shape {got.shape}, expected "
+                f"{want.shape}."
+            )
             return False
         if got.dtype != np.bool_:
-            print(f"Not yet: for n={n} your mask has dtype {got.dtype}; attnlib masks are boolean "
-                  "(True = may attend). Hint: compare positions, e.g. j <= i, or use astype(bool).")
+            print(
+                f"Not yet: for n={n} your mask has dtype {got.dtype}; attnlib masks "
+                "are boolean "
+                "(True = may attend). Hint: compare positions, e.g. j <= i, or "
+                "use astype(bool)."
+            )
             return False
         if not np.array_equal(got, want):
             hint = ""
             if np.array_equal(got, want.T):
-                hint = (" Hint: your mask is transposed (upper-triangular): it lets each query "
-                        "see the later keys. Rows are queries, columns are keys, and query i "
-                        "may attend key j when j <= i (np.tril, not np.triu).")
+                hint = (
+                    " Hint: your mask is transposed (upper-triangular): it lets each "
+                    "query "
+                    "see the later keys. Rows are queries, columns are keys, and query "
+                    "i "
+                    "may attend key j when j <= i (np.tril, not np.triu)."
+                )
             elif np.array_equal(got, want & ~np.eye(n, dtype=bool)):
                 hint = " Hint: a position may attend itself (the diagonal is allowed)."
             print(f"Not yet: for n={n}, {_first_difference(got, want)}.{hint}")
@@ -134,7 +167,10 @@ def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
             if show_answer():
                 print(fmt(want, "  Expected:        "))
             return False
-    print(f"Correct: your causal mask matches attnlib.causal_mask for n = {', '.join(map(str, sizes))}.")
+    print(
+        "Correct: your causal mask matches attnlib.causal_mask for n = "
+        f"{', '.join(map(str, sizes))}."
+    )
     return True
 
 
@@ -158,27 +194,42 @@ def check_padding_mask(answer, valid_lens, n_keys: int, *, side: str = "right") 
     if got.ndim == 3 and got.shape[1] == 1:
         got = got[:, 0, :]
     if got.shape != want.shape:
-        print(f"Not yet: your mask has shape {got.shape}, expected {want.shape} "
-              "(one row per sequence, one column per key).")
+        print(
+            f"Not yet: your mask has shape {got.shape}, expected {want.shape} "
+            "(one row per sequence, one column per key)."
+        )
         return False
     if got.dtype != np.bool_:
-        print(f"Not yet: your mask has dtype {got.dtype}; attnlib masks are boolean "
-              "(True = real token that may be attended).")
+        print(
+            f"Not yet: your mask has dtype {got.dtype}; attnlib masks are boolean "
+            "(True = real token that may be attended)."
+        )
         return False
     if not np.array_equal(got, want):
         b, j = (int(k) for k in np.argwhere(got != want)[0])
         what = "a real token" if want[b, j] else "padding"
         extra = ""
         other = "left" if side == "right" else "right"
-        if np.array_equal(got, padding_mask(np.asarray(valid_lens), n_keys, side=other)[:, 0, :]):
-            extra = f" Hint: that is {other} padding; here the padding sits on the {side}."
+        if np.array_equal(
+            got, padding_mask(np.asarray(valid_lens), n_keys, side=other)[:, 0, :]
+        ):
+            extra = (
+                f" Hint: that is {other} padding; here the padding sits on the {side}."
+            )
         elif np.array_equal(got, ~want):
-            extra = (" Hint: your mask is inverted: True marks a real token that may be "
-                     "attended, False the padding.")
-        print(f"Not yet: in sequence {b}, key {j} is {what}, so it should be "
-              f"{bool(want[b, j])}.{extra}")
+            extra = (
+                " Hint: your mask is inverted: True marks a real token that may be "
+                "attended, False the padding."
+            )
+        print(
+            f"Not yet: in sequence {b}, key {j} is {what}, so it should be "
+            f"{bool(want[b, j])}.{extra}"
+        )
         if show_answer():
             print(fmt(want, "Expected: "))
         return False
-    print(f"Correct: the padding mask for lengths {list(map(int, valid_lens))} ({side} padding).")
+    print(
+        f"Correct: the padding mask for lengths {list(map(int, valid_lens))} "
+        f"({side} padding)."
+    )
     return True

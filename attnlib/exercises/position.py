@@ -4,21 +4,28 @@
 * :func:`check_reordered_output`   which rows of the self-attention output a reordering gives
 * :func:`check_shift_matrix`       the reader's own ``shift_matrix(k, d_model)``
 
-Expected answers come from attnlib (:func:`attnlib.positional_encoding.sinusoidal_encoding`,
-:func:`attnlib.positional_encoding.sinusoidal_shift_matrix`, :func:`attnlib.attention`);
-source: Vaswani et al. (2017), section 3.5.
+Expected answers come from attnlib
+(:func:`attnlib.layers.positional_encoding.sinusoidal_encoding`,
+:func:`attnlib.layers.positional_encoding.sinusoidal_shift_matrix`,
+:func:`attnlib.attention`); source: Vaswani et al. (2017), section 3.5.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..attention import attention
-from ..positional_encoding import sinusoidal_encoding, sinusoidal_shift_matrix
-from . import Unanswered, check_close, check_labelled_cases, checker
+from attnlib.core.attention import attention
+from attnlib.exercises import Unanswered, check_close, check_labelled_cases, checker
+from attnlib.layers.positional_encoding import (
+    sinusoidal_encoding,
+    sinusoidal_shift_matrix,
+)
 
 
 @checker("your numbers for the entries {entries} (position, coordinate)")
-def check_encoding_entries(answer, entries, *, d_model: int = 4, atol: float = 1e-3) -> bool:
+def check_encoding_entries(
+    answer, entries, *, d_model: int = 4, atol: float = 1e-3
+) -> bool:
     """Check ``PE[p, i]`` for a list of ``(p, i)`` pairs, worked by hand.
 
     Parameters
@@ -32,7 +39,7 @@ def check_encoding_entries(answer, entries, *, d_model: int = 4, atol: float = 1
     bool, True when every value is within ``atol``. A wrong value is named; if sine and cosine
     look swapped, a hint says so.
     """
-    if answer is None:                # None as well as ... means "not answered yet"
+    if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
     positions = [p for p, _ in entries]
     pe = sinusoidal_encoding(max(positions) + 1, d_model)
@@ -42,17 +49,21 @@ def check_encoding_entries(answer, entries, *, d_model: int = 4, atol: float = 1
     if not ok and got.shape == expected.shape:
         swapped = np.array([pe[p, i ^ 1] for p, i in entries])
         if np.allclose(got, swapped, atol=atol):
-            print("Hint: even coordinates (0, 2, ...) hold the sine, odd ones the cosine.")
+            print(
+                "Hint: even coordinates (0, 2, ...) hold the sine, odd ones the cosine."
+            )
     return ok
 
 
 @checker("the list of row numbers")
 def check_reordered_output(answer, tokens, reordered) -> bool:
-    """Which rows of the original self-attention output give the output of a reordered sentence.
+    """Which rows of the original self-attention output give the output of a reordered
+       sentence.
 
-    Without position information, self-attention output row ``i`` of the reordered sentence
-    equals row ``answer[i]`` of the original's output. Any answer that maps each token to a row
-    with the same word is right (two copies of "the" have identical rows).
+    Without position information, self-attention output row ``i`` of the reordered
+    sentence equals row ``answer[i]`` of the original's output. Any answer that maps
+    each token to a row with the same word is right (two copies of "the" have identical
+    rows).
 
     Parameters
     ----------
@@ -71,35 +82,52 @@ def check_reordered_output(answer, tokens, reordered) -> bool:
     """
     if sorted(tokens) != sorted(reordered):
         raise ValueError(f"{reordered} is not a reordering of {tokens}")
-    if answer is None:                # None as well as ... means "not answered yet"
+    if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
     perm = np.asarray(answer)
     if perm.shape != (len(tokens),) or perm.dtype.kind not in "iu":
-        print(f"Not yet: give {len(tokens)} whole row numbers, one per token of the new order.")
+        print(
+            f"Not yet: give {len(tokens)} whole row numbers, one per token "
+            "of the new order."
+        )
         return False
     if perm.min() < 0 or perm.max() >= len(tokens):
         print(f"Not yet: row numbers go from 0 to {len(tokens) - 1}.")
         return False
     rng = np.random.default_rng(0)
     vocab = {w: rng.normal(size=8) for w in sorted(set(tokens))}
-    X = np.array([vocab[w] for w in tokens])                       # (L, 8)
+    X = np.array([vocab[w] for w in tokens])  # (L, 8)
     Y = np.array([vocab[w] for w in reordered])
     out, _ = attention(X, X, X)
     out_re, _ = attention(Y, Y, Y)
     if np.allclose(out_re, out[perm], atol=1e-12):
-        print("Correct: the reordered sentence's outputs are the original rows, reordered the "
-              "same way.")
+        print(
+            "Correct: the reordered sentence's outputs are the original rows, "
+            "reordered the "
+            "same way."
+        )
         return True
     bad = int(np.argmax(np.abs(out_re - out[perm]).max(axis=1)))
-    print(f"Not yet: row {bad} of the reordered output belongs to {reordered[bad]!r}, but your "
-          f"row {int(perm[bad])} of the original belongs to {tokens[int(perm[bad])]!r}.")
+    print(
+        f"Not yet: row {bad} of the reordered output belongs to {reordered[bad]!r}, "
+        "but your "
+        f"row {int(perm[bad])} of the original belongs to {tokens[int(perm[bad])]!r}."
+    )
     return False
 
 
 def _shift_cases():
     return [
-        ("k = 1, d_model = 2", (1, 2), "one pair: the block [[cos w, sin w], [-sin w, cos w]]."),
-        ("k = 3, d_model = 4", (3, 4), "the second pair turns more slowly: w_1 = 10000^(-2/4)."),
+        (
+            "k = 1, d_model = 2",
+            (1, 2),
+            "one pair: the block [[cos w, sin w], [-sin w, cos w]].",
+        ),
+        (
+            "k = 3, d_model = 4",
+            (3, 4),
+            "the second pair turns more slowly: w_1 = 10000^(-2/4).",
+        ),
         ("k = -2, d_model = 6", (-2, 6), "a negative offset turns the other way."),
         ("k = 0, d_model = 8", (0, 8), "offset 0 must give the identity."),
     ]
@@ -109,19 +137,26 @@ def _shift_cases():
 def check_shift_matrix(fn) -> bool:
     """Compare the reader's ``fn(k, d_model)`` with :func:`sinusoidal_shift_matrix`.
 
-    Also checks the defining property on the reader's matrix: ``fn(k, d) @ PE(p) = PE(p + k)``.
+    Also checks the defining property on the reader's matrix: ``fn(k, d) @ PE(p) = PE(p
+    + k)``.
 
     Returns
     -------
     bool, True when every case matches within 1e-9.
     """
     if not callable(fn):
-        raise TypeError(f"check_shift_matrix expects a function; got {type(fn).__name__}")
-    if not check_labelled_cases(fn, sinusoidal_shift_matrix, _shift_cases(),
-                                name="your shift matrix"):
+        raise TypeError(
+            f"check_shift_matrix expects a function; got {type(fn).__name__}"
+        )
+    if not check_labelled_cases(
+        fn, sinusoidal_shift_matrix, _shift_cases(), name="your shift matrix"
+    ):
         return False
     pe = sinusoidal_encoding(20, 8)
     R = np.asarray(fn(5, 8), dtype=float)
-    print("Correct: your matrix matches attnlib on all 4 cases, and it maps PE(p) to PE(p + 5): "
-          f"{bool(np.allclose(pe[:15] @ R.T, pe[5:], atol=1e-9))}.")
+    print(
+        "Correct: your matrix matches attnlib on all 4 cases, and it maps "
+        "PE(p) to PE(p + 5): "
+        f"{bool(np.allclose(pe[:15] @ R.T, pe[5:], atol=1e-9))}."
+    )
     return True

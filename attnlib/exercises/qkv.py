@@ -1,19 +1,29 @@
 """Checkers for the exercises of the chapter "Query, key and value".
 
-Each function prints a verdict and returns True or False; ``show_answer=True`` prints the
-expected answer after the diagnosis (see :mod:`attnlib.exercises`).
+Each function prints a verdict and returns True or False; ``show_answer=True`` prints
+the expected answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from . import WrongKind, as_floats, as_shape, check_close, check_function, checker, show_answer
-from ..attention import attention
+from attnlib.core.attention import attention
+from attnlib.exercises import (
+    WrongKind,
+    as_floats,
+    as_shape,
+    check_close,
+    check_function,
+    checker,
+    show_answer,
+)
 
 
 @checker("the five shapes, e.g. (5, 4)")
 def check_projection_shapes(answer, n: int, d: int, d_k: int, d_v: int) -> bool:
-    """Check the shapes of ``Q = X W_Q``, ``K = X W_K``, ``V = X W_V`` and of the output.
+    """Check the shapes of ``Q = X W_Q``, ``K = X W_K``, ``V = X W_V`` and of the
+       output.
 
     Parameters
     ----------
@@ -24,13 +34,22 @@ def check_projection_shapes(answer, n: int, d: int, d_k: int, d_v: int) -> bool:
     -------
     bool
 
-    An answer of the wrong kind (not a dict, a shape that is not a tuple) gets a sentence.
+    An answer of the wrong kind (not a dict, a shape that is not a tuple) gets a
+    sentence.
 
     Source: Vaswani et al. (2017), section 3.2.
     """
     if not isinstance(answer, dict):
-        raise WrongKind(f"give a dict such as {{'Q': (5, 4), ...}}; got a {type(answer).__name__}.")
-    expected = {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v), "scores": (n, n), "output": (n, d_v)}
+        raise WrongKind(
+            f"give a dict such as {{'Q': (5, 4), ...}}; got a {type(answer).__name__}."
+        )
+    expected = {
+        "Q": (n, d_k),
+        "K": (n, d_k),
+        "V": (n, d_v),
+        "scores": (n, n),
+        "output": (n, d_v),
+    }
     for name, shape in expected.items():
         if name not in answer:
             print(f"Not yet: give the shape of {name} too.")
@@ -67,10 +86,18 @@ def check_head_output(answer, query, keys, values) -> bool:
     out, _ = attention(q, keys, values)
     unscaled, _ = attention(q * np.sqrt(q.shape[-1]), keys, values)
     got = as_floats(answer, "your output", shape=out[0].shape)
-    return check_close(got, out[0], name="the head's output", slips=(
-        (unscaled[0], "the dot products were not scaled: divide each score by sqrt(d_k) "
-                      "before the softmax."),
-    ))
+    return check_close(
+        got,
+        out[0],
+        name="the head's output",
+        slips=(
+            (
+                unscaled[0],
+                "the dot products were not scaled: divide each score by sqrt(d_k) "
+                "before the softmax.",
+            ),
+        ),
+    )
 
 
 def _reference_head(X, W_Q, W_K, W_V):
@@ -87,15 +114,32 @@ def _unscaled_head(X, W_Q, W_K, W_V):
 
 @checker("your one_head function")
 def check_one_head(fn) -> bool:
-    """Check the reader's ``fn(X, W_Q, W_K, W_V) -> output`` (shape (n, d_v)) against attnlib.
+    """Check the reader's ``fn(X, W_Q, W_K, W_V) -> output`` (shape (n, d_v)) against
+       attnlib.
 
     The cases are seeded random inputs of several sizes, including ``d_v != d_k``.
     """
     rng = np.random.default_rng(3)
     cases = []
     for n, d, d_k, d_v in ((3, 2, 2, 2), (4, 5, 3, 2), (6, 4, 4, 7)):
-        cases.append((rng.normal(size=(n, d)), rng.normal(size=(d, d_k)),
-                      rng.normal(size=(d, d_k)), rng.normal(size=(d, d_v))))
-    return check_function(fn, _reference_head, cases, name=getattr(fn, "__name__", "your function"),
-                          slips=((_unscaled_head, "the scores are not scaled: divide Q K^T by "
-                                                  "sqrt(d_k) before the softmax."),))
+        cases.append(
+            (
+                rng.normal(size=(n, d)),
+                rng.normal(size=(d, d_k)),
+                rng.normal(size=(d, d_k)),
+                rng.normal(size=(d, d_v)),
+            )
+        )
+    return check_function(
+        fn,
+        _reference_head,
+        cases,
+        name=getattr(fn, "__name__", "your function"),
+        slips=(
+            (
+                _unscaled_head,
+                "the scores are not scaled: divide Q K^T by "
+                "sqrt(d_k) before the softmax.",
+            ),
+        ),
+    )

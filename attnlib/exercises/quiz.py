@@ -1,9 +1,9 @@
 """Self-check questions that a reader of the static website answers in the page.
 
-A chapter builds its questions with :func:`numeric` and :func:`choice`, computing every right
-answer with attnlib, and displays them with :func:`show`. :func:`show` hands them to
-``jupyterquiz`` (https://github.com/jmshea/jupyterquiz), which stores the questions and
-their JavaScript in the cell's output: the built website then checks answers in the
+A chapter builds its questions with :func:`numeric` and :func:`choice`, computing every
+right answer with attnlib, and displays them with :func:`show`. :func:`show` hands them
+to ``jupyterquiz`` (https://github.com/jmshea/jupyterquiz), which stores the questions
+and their JavaScript in the cell's output: the built website then checks answers in the
 browser, with no kernel and nothing loaded from the network. Feedback is immediate: a
 numeric answer within the tolerance is "Correct", a recognised slip gets its diagnosis,
 any other answer a hint; each option of a multiple-choice question carries its own
@@ -19,9 +19,10 @@ explanation. Three lines add a question to a chapter::
         ]),
     ])
 
-Tag the cell ``remove-input`` (the reader sees the questions, not the code that computes the
-answers) and ``quiz`` (the tests find it by this tag).
+Tag the cell ``remove-input`` (the reader sees the questions, not the code that computes
+the answers) and ``quiz`` (the tests find it by this tag).
 """
+
 from __future__ import annotations
 
 import math
@@ -29,7 +30,8 @@ import re
 
 import numpy as np
 
-#: Colours of right and wrong feedback (Okabe-Ito blue and vermillion: colour-blind safe).
+#: Colours of right and wrong feedback (Okabe-Ito blue and vermillion: colour-blind
+#: safe).
 COLORS = {
     "--jq-correct-color": "#0072B2",
     "--jq-incorrect-color": "#D55E00",
@@ -40,7 +42,9 @@ def _finite(x, what: str) -> float:
     try:
         value = float(x)
     except (TypeError, ValueError):
-        raise TypeError(f"{what} must be a real number; got {type(x).__name__}") from None
+        raise TypeError(
+            f"{what} must be a real number; got {type(x).__name__}"
+        ) from None
     if not math.isfinite(value):
         raise ValueError(f"{what} must be finite; got {value}")
     return value
@@ -50,8 +54,15 @@ def _number(x: float) -> str:
     return f"{x:.6g}"
 
 
-def numeric(question: str, answer, *, tolerance: float, slips=(), hint: str,
-            explanation: str = "") -> dict:
+def numeric(
+    question: str,
+    answer,
+    *,
+    tolerance: float,
+    slips=(),
+    hint: str,
+    explanation: str = "",
+) -> dict:
     """A question answered with one number, right within ``tolerance``.
 
     Parameters
@@ -82,8 +93,14 @@ def numeric(question: str, answer, *, tolerance: float, slips=(), hint: str,
     if not hint:
         raise ValueError("a numeric question needs a hint for wrong answers")
     right = [value - tol, value + tol * (1 + 1e-9)]
-    answers = [{"type": "range", "range": right, "correct": True,
-                "feedback": ("Correct. " + explanation).strip()}]
+    answers = [
+        {
+            "type": "range",
+            "range": right,
+            "correct": True,
+            "feedback": ("Correct. " + explanation).strip(),
+        }
+    ]
     for slip in slips:
         wrong, diagnosis = slip[0], slip[1]
         w = _finite(wrong, "slip value")
@@ -91,11 +108,20 @@ def numeric(question: str, answer, *, tolerance: float, slips=(), hint: str,
         lo, hi = w - half, w + half
         if lo < right[1] and right[0] < hi:
             raise ValueError(f"slip {w} overlaps the right answer {value} +- {tol}")
-        answers.append({"type": "range", "range": [lo, hi], "correct": False,
-                        "feedback": f"Not yet. {diagnosis}"})
+        answers.append(
+            {
+                "type": "range",
+                "range": [lo, hi],
+                "correct": False,
+                "feedback": f"Not yet. {diagnosis}",
+            }
+        )
     answers.append({"type": "default", "feedback": f"Not yet. {hint}"})
-    return {"question": f"{question} (Accepted within ±{_number(tol)}.)", "type": "numeric",
-            "answers": answers}
+    return {
+        "question": f"{question} (Accepted within ±{_number(tol)}.)",
+        "type": "numeric",
+        "answers": answers,
+    }
 
 
 def choice(question: str, options) -> dict:
@@ -126,8 +152,13 @@ def choice(question: str, options) -> dict:
         if not explanation:
             raise ValueError(f"option {text!r} has no explanation")
         prefix = "Correct. " if correct else "Not quite. "
-        answers.append({"answer": str(text), "correct": bool(correct),
-                        "feedback": prefix + explanation})
+        answers.append(
+            {
+                "answer": str(text),
+                "correct": bool(correct),
+                "feedback": prefix + explanation,
+            }
+        )
     return {"question": question, "type": "multiple_choice", "answers": answers}
 
 
@@ -136,10 +167,10 @@ def quiz_id(key: str) -> str:
     return "attnquiz_" + re.sub(r"\W", "_", key)
 
 
-#: Runs jupyterquiz's script once the page has loaded and MathJax (if the page has it) has
-#: started, so that jupyterquiz finds a complete MathJax 3, then makes the questions usable
-#: with the keyboard and a screen reader (see :data:`_ACCESSIBLE`) and typesets their maths at
-#: once (jupyterquiz itself waits half a second).
+#: Runs jupyterquiz's script once the page has loaded and MathJax (if the page has it)
+#: has started, so that jupyterquiz finds a complete MathJax 3, then makes the questions
+#: usable with the keyboard and a screen reader (see :data:`_ACCESSIBLE`) and typesets
+#: their maths at once (jupyterquiz itself waits half a second).
 _DEFER = """(function () {{
   function run() {{
 {script}
@@ -163,8 +194,8 @@ _DEFER = """(function () {{
 }})();
 """
 
-#: What jupyterquiz 2.9 leaves out for keyboard and screen-reader users (WCAG 2.1.1, 2.4.7,
-#: 1.3.1, 4.1.2, 4.1.3), added to the questions it has drawn in ``quiz``:
+#: What jupyterquiz 2.9 leaves out for keyboard and screen-reader users (WCAG 2.1.1,
+#: 2.4.7, 1.3.1, 4.1.2, 4.1.3), added to the questions it has drawn in ``quiz``:
 #:
 #: * a multiple-choice option is a ``<label>`` around a visually hidden radio button: only one
 #:   option of a question was a Tab stop, Enter did nothing and the focus was invisible. The
@@ -210,9 +241,10 @@ _ACCESSIBLE = """\
         });
       });"""
 
-#: Styles for what :data:`_ACCESSIBLE` adds: the option's button looks like the option around
-#: it, and the focused option or number box has a visible outline (WCAG 2.4.7): Okabe-Ito blue,
-#: 5.2:1 against white and above 3:1 against the dark theme, with a dark ring inside an option.
+#: Styles for what :data:`_ACCESSIBLE` adds: the option's button looks like the option
+#: around it, and the focused option or number box has a visible outline (WCAG 2.4.7):
+#: Okabe-Ito blue, 5.2:1 against white and above 3:1 against the dark theme, with a dark
+#: ring inside an option.
 _STYLE = """<style>
 #{quiz_id} .MCButton {{ padding: 0; align-items: stretch; }}
 #{quiz_id} .MCOption {{
@@ -228,13 +260,14 @@ _STYLE = """<style>
 
 
 def show(key: str, questions) -> None:
-    """Display ``questions`` with jupyterquiz, with a stable output for the same questions.
+    """Display ``questions`` with jupyterquiz, with a stable output for the same
+       questions.
 
     ``key`` names the quiz (e.g. ``"05-softmax"``); the quiz's HTML element gets the id
-    :func:`quiz_id` ``(key)`` instead of jupyterquiz's random one, so re-running the cell
-    stores the same output (nbval compares it). jupyterquiz's script is wrapped so that it
-    runs after the page has loaded and MathJax has started (see :data:`_DEFER`). Options are
-    shuffled in the browser each time the page is loaded.
+    :func:`quiz_id` ``(key)`` instead of jupyterquiz's random one, so re-running the
+    cell stores the same output (nbval compares it). jupyterquiz's script is wrapped so
+    that it runs after the page has loaded and MathJax has started (see :data:`_DEFER`).
+    Options are shuffled in the browser each time the page is loaded.
 
     Raises
     ------
@@ -248,19 +281,29 @@ def show(key: str, questions) -> None:
     if not questions:
         raise ValueError("a quiz needs at least one question")
     with capture_output(stdout=False, stderr=False) as captured:
-        display_quiz(questions, shuffle_answers=True, colors=dict(COLORS), max_width=760)
+        display_quiz(
+            questions, shuffle_answers=True, colors=dict(COLORS), max_width=760
+        )
     html = captured.outputs[0].data["text/html"]
     script = captured.outputs[1].data["application/javascript"]
     random_id = re.match(r'<div id="(\w+)"', html).group(1)
     new_id = quiz_id(key)
     html = html.replace(random_id, new_id)
     html = html.replace("<style>", _STYLE.format(quiz_id=new_id) + "<style>", 1)
-    script = _DEFER.format(script=script.replace(random_id, new_id), quiz_id=new_id,
-                           accessible=_ACCESSIBLE)
-    display({"text/html": html, "text/plain": f"Self-check questions ({len(questions)})"},
-            raw=True)
-    display({"application/javascript": script,
-             "text/plain": "(the script that checks the answers in the page)"}, raw=True)
+    script = _DEFER.format(
+        script=script.replace(random_id, new_id), quiz_id=new_id, accessible=_ACCESSIBLE
+    )
+    display(
+        {"text/html": html, "text/plain": f"Self-check questions ({len(questions)})"},
+        raw=True,
+    )
+    display(
+        {
+            "application/javascript": script,
+            "text/plain": "(the script that checks the answers in the page)",
+        },
+        raw=True,
+    )
 
 
 def rounded(x, decimals: int = 4) -> float:

@@ -3,24 +3,26 @@
 * :func:`check_pipeline_order`      the steps of one head, in order
 * :func:`check_attention_function`  the reader's whole head, with an optional causal mask
 
-Each function prints a verdict and returns True or False; ``show_answer=True`` prints the
-expected answer after the diagnosis (see :mod:`attnlib.exercises`).
+Each function prints a verdict and returns True or False; ``show_answer=True`` prints
+the expected answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from . import WrongKind, check_function, checker, show_answer
-from ..attention import attention
-from ..masks import causal_mask
-from ..softmax import softmax
+from attnlib.core.attention import attention
+from attnlib.core.masks import causal_mask
+from attnlib.core.softmax import softmax
+from attnlib.exercises import WrongKind, check_function, checker, show_answer
 
-#: The steps of one attention head, in the order the book uses (the reader puts a shuffled
-#: copy back in order).
+#: The steps of one attention head, in the order the book uses (the reader puts a
+#: shuffled copy back in order).
 PIPELINE_STEPS = ("project", "score", "scale", "mask", "softmax", "weighted sum")
 
-#: Every order a head may use: masking and scaling commute (scaling a blocked score leaves
-#: it blocked, and the mask selects entries whatever their size), so both are right.
+#: Every order a head may use: masking and scaling commute (scaling a blocked score
+#: leaves it blocked, and the mask selects entries whatever their size), so both are
+#: right.
 PIPELINE_ORDERS = (
     PIPELINE_STEPS,
     ("project", "score", "mask", "scale", "softmax", "weighted sum"),
@@ -29,7 +31,8 @@ PIPELINE_ORDERS = (
 
 @checker("the six steps in order, e.g. ['project', ...]")
 def check_pipeline_order(answer) -> bool:
-    """Check that ``answer`` lists :data:`PIPELINE_STEPS` in an order a head may apply them.
+    """Check that ``answer`` lists :data:`PIPELINE_STEPS` in an order a head may apply
+       them.
 
     Both orders of :data:`PIPELINE_ORDERS` are accepted: scaling and masking commute.
 
@@ -43,29 +46,44 @@ def check_pipeline_order(answer) -> bool:
     bool
     """
     if isinstance(answer, str) or not hasattr(answer, "__iter__"):
-        raise WrongKind("give the steps as a list of strings, e.g. ['project', 'score', ...].")
+        raise WrongKind(
+            "give the steps as a list of strings, e.g. ['project', 'score', ...]."
+        )
     got = tuple(str(s).strip().lower() for s in answer)
     if sorted(got) != sorted(PIPELINE_STEPS):
-        print(f"Not yet: use exactly these steps once each: {', '.join(sorted(PIPELINE_STEPS))}.")
+        print(
+            f"Not yet: use exactly these steps once each: {', '.join(sorted(PIPELINE_STEPS))}."
+        )
         return False
     if got == PIPELINE_STEPS:
         print("Correct: " + " -> ".join(got) + ".")
         return True
     if got in PIPELINE_ORDERS:
-        print("Correct: " + " -> ".join(got) + ". Masking and scaling commute (a blocked "
-              "score stays blocked whatever its scale), so this order gives the same weights; "
-              "the book scales first because that is the order of Figure 2 of the Transformer "
-              "paper (MatMul, Scale, Mask, SoftMax, MatMul).")
+        print(
+            "Correct: " + " -> ".join(got) + ". Masking and scaling commute (a blocked "
+            "score stays blocked whatever its scale), so this order gives "
+            "the same weights; "
+            "the book scales first because that is the order of Figure 2 of "
+            "the Transformer "
+            "paper (MatMul, Scale, Mask, SoftMax, MatMul)."
+        )
         return True
     if got.index("softmax") < got.index("mask"):
-        print("Not yet: the mask acts before the softmax. Masked after, the blocked positions "
-              "have already taken part of the total weight of one.")
+        print(
+            "Not yet: the mask acts before the softmax. Masked after, the "
+            "blocked positions "
+            "have already taken part of the total weight of one."
+        )
     elif got.index("softmax") > got.index("weighted sum"):
-        print("Not yet: the weighted sum needs the weights, which the softmax produces.")
+        print(
+            "Not yet: the weighted sum needs the weights, which the softmax produces."
+        )
     else:
         i = next(i for i, (g, w) in enumerate(zip(got, PIPELINE_STEPS)) if g != w)
-        print(f"Not yet: step {i + 1} ('{got[i]}') comes too "
-              f"{'early' if PIPELINE_STEPS.index(got[i]) > i else 'late'}.")
+        print(
+            f"Not yet: step {i + 1} ('{got[i]}') comes too "
+            f"{'early' if PIPELINE_STEPS.index(got[i]) > i else 'late'}."
+        )
     if show_answer():
         print("Expected: " + " -> ".join(PIPELINE_STEPS) + ".")
     return False
@@ -94,12 +112,21 @@ def _transposed_mask(Q, K, V, causal):
 
 #: Typical slips of a whole head and their diagnosis.
 ATTENTION_SLIPS = (
-    (_unscaled, "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax."),
-    (_mask_after_softmax, "you mask after the softmax: the blocked positions have already taken "
-                          "part of the weight, so the rows no longer sum to 1. Set blocked "
-                          "scores to -inf before the softmax."),
-    (_transposed_mask, "your causal mask is transposed (upper-triangular): query i may use keys "
-                       "0..i, so keep the lower triangle, np.tril."),
+    (
+        _unscaled,
+        "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax.",
+    ),
+    (
+        _mask_after_softmax,
+        "you mask after the softmax: the blocked positions have already taken "
+        "part of the weight, so the rows no longer sum to 1. Set blocked "
+        "scores to -inf before the softmax.",
+    ),
+    (
+        _transposed_mask,
+        "your causal mask is transposed (upper-triangular): query i may use keys "
+        "0..i, so keep the lower triangle, np.tril.",
+    ),
 )
 
 
@@ -108,20 +135,39 @@ def _cases():
     cases = []
     for n, d_k, d_v in ((3, 2, 2), (5, 4, 3), (7, 8, 8)):
         for causal in (False, True):
-            label = (f"Q, K of shape ({n}, {d_k}), V of shape ({n}, {d_v}), "
-                     f"{'causal mask' if causal else 'no mask'} (causal={causal})")
-            cases.append((label, (rng.normal(size=(n, d_k)), rng.normal(size=(n, d_k)),
-                                  rng.normal(size=(n, d_v)), causal), None))
+            label = (
+                f"Q, K of shape ({n}, {d_k}), V of shape ({n}, {d_v}), "
+                f"{'causal mask' if causal else 'no mask'} (causal={causal})"
+            )
+            cases.append(
+                (
+                    label,
+                    (
+                        rng.normal(size=(n, d_k)),
+                        rng.normal(size=(n, d_k)),
+                        rng.normal(size=(n, d_v)),
+                        causal,
+                    ),
+                    None,
+                )
+            )
     return cases
 
 
 @checker("your attention function")
 def check_attention_function(fn) -> bool:
-    """Check the reader's ``fn(Q, K, V, causal) -> output`` against :func:`attnlib.attention`.
+    """Check the reader's ``fn(Q, K, V, causal) -> output`` against
+       :func:`attnlib.attention`.
 
-    ``causal`` is a bool: when True, query ``i`` may only use keys ``0..i``. Cases are seeded
-    random inputs, with and without the causal mask, including ``d_v != d_k``. A failure names
-    the case (shapes, causal or not) and diagnoses :data:`ATTENTION_SLIPS`.
+    ``causal`` is a bool: when True, query ``i`` may only use keys ``0..i``. Cases are
+    seeded random inputs, with and without the causal mask, including ``d_v != d_k``. A
+    failure names the case (shapes, causal or not) and diagnoses
+    :data:`ATTENTION_SLIPS`.
     """
-    return check_function(fn, _reference, _cases(), name=getattr(fn, "__name__", "your function"),
-                          slips=ATTENTION_SLIPS)
+    return check_function(
+        fn,
+        _reference,
+        _cases(),
+        name=getattr(fn, "__name__", "your function"),
+        slips=ATTENTION_SLIPS,
+    )

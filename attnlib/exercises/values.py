@@ -7,13 +7,20 @@
 Every expected answer is computed with attnlib (:func:`attnlib.weighted_sum`,
 :func:`attnlib.attention`); source: Vaswani et al. (2017), section 3.2.1, equation (1).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..attention import attention as _attention
-from ..attention import weighted_sum as _weighted_sum
-from . import as_floats, check_close, check_labelled_cases, check_shape_dict, checker
+from attnlib.core.attention import attention as _attention
+from attnlib.core.attention import weighted_sum as _weighted_sum
+from attnlib.exercises import (
+    as_floats,
+    check_close,
+    check_labelled_cases,
+    check_shape_dict,
+    checker,
+)
 
 #: The names :func:`check_shapes` expects, in the order of the computation.
 SHAPE_NAMES = ("X", "W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "weights", "Z")
@@ -44,25 +51,51 @@ def check_output(answer, weights, values, *, atol: float = 1e-3) -> bool:
     expected = _weighted_sum(w[None, :], values)[0]
     got = as_floats(answer, "your output", shape=expected.shape)
     v = np.asarray(values, dtype=float)
-    return check_close(got, expected, name="your output", atol=atol, slips=(
-        (v.mean(axis=0), "that is the plain average of the values (a mean instead of a "
-                         "weighted sum); weight each value by its attention weight instead."),
-        (v.sum(axis=0), "that is the plain sum of the values; multiply each value by its "
-                        "weight before adding."),
-    ), hint="multiply each value vector by its weight, then add the vectors coordinate by "
-            "coordinate.")
+    return check_close(
+        got,
+        expected,
+        name="your output",
+        atol=atol,
+        slips=(
+            (
+                v.mean(axis=0),
+                "that is the plain average of the values (a mean instead of a "
+                "weighted sum); weight each value by its attention weight instead.",
+            ),
+            (
+                v.sum(axis=0),
+                "that is the plain sum of the values; multiply each value by its "
+                "weight before adding.",
+            ),
+        ),
+        hint="multiply each value vector by its weight, then add the vectors "
+        "coordinate by "
+        "coordinate.",
+    )
 
 
 def _expected_shapes(n: int, d: int, d_k: int, d_v: int) -> dict:
     """Shapes produced by really running the computation on arrays of the given sizes."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, d))
-    W = {"W_Q": rng.normal(size=(d, d_k)), "W_K": rng.normal(size=(d, d_k)),
-         "W_V": rng.normal(size=(d, d_v))}
+    W = {
+        "W_Q": rng.normal(size=(d, d_k)),
+        "W_K": rng.normal(size=(d, d_k)),
+        "W_V": rng.normal(size=(d, d_v)),
+    }
     Q, K, V = X @ W["W_Q"], X @ W["W_K"], X @ W["W_V"]
     Z, A = _attention(Q, K, V)
     scores = Q @ K.T
-    arrays = {"X": X, **W, "Q": Q, "K": K, "V": V, "scores": scores, "weights": A, "Z": Z}
+    arrays = {
+        "X": X,
+        **W,
+        "Q": Q,
+        "K": K,
+        "V": V,
+        "scores": scores,
+        "weights": A,
+        "Z": Z,
+    }
     return {name: tuple(arrays[name].shape) for name in SHAPE_NAMES}
 
 
@@ -83,28 +116,49 @@ def check_shapes(answer: dict, *, n: int, d: int, d_k: int, d_v: int) -> bool:
 
     A dict of the wrong kind gets a sentence (see :mod:`attnlib.exercises`).
     """
-    return check_shape_dict(answer, _expected_shapes(n, d, d_k, d_v), what="check_shapes",
-                            context=f"n={n}, d={d}, d_k={d_k}, d_v={d_v}")
+    return check_shape_dict(
+        answer,
+        _expected_shapes(n, d, d_k, d_v),
+        what="check_shapes",
+        context=f"n={n}, d={d}, d_k={d_k}, d_v={d_v}",
+    )
 
 
 def _attention_cases():
     rng = np.random.default_rng(1)
     return [
-        ("the bank query (one position)",
-         (np.array([[np.sqrt(2.0), 0.0]]), np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),
-          np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]))),
-        ("self-attention, n=4, d_k=3, d_v=2",
-         (rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 2)))),
-        ("cross-attention, 2 queries and 5 keys, d_v=3 differs from d_k=4",
-         (rng.normal(size=(2, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3)))),
-        ("large scores (every entry times 40)",
-         (40 * rng.normal(size=(3, 2)), 40 * rng.normal(size=(3, 2)), rng.normal(size=(3, 2)))),
+        (
+            "the bank query (one position)",
+            (
+                np.array([[np.sqrt(2.0), 0.0]]),
+                np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),
+                np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]),
+            ),
+        ),
+        (
+            "self-attention, n=4, d_k=3, d_v=2",
+            (rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 2))),
+        ),
+        (
+            "cross-attention, 2 queries and 5 keys, d_v=3 differs from d_k=4",
+            (rng.normal(size=(2, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3))),
+        ),
+        (
+            "large scores (every entry times 40)",
+            (
+                40 * rng.normal(size=(3, 2)),
+                40 * rng.normal(size=(3, 2)),
+                rng.normal(size=(3, 2)),
+            ),
+        ),
     ]
 
 
 _HINTS = {
-    "cross-attention, 2 queries and 5 keys, d_v=3 differs from d_k=4":
-        "the scores are Q @ K.T, of shape (L_q, L_k); normalise each row, then multiply by V.",
+    "cross-attention, 2 queries and 5 keys, d_v=3 differs from d_k=4": (
+        "the scores are Q @ K.T, of shape (L_q, L_k); normalise each row, "
+        "then multiply by V."
+    ),
     "large scores (every entry times 40)": "use a stable softmax (subtract each row's maximum).",
 }
 
@@ -121,10 +175,16 @@ def _softmax_over_queries(q, k, v):
 
 #: Typical slips of a home-made attention and their diagnosis.
 ATTENTION_SLIPS = (
-    (_unscaled, "the scores are not scaled: divide Q K^T by sqrt(d_k) = sqrt(Q.shape[-1]) "
-                "before the softmax."),
-    (_softmax_over_queries, "you normalise each column (over the queries); each query's row "
-                            "of scores must sum to 1: softmax along axis=-1."),
+    (
+        _unscaled,
+        "the scores are not scaled: divide Q K^T by sqrt(d_k) = sqrt(Q.shape[-1]) "
+        "before the softmax.",
+    ),
+    (
+        _softmax_over_queries,
+        "you normalise each column (over the queries); each query's row "
+        "of scores must sum to 1: softmax along axis=-1.",
+    ),
 )
 
 
@@ -132,22 +192,27 @@ ATTENTION_SLIPS = (
 def check_attention(fn) -> bool:
     """Compare the reader's ``fn(Q, K, V) -> output`` with :func:`attnlib.attention`.
 
-    ``fn`` returns the output ``softmax(Q K^T / sqrt(d_k)) V`` only (not the weights). The
-    inputs include a cross-attention case with ``L_q != L_k`` and ``d_v != d_k`` and a case
-    with large scores. Numpy's warnings are silenced while ``fn`` runs.
+    ``fn`` returns the output ``softmax(Q K^T / sqrt(d_k)) V`` only (not the weights).
+    The inputs include a cross-attention case with ``L_q != L_k`` and ``d_v != d_k`` and
+    a case with large scores. Numpy's warnings are silenced while ``fn`` runs.
 
     Returns
     -------
     bool, True when every case matches within 1e-6; otherwise the first failure is printed.
     """
+
     def reference(q, k, v):
         return _attention(q, k, v)[0]
 
     cases = _attention_cases()
     labelled = [(label, args, _HINTS.get(label)) for label, args in cases]
-    if not check_labelled_cases(fn, reference, labelled, name="your attention",
-                                slips=ATTENTION_SLIPS):
+    if not check_labelled_cases(
+        fn, reference, labelled, name="your attention", slips=ATTENTION_SLIPS
+    ):
         return False
-    print(f"Correct: your attention matches attnlib.attention on all {len(cases)} inputs, "
-          "including cross-attention and large scores.")
+    print(
+        f"Correct: your attention matches attnlib.attention on all {len(cases)} "
+        "inputs, "
+        "including cross-attention and large scores."
+    )
     return True

@@ -1,17 +1,18 @@
 """Checkers for the exercises of the chapter "Why attention".
 
-Each function prints a verdict and returns True or False; ``show_answer=True`` prints the
-expected answer after the diagnosis (see :mod:`attnlib.exercises`).
+Each function prints a verdict and returns True or False; ``show_answer=True`` prints
+the expected answer after the diagnosis (see :mod:`attnlib.exercises`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from . import WrongKind, as_floats, check_close, checker, show_answer
-from ..examples import BANK
+from attnlib.data.examples import BANK
+from attnlib.exercises import WrongKind, as_floats, check_close, checker, show_answer
 
-#: Situations for the exercise "self-attention or cross-attention?". In each, the queries
-#: come from the first sequence named and the keys and values from the second.
+#: Situations for the exercise "self-attention or cross-attention?". In each, the
+#: queries come from the first sequence named and the keys and values from the second.
 ATTENTION_KIND_CASES = {
     "a": ("the sentence being read", "the same sentence"),
     "b": ("the French words generated so far", "the encoded English source sentence"),
@@ -38,22 +39,33 @@ def check_uniform_mixture(answer, values=None) -> bool:
     v = np.asarray(BANK.values if values is None else values, dtype=float)
     if v.ndim != 2:
         raise ValueError(f"values must have shape (L, d_v); got {v.shape}")
-    expected = v.sum(axis=0) / v.shape[0]   # the plain average, written without attnlib
+    expected = v.sum(axis=0) / v.shape[0]  # the plain average, written without attnlib
     got = as_floats(answer, "the equal-weight mixture", shape=expected.shape)
-    return check_close(got, expected, name="the equal-weight mixture", slips=(
-        (v.sum(axis=0), "that is the sum of the value vectors; a mean divides the sum by the "
-                        f"number of positions ({v.shape[0]})."),
-    ))
+    return check_close(
+        got,
+        expected,
+        name="the equal-weight mixture",
+        slips=(
+            (
+                v.sum(axis=0),
+                "that is the sum of the value vectors; a mean divides the sum by the "
+                f"number of positions ({v.shape[0]}).",
+            ),
+        ),
+    )
 
 
 @checker("'self' or 'cross' for each case")
 def check_attention_kind(answers) -> bool:
-    """Check a dict mapping each case of :data:`ATTENTION_KIND_CASES` to "self" or "cross".
+    """Check a dict mapping each case of :data:`ATTENTION_KIND_CASES` to "self" or
+       "cross".
 
     An answer that is not a dict gets a sentence saying what to give.
     """
     if not isinstance(answers, dict):
-        raise WrongKind(f"give a dict such as {{'a': 'self', ...}}; got a {type(answers).__name__}.")
+        raise WrongKind(
+            f"give a dict such as {{'a': 'self', ...}}; got a {type(answers).__name__}."
+        )
     missing = sorted(set(_KINDS) - set(answers))
     if missing:
         print(f"Not yet: no answer for case(s) {', '.join(missing)}.")
@@ -61,16 +73,23 @@ def check_attention_kind(answers) -> bool:
     for case in sorted(_KINDS):
         given = str(answers[case]).strip().lower().replace("-attention", "")
         if given not in ("self", "cross"):
-            print(f"Not yet: case {case}: answer 'self' or 'cross', not {answers[case]!r}.")
+            print(
+                f"Not yet: case {case}: answer 'self' or 'cross', not {answers[case]!r}."
+            )
             return False
         if given != _KINDS[case]:
             q_from, kv_from = ATTENTION_KIND_CASES[case]
             same = _KINDS[case] == "self"
-            print(f"Not yet: case {case}: queries come from {q_from} and keys/values from "
-                  f"{kv_from}. Are these one sequence or two different sequences?")
+            print(
+                f"Not yet: case {case}: queries come from {q_from} and keys/values "
+                "from "
+                f"{kv_from}. Are these one sequence or two different sequences?"
+            )
             if show_answer():
-                print(f"Expected: case {case} is {_KINDS[case]}-attention "
-                      f"({'one sequence' if same else 'two different sequences'}).")
+                print(
+                    f"Expected: case {case} is {_KINDS[case]}-attention "
+                    f"({'one sequence' if same else 'two different sequences'})."
+                )
             return False
     print(f"Correct: all {len(_KINDS)} cases classified.")
     return True

@@ -1,13 +1,15 @@
 """Fixtures for the browser tests.
 
 The built website (``_build/html``, or the folder named by the environment variable
-``SITE_DIR``) is served by a local HTTP server on 127.0.0.1, and Debian's Chromium (never a
-browser downloaded by Playwright) visits every page with every request to another host
-blocked and recorded. Each page is visited once; the tests read the recorded observations.
+``SITE_DIR``) is served by a local HTTP server on 127.0.0.1, and Debian's Chromium
+(never a browser downloaded by Playwright) visits every page with every request to
+another host blocked and recorded. Each page is visited once; the tests read the
+recorded observations.
 
-Without a built site every test here is skipped: ``make test-browser`` (part of ``make test``)
-builds the site first.
+Without a built site every test here is skipped: ``make test-browser`` (part of ``make
+test``) builds the site first.
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,16 +21,27 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-
-from sitepages import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, PAGE_CHECKS, SCREENSHOTS, SITE
+from sitepages import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LOCAL_HOSTS,
+    PAGE_CHECKS,
+    SCREENSHOTS,
+    SITE,
+)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json",
-        ".svg": "image/svg+xml", ".woff": "font/woff", ".woff2": "font/woff2",
-        ".ttf": "font/ttf", ".eot": "application/vnd.ms-fontobject",
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".json": "application/json",
+        ".svg": "image/svg+xml",
+        ".woff": "font/woff",
+        ".woff2": "font/woff2",
+        ".ttf": "font/ttf",
+        ".eot": "application/vnd.ms-fontobject",
     }
 
     def log_message(self, format, *args):  # noqa: A002 - signature of the base class
@@ -39,7 +52,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def site_url():
     """The built site served on 127.0.0.1 at a free port, for the whole session."""
     if not (SITE / "index.html").is_file():
-        pytest.skip(f"no built site at {SITE}: run `make test-browser` (it builds first)")
+        pytest.skip(
+            f"no built site at {SITE}: run `make test-browser` (it builds first)"
+        )
     handler = functools.partial(_QuietHandler, directory=str(SITE))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -54,12 +69,16 @@ def browser():
     if not (SITE / "index.html").is_file():
         pytest.skip(f"no built site at {SITE}")
     if not Path(CHROMIUM).is_file():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: run `make chromium` "
-                    "(apt-get install chromium), or set CHROMIUM=/path/to/chromium")
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: run `make chromium` "
+            "(apt-get install chromium), or set CHROMIUM=/path/to/chromium"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
         yield browser
         browser.close()
 
@@ -67,15 +86,21 @@ def browser():
 @pytest.fixture(scope="session")
 def context(browser):
     """A browser context in which every request to a host other than 127.0.0.1 is aborted."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    ctx = browser.new_context(
+        viewport={"width": 1280, "height": 900}, service_workers="block"
+    )
     ctx.external_requests = []  # every blocked request, as (page url, request url)
 
     def route(route):
         url = route.request.url
         parsed = urlparse(url)
-        if parsed.scheme in ("http", "https", "ws", "wss") and parsed.hostname not in LOCAL_HOSTS:
-            ctx.external_requests.append((route.request.frame.url if route.request.frame else "",
-                                          url))
+        if (
+            parsed.scheme in ("http", "https", "ws", "wss")
+            and parsed.hostname not in LOCAL_HOSTS
+        ):
+            ctx.external_requests.append(
+                (route.request.frame.url if route.request.frame else "", url)
+            )
             route.abort("blockedbyclient")
         else:
             route.continue_()
@@ -114,50 +139,37 @@ async () => {
   const brokenImages = imgs.filter(img => !(img.complete && img.naturalWidth > 0))
                            .map(img => img.currentSrc || img.src);
 
-  // Text that should have become typeset math: text nodes outside code, scripts and MathJax.
-  const skip = "pre, code, script, style, textarea, mjx-container, .highlight, .thebe-config";
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  const texts = [];
-  while (walker.nextNode()) {
-    const node = walker.currentNode;
-    const parent = node.parentElement;
-    if (!parent || parent.closest(skip)) continue;
-    if (node.nodeValue.trim()) texts.push(node.nodeValue);
+  // Text that should have become typeset math: text nodes outside code, scripts and
+  MathJax. const skip = "pre, code, script, style, textarea, mjx-container, .highlight,
+  .thebe-config"; const walker = document.createTreeWalker(document.body,
+  NodeFilter.SHOW_TEXT); const texts = []; while (walker.nextNode()) { const node =
+  walker.currentNode; const parent = node.parentElement; if (!parent ||
+  parent.closest(skip)) continue; if (node.nodeValue.trim()) texts.push(node.nodeValue);
   }
 
-  const mathElements = Array.from(document.querySelectorAll(".math"));
-  return {
-    brokenImages,
-    nImages: imgs.length,
-    text: texts.join(" "),
-    nMath: mathElements.length,
-    untypesetMath: mathElements.filter(el => !el.querySelector("mjx-container"))
-                                .map(el => el.textContent.slice(0, 80)),
-    nMjx: document.querySelectorAll("mjx-container").length,
-    mathErrors: Array.from(document.querySelectorAll("mjx-merror"))
-                     .map(el => el.getAttribute("data-mjx-error") || el.textContent),
-    binderLinks: Array.from(document.querySelectorAll("a[href*='mybinder.org']"))
-                      .map(a => a.href),
-    thebeButtons: document.querySelectorAll(".btn-launch-thebe, .thebe-launch-button").length,
-    widgetViews: document.querySelectorAll(
-        'script[type="application/vnd.jupyter.widget-view+json"]').length,
-    widgetsDrawn: Array.from(document.querySelectorAll(
-        'script[type="application/vnd.jupyter.widget-view+json"]'))
-        .filter(view => view.parentElement.querySelector(".jupyter-widgets")).length,
-    // The theme's icons (<i class="fa-...">) are drawn by Font Awesome's web font, from the
-    // theme's style sheet: a glyph before each, in that font, with a width.
-    icons: Array.from(document.querySelectorAll("i[class*='fa-']"))
-      .filter(el => el.getClientRects().length > 0)
-      .map(el => {
-        const before = getComputedStyle(el, "::before");
-        return {classes: el.className, glyph: before.content,
-                font: before.fontFamily, width: el.getBoundingClientRect().width};
-      }),
-    fontawesomeScript: Array.from(document.scripts).some(s => /fontawesome/.test(s.src)),
-    solutions: Array.from(document.querySelectorAll(".solution")).map(el => ({
-      id: el.id, classes: el.className})),
-  };
-}
+  const mathElements = Array.from(document.querySelectorAll(".math")); return {
+  brokenImages, nImages: imgs.length, text: texts.join(" "), nMath: mathElements.length,
+  untypesetMath: mathElements.filter(el => !el.querySelector("mjx-container")) .map(el
+  => el.textContent.slice(0, 80)), nMjx:
+  document.querySelectorAll("mjx-container").length, mathErrors:
+  Array.from(document.querySelectorAll("mjx-merror")) .map(el =>
+  el.getAttribute("data-mjx-error") || el.textContent), binderLinks:
+  Array.from(document.querySelectorAll("a[href*='mybinder.org']")) .map(a => a.href),
+  thebeButtons: document.querySelectorAll(".btn-launch-thebe,
+  .thebe-launch-button").length, widgetViews: document.querySelectorAll(
+  'script[type="application/vnd.jupyter.widget-view+json"]').length, widgetsDrawn:
+  Array.from(document.querySelectorAll(
+  'script[type="application/vnd.jupyter.widget-view+json"]')) .filter(view =>
+  view.parentElement.querySelector(".jupyter-widgets")).length, // The theme's icons (<i
+  class="fa-...">) are drawn by Font Awesome's web font, from the // theme's style
+  sheet: a glyph before each, in that font, with a width. icons:
+  Array.from(document.querySelectorAll("i[class*='fa-']")) .filter(el =>
+  el.getClientRects().length > 0) .map(el => { const before = getComputedStyle(el,
+  "::before"); return {classes: el.className, glyph: before.content, font:
+  before.fontFamily, width: el.getBoundingClientRect().width}; }), fontawesomeScript:
+  Array.from(document.scripts).some(s => /fontawesome/.test(s.src)), solutions:
+  Array.from(document.querySelectorAll(".solution")).map(el => ({ id: el.id, classes:
+  el.className})), }; }
 """
 
 RAW_MATH_PATTERNS = [
@@ -170,13 +182,27 @@ RAW_MATH_PATTERNS = [
 def _visit(context, site_url: str, page_path: str) -> dict:
     page = context.new_page()
     seen = {"console_errors": [], "failed_requests": [], "bad_responses": []}
-    page.on("console", lambda msg: msg.type == "error" and seen["console_errors"].append(
-        f"{msg.text} ({msg.location.get('url', '')})"))
+    page.on(
+        "console",
+        lambda msg: (
+            msg.type == "error"
+            and seen["console_errors"].append(
+                f"{msg.text} ({msg.location.get('url', '')})"
+            )
+        ),
+    )
     page.on("pageerror", lambda exc: seen["console_errors"].append(f"uncaught: {exc}"))
-    page.on("requestfailed", lambda req: seen["failed_requests"].append(
-        f"{req.url}: {req.failure}"))
-    page.on("response", lambda resp: resp.status >= 400 and seen["bad_responses"].append(
-        f"{resp.status} {resp.url}"))
+    page.on(
+        "requestfailed",
+        lambda req: seen["failed_requests"].append(f"{req.url}: {req.failure}"),
+    )
+    page.on(
+        "response",
+        lambda resp: (
+            resp.status >= 400
+            and seen["bad_responses"].append(f"{resp.status} {resp.url}")
+        ),
+    )
     n_external_before = len(context.external_requests)
 
     page.goto(site_url + page_path, wait_until="load")
@@ -186,9 +212,12 @@ def _visit(context, site_url: str, page_path: str) -> dict:
         page.wait_for_load_state("load")
     has_mathjax = page.evaluate("() => !!(window.MathJax && window.MathJax.startup)")
     if has_mathjax:
-        page.wait_for_function("() => MathJax.startup.promise !== undefined", timeout=20000)
+        page.wait_for_function(
+            "() => MathJax.startup.promise !== undefined", timeout=20000
+        )
         page.evaluate("() => MathJax.startup.promise.then(() => true)")
-    # generous: on a busy 2-core machine a chapter's fonts and figures can take over 30 s
+    # generous: on a busy 2-core machine a chapter's fonts and figures can take over 30
+    # s
     page.wait_for_load_state("networkidle", timeout=90_000)
     if page.locator(f'script[type="{WIDGET_VIEW}"]').count():
         # widget state embedded in the page: give the widgets manager time to draw them
@@ -199,15 +228,18 @@ def _visit(context, site_url: str, page_path: str) -> dict:
     info = page.evaluate(_INSPECT_JS)
     info["has_mathjax"] = has_mathjax
     text = info.pop("text")
-    info["raw_math"] = sorted({m.group(0) for pat in RAW_MATH_PATTERNS
-                               for m in pat.finditer(text)})
+    info["raw_math"] = sorted(
+        {m.group(0) for pat in RAW_MATH_PATTERNS for m in pat.finditer(text)}
+    )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = SCREENSHOTS / (page_path[: -len(".html")].replace("/", "__") + ".png")
-    # The whole page with FULL_SCREENSHOTS=1 (for reviewing a build; slow on long chapters),
-    # else what a reader sees first.
+    # The whole page with FULL_SCREENSHOTS=1 (for reviewing a build; slow on long
+    # chapters), else what a reader sees first.
     page.screenshot(path=str(shot), full_page=os.environ.get("FULL_SCREENSHOTS") == "1")
     info["screenshot"] = shot
-    info["external_requests"] = [u for _, u in context.external_requests[n_external_before:]]
+    info["external_requests"] = [
+        u for _, u in context.external_requests[n_external_before:]
+    ]
     info.update({key: list(value) for key, value in seen.items()})
     for name, check in PAGE_CHECKS.items():  # e.g. test_a11y.py's audit
         info[name] = check(page)

@@ -4,16 +4,18 @@
 *Size*: the page's HTML (with its embedded widget state) plus the images it links with
 ``<img>``; scripts, styles and fonts are shared by every page of the site and cached.
 
-*Time to interactive*: from the start of the navigation until the explorer's controls and
-its first state are drawn, read in the page with ``performance.now()``. Also recorded: when
-the page's own HTML was parsed (``domContentLoadedEventEnd``), when the window's ``load``
-event ended, and how long the page then took to answer the keyboard: the first control is
-focused, one arrow key pressed, and the time until the drawing shows the new state.
+*Time to interactive*: from the start of the navigation until the explorer's controls
+and its first state are drawn, read in the page with ``performance.now()``. Also
+recorded: when the page's own HTML was parsed (``domContentLoadedEventEnd``), when the
+window's ``load`` event ended, and how long the page then took to answer the keyboard:
+the first control is focused, one arrow key pressed, and the time until the drawing
+shows the new state.
 
 Nothing here asserts a time: timings depend on the machine and its load (performance is
 measured in benchmarks, not asserted); the browser test prints and records them, the
 benchmark repeats them on a quiet machine.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,7 +26,8 @@ from pathlib import Path
 PAGE_BUDGET_BYTES = 3_000_000
 TTI_BUDGET_S = 2.0
 
-# The explorer is drawn: its first state is visible and the box around it holds its controls.
+# The explorer is drawn: its first state is visible and the box around it holds its
+# controls.
 EXPLORER_READY_JS = """() => {
   const state = Array.from(document.querySelectorAll('.explorer-state'))
     .find(el => el.getClientRects().length > 0);
@@ -47,7 +50,8 @@ _ARM_JS = """() => {
   document.addEventListener('keydown', () => { window.__explorerKeyAt = performance.now(); },
                             {capture: true, once: true});
 }"""
-# After it: seconds from the keydown until another state is visible (polled every frame).
+# After it: seconds from the keydown until another state is visible (polled every
+# frame).
 _CHANGED_JS = """() => {
   const now = Array.from(document.querySelectorAll('.explorer-state'))
     .find(el => el.getClientRects().length > 0);
@@ -72,16 +76,21 @@ def page_bytes(path: Path) -> int:
 
 def explorer_pages(site: Path) -> list[str]:
     """Every page of the built site that embeds a precomputed explorer."""
-    return sorted(p.relative_to(site).as_posix() for p in (site / "chapters").glob("*.html")
-                  if "explorer-state" in p.read_text(encoding="utf-8"))
+    return sorted(
+        p.relative_to(site).as_posix()
+        for p in (site / "chapters").glob("*.html")
+        if "explorer-state" in p.read_text(encoding="utf-8")
+    )
 
 
 def first_control_key(page) -> tuple:
     """The first control of the explorer (a locator) and the key that moves it forward."""
     box = page.locator(".explorer-state:visible").first.locator(
-        "xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
-    control = box.locator(":scope > .widget-hslider, :scope > .widget-dropdown, "
-                          ":scope > .widget-select").first
+        "xpath=ancestor::div[contains(@class,'widget-vbox')][1]"
+    )
+    control = box.locator(
+        ":scope > .widget-hslider, :scope > .widget-dropdown, :scope > .widget-select"
+    ).first
     kind = control.get_attribute("class") or ""
     if "widget-hslider" in kind:
         return control.locator(".noUi-handle"), "ArrowRight"
@@ -91,15 +100,19 @@ def first_control_key(page) -> tuple:
 def measure(page, url: str, *, respond: bool = True, timeout_ms: int = 60_000) -> dict:
     """Open ``url`` in ``page`` (a fresh Playwright tab) and time it (seconds).
 
-    Returns a dict with ``tti`` (the explorer drawn), ``dcl`` and ``load`` (the navigation's
-    DOMContentLoaded and load events, None if not reached by then) and, with ``respond``,
-    ``respond`` (a key press until the new state shows) and ``load`` read after that.
+    Returns a dict with ``tti`` (the explorer drawn), ``dcl`` and ``load`` (the
+    navigation's DOMContentLoaded and load events, None if not reached by then) and,
+    with ``respond``, ``respond`` (a key press until the new state shows) and ``load``
+    read after that.
     """
     page.goto(url, wait_until="commit")
-    # The time is read in the same animation frame that finds the explorer drawn (a later
-    # evaluate() would wait for whatever the page does next, e.g. typesetting).
-    ready_at = page.wait_for_function(f"() => ({EXPLORER_READY_JS})() && performance.now()",
-                                      timeout=timeout_ms, polling="raf").json_value()
+    # The time is read in the same animation frame that finds the explorer drawn (a
+    # later evaluate() would wait for whatever the page does next, e.g. typesetting).
+    ready_at = page.wait_for_function(
+        f"() => ({EXPLORER_READY_JS})() && performance.now()",
+        timeout=timeout_ms,
+        polling="raf",
+    ).json_value()
     result = {"tti": ready_at / 1000}
     result["dcl"] = page.evaluate(_NAVIGATION_JS)["dcl"] or None
     if respond:
@@ -107,8 +120,9 @@ def measure(page, url: str, *, respond: bool = True, timeout_ms: int = 60_000) -
         target.focus()
         page.evaluate(_ARM_JS)
         page.keyboard.press(key)
-        result["respond"] = page.wait_for_function(_CHANGED_JS, timeout=timeout_ms,
-                                                   polling="raf").json_value()
+        result["respond"] = page.wait_for_function(
+            _CHANGED_JS, timeout=timeout_ms, polling="raf"
+        ).json_value()
     page.wait_for_load_state("load")
     result["load"] = page.evaluate(_NAVIGATION_JS)["load"] or None
     return result

@@ -1,38 +1,43 @@
 """Accessibility of every page of the built site, in Chromium with the network blocked.
 
-* **axe-core** (pinned in package.json, copied by ``make assets`` to ``vendor/axe-core/`` and
-  served by the site itself) checks every page for the WCAG 2.0/2.1 level A and AA rules
-  (tags ``wcag2a``, ``wcag2aa``, ``wcag21a``, ``wcag21aa``): zero violations, first as the page
-  loads and again with every collapsed block (solutions, dropdowns) opened.
-* **Alt text**: every image and every ``svg`` with ``role="img"`` in the article has a text
-  alternative that describes it: a sentence of several words, not a file name, not a generic
-  word such as "image" or "png".
-* **Headings**: each page has one ``h1``, first, and no level is skipped on the way down.
-* **Keyboard**: every control in the article (buttons, toggles, widgets' sliders, dropdowns,
-  text fields, anything with a click handler or an interactive ARIA role, whoever added it)
-  is reached with the Tab key from just before it, and each one does something when
-  operated with the keyboard alone (Enter, Space or the arrow keys): the page changes.
-The pages are found by iterating over ``_build/html``, so new chapters are covered.
+* **axe-core** (pinned in package.json, copied by ``make assets`` to
+  ``vendor/axe-core/`` and served by the site itself) checks every page for the WCAG
+  2.0/2.1 level A and AA rules (tags ``wcag2a``, ``wcag2aa``, ``wcag21a``,
+  ``wcag21aa``): zero violations, first as the page loads and again with every collapsed
+  block (solutions, dropdowns) opened.
+* **Alt text**: every image and every ``svg`` with ``role="img"`` in the article has a
+  text alternative that describes it: a sentence of several words, not a file name, not
+  a generic word such as "image" or "png".
+* **Headings**: each page has one ``h1``, first, and no level is skipped on the way
+  down.
+* **Keyboard**: every control in the article (buttons, toggles, widgets' sliders,
+  dropdowns, text fields, anything with a click handler or an interactive ARIA role,
+  whoever added it) is reached with the Tab key from just before it, and each one does
+  something when operated with the keyboard alone (Enter, Space or the arrow keys): the
+  page changes. The pages are found by iterating over ``_build/html``, so new chapters
+  are covered.
 """
+
 from __future__ import annotations
 
 import re
 
 import pytest
-
 from sitepages import PAGE_CHECKS, SITE, site_pages
 
 PAGES = site_pages()
 if not PAGES:
-    pytest.skip(f"no built site at {SITE}: run `make test-browser` (it builds first)",
-                allow_module_level=True)
+    pytest.skip(
+        f"no built site at {SITE}: run `make test-browser` (it builds first)",
+        allow_module_level=True,
+    )
 
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 # the page's own content, without the theme's header and sidebars (checked by axe-core)
 ARTICLE = ["article.bd-article", ".bd-search-container", "main", "body"]
 
-# axe-core from the site itself. An AMD or CommonJS loader on a page would capture axe's UMD
-# wrapper, so the source runs with `define`, `module` and `exports` hidden.
+# axe-core from the site itself. An AMD or CommonJS loader on a page would capture axe's
+# UMD wrapper, so the source runs with `define`, `module` and `exports` hidden.
 _LOAD_AXE_JS = """async () => {
   if (window.axe) return axe.version;
   const url = new URL(document.documentElement.dataset.content_root
@@ -67,7 +72,9 @@ def _open(context, site_url: str, page_path: str):
     tab.goto(site_url + page_path, wait_until="load")
     tab.wait_for_load_state("networkidle")
     if tab.evaluate("() => !!(window.MathJax && window.MathJax.startup)"):
-        tab.wait_for_function("() => MathJax.startup.promise !== undefined", timeout=20000)
+        tab.wait_for_function(
+            "() => MathJax.startup.promise !== undefined", timeout=20000
+        )
         tab.evaluate("() => MathJax.startup.promise.then(() => true)")
     if tab.locator('script[type="application/vnd.jupyter.widget-view+json"]').count():
         tab.wait_for_function(_WIDGETS_DRAWN_JS, timeout=20000)
@@ -80,8 +87,11 @@ def _axe(tab, include=None) -> dict:
 
 
 def _report(violations: list[dict]) -> str:
-    return "\n".join(f"  {v['id']} ({v['impact']}): {v['help']}\n      "
-                     + "\n      ".join(v["nodes"]) for v in violations)
+    return "\n".join(
+        f"  {v['id']} ({v['impact']}): {v['help']}\n      "
+        + "\n      ".join(v["nodes"])
+        for v in violations
+    )
 
 
 # ----------------------------------------------------------------------------- axe-core
@@ -116,9 +126,12 @@ def test_axe_finds_a_violation(context, site_url):
 # ----------------------------------------------------------------------------- alt text
 _GENERIC_ALT = re.compile(
     r"^(image|img|figure|fig\.?|plot|chart|graph|picture|output|png|svg|untitled|"
-    r"figure \d+|image \d+|output_\w+)$", re.I)
-_FILE_LIKE = re.compile(r"(\.(png|jpe?g|svg|gif|webp)\b|^[\w./-]*_images/|^[\w-]+\.\w{2,4}$)",
-                        re.I)
+    r"figure \d+|image \d+|output_\w+)$",
+    re.I,
+)
+_FILE_LIKE = re.compile(
+    r"(\.(png|jpe?g|svg|gif|webp)\b|^[\w./-]*_images/|^[\w-]+\.\w{2,4}$)", re.I
+)
 
 _IMAGES_JS = """(article) => {
   const root = article.map(s => document.querySelector(s)).find(Boolean);
@@ -157,11 +170,18 @@ def alt_text_problem(alt: str | None) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("alt, problem", [
-    (None, "no alt"), ("", "empty"), ("../_images/3f2a.png", "file name"),
-    ("figure", "generic"), ("Image", "generic"), ("a plot", "too short"),
-    ("Bar chart of three weights: fisherman 0.665, net 0.245, bank 0.090.", None),
-])
+@pytest.mark.parametrize(
+    "alt, problem",
+    [
+        (None, "no alt"),
+        ("", "empty"),
+        ("../_images/3f2a.png", "file name"),
+        ("figure", "generic"),
+        ("Image", "generic"),
+        ("a plot", "too short"),
+        ("Bar chart of three weights: fisherman 0.665, net 0.245, bank 0.090.", None),
+    ],
+)
 def test_alt_text_rule(alt, problem):
     found = alt_text_problem(alt)
     assert (found is None) == (problem is None), found
@@ -172,8 +192,11 @@ def test_alt_text_rule(alt, problem):
 @pytest.mark.parametrize("page", PAGES)
 def test_every_image_has_descriptive_alt_text(audit, page):
     images = audit(page)["images"]
-    problems = [f"{img['src']}: {alt_text_problem(img['alt'])}" for img in images
-                if not img["decorative"] and alt_text_problem(img["alt"])]
+    problems = [
+        f"{img['src']}: {alt_text_problem(img['alt'])}"
+        for img in images
+        if not img["decorative"] and alt_text_problem(img["alt"])
+    ]
     assert problems == [], f"{page}:\n  " + "\n  ".join(problems)
 
 
@@ -198,8 +221,10 @@ def heading_problems(headings: list[dict]) -> list[str]:
         problems.append(f"the first heading is h{levels[0]}, not h1")
     for before, after in zip(headings, headings[1:]):
         if after["level"] > before["level"] + 1:
-            problems.append(f"h{before['level']} {before['text']!r} is followed by "
-                            f"h{after['level']} {after['text']!r} (a level skipped)")
+            problems.append(
+                f"h{before['level']} {before['text']!r} is followed by "
+                f"h{after['level']} {after['text']!r} (a level skipped)"
+            )
     return problems
 
 
@@ -218,9 +243,10 @@ def test_headings_in_order(audit, page):
 
 
 # ----------------------------------------------------------------------------- keyboard
-# Everything in the article that a reader can operate, however it was made: native controls,
-# interactive ARIA roles, contenteditable fields, inline click handlers, and elements that look
-# clickable (cursor: pointer) without containing or being inside a native control or a link.
+# Everything in the article that a reader can operate, however it was made: native
+# controls, interactive ARIA roles, contenteditable fields, inline click handlers, and
+# elements that look clickable (cursor: pointer) without containing or being inside a
+# native control or a link.
 _CONTROLS_JS = """(article) => {
   const root = article.map(s => document.querySelector(s)).find(Boolean);
   const native = "button, input:not([type=hidden]), select, textarea, summary, "
@@ -267,12 +293,12 @@ _CONTROLS_JS = """(article) => {
   return controls;
 }"""
 
-# Everything that operating a control may change, anywhere on the page (a toggle may open a
-# sidebar, a slider may redraw a figure elsewhere): a MutationObserver on the whole document
-# counts added or removed nodes, changed text and attributes that get a different value, and
-# the fields' values are compared. `_ARM_JS` focuses the control (false if it is hidden) and
-# starts counting; `_CHANGED_JS` waits up to `timeout` ms for a change and returns as soon as
-# it sees one.
+# Everything that operating a control may change, anywhere on the page (a toggle may
+# open a sidebar, a slider may redraw a figure elsewhere): a MutationObserver on the
+# whole document counts added or removed nodes, changed text and attributes that get a
+# different value, and the fields' values are compared. `_ARM_JS` focuses the control
+# (false if it is hidden) and starts counting; `_CHANGED_JS` waits up to `timeout` ms
+# for a change and returns as soon as it sees one.
 _ARM_JS = """(index) => {
   const fields = () => Array.from(document.querySelectorAll("input, select, textarea"))
     .map(i => i.value + "|" + i.checked).join(";");
@@ -312,11 +338,11 @@ _CHANGED_JS = """async (timeout) => {
   }
 }"""
 
-# Tab is pressed from just before each control: a focus point (a span with tabindex -1) is put
-# in front of the control, or of its parent if a span there cannot take focus (the control is
-# a <summary>, say), focused and removed again; the browser then moves on from where it was.
-# One to a few presses per control, where walking through the article would press Tab once
-# for every link and formula on the page.
+# Tab is pressed from just before each control: a focus point (a span with tabindex -1)
+# is put in front of the control, or of its parent if a span there cannot take focus
+# (the control is a <summary>, say), focused and removed again; the browser then moves
+# on from where it was. One to a few presses per control, where walking through the
+# article would press Tab once for every link and formula on the page.
 _TAB_FROM_JS = """(index) => {
   const el = document.querySelector(`[data-kbd-control="${index}"]`);
   if (!window.kbdFocused) {
@@ -355,17 +381,23 @@ def _tab_through(tab, controls: list[dict]) -> list[str]:
     return missed
 
 
-_KEYS = {"press": ["Enter"], "tick": ["Space"], "choose": ["ArrowDown", "ArrowUp"],
-         "slide": ["ArrowRight", "ArrowLeft", "ArrowUp"], "type": ["1"]}
-# How long a key may take to show its effect (a widget redraws through its model, a block
-# opens after a transition): waited for only when nothing has changed yet.
+_KEYS = {
+    "press": ["Enter"],
+    "tick": ["Space"],
+    "choose": ["ArrowDown", "ArrowUp"],
+    "slide": ["ArrowRight", "ArrowLeft", "ArrowUp"],
+    "type": ["1"],
+}
+# How long a key may take to show its effect (a widget redraws through its model, a
+# block opens after a transition): waited for only when nothing has changed yet.
 CHANGE_TIMEOUT_MS = 400
 
 
 def _operate(tab, controls: list[dict]) -> list[str]:
     """The controls that, focused and given their keys, change nothing on the page."""
     inert = []
-    # A chosen radio button is operated last: by then another of its group has been chosen.
+    # A chosen radio button is operated last: by then another of its group has been
+    # chosen.
     for control in sorted(controls, key=lambda c: c.get("chosen", False)):
         if not tab.evaluate(_ARM_JS, control["index"]):  # hidden by an earlier control
             continue
@@ -376,8 +408,10 @@ def _operate(tab, controls: list[dict]) -> list[str]:
                 changed = True
                 break
         if not changed:
-            inert.append(f"{control['kind']} ({', '.join(_KEYS[control['kind']])}): "
-                         f"{control['html']}")
+            inert.append(
+                f"{control['kind']} ({', '.join(_KEYS[control['kind']])}): "
+                f"{control['html']}"
+            )
     return inert
 
 
@@ -385,28 +419,34 @@ def _operate(tab, controls: list[dict]) -> list[str]:
 def test_controls_reached_with_tab(audit, page):
     """Pressing Tab from just before each control of the article focuses it."""
     missed = audit(page)["not_reached"]
-    assert missed == [], f"{page}: controls never focused with Tab:\n  " + "\n  ".join(missed)
+    assert missed == [], f"{page}: controls never focused with Tab:\n  " + "\n  ".join(
+        missed
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_controls_operable_with_keyboard(audit, page):
     """Each control, focused and given its keys, changes the part of the page it belongs to."""
     inert = audit(page)["inert"]
-    assert inert == [], (f"{page}: controls that did nothing from the keyboard:\n  "
-                         + "\n  ".join(inert))
+    assert inert == [], (
+        f"{page}: controls that did nothing from the keyboard:\n  " + "\n  ".join(inert)
+    )
 
 
-# ----------------------------------------------------------------------------- one visit
+# ----------------------------------------------------------------------------- one
+# visit
 def _audit(tab) -> dict:
-    found = {"axe": _axe(tab),
-             "images": tab.evaluate(_IMAGES_JS, ARTICLE),
-             "headings": tab.evaluate(_HEADINGS_JS, ARTICLE)}
+    found = {
+        "axe": _axe(tab),
+        "images": tab.evaluate(_IMAGES_JS, ARTICLE),
+        "headings": tab.evaluate(_HEADINGS_JS, ARTICLE),
+    }
     controls = tab.evaluate(_CONTROLS_JS, ARTICLE)
     found["controls"] = controls
     found["not_reached"] = _tab_through(tab, controls)
     found["inert"] = _operate(tab, controls)
-    # open whatever is still collapsed (operating the controls toggled some of them), and
-    # check what that showed
+    # open whatever is still collapsed (operating the controls toggled some of them),
+    # and check what that showed
     opened = tab.evaluate("""() => {
         document.querySelectorAll(".toggle-hidden > .admonition-title .toggle-button, "
                                   + "button.toggle-button.toggle-button-hidden")
@@ -439,7 +479,8 @@ def test_keyboard_check_finds_a_mouse_only_control(context, site_url):
     first is chosen when the page loads."""
     tab = _open(context, site_url, PAGES[0])
     try:
-        tab.evaluate("""(article) => {
+        tab.evaluate(
+            """(article) => {
             const root = article.map(s => document.querySelector(s)).find(Boolean);
             const box = document.createElement("section");
             const div = document.createElement("div");
@@ -458,13 +499,21 @@ def test_keyboard_check_finds_a_mouse_only_control(context, site_url):
                 other => { other.checked = other === radio; })));
             box.append(div, button, ...radios);
             root.prepend(box);
-        }""", ARTICLE)
-        controls = [c for c in tab.evaluate(_CONTROLS_JS, ARTICLE)
-                    if re.search(r'id="(mouse-only|real-button)"|aria-label="(causal|padding)"',
-                                 c["html"])]
+        }""",
+            ARTICLE,
+        )
+        controls = [
+            c
+            for c in tab.evaluate(_CONTROLS_JS, ARTICLE)
+            if re.search(
+                r'id="(mouse-only|real-button)"|aria-label="(causal|padding)"',
+                c["html"],
+            )
+        ]
         assert len(controls) == 4
         assert [html for html in _tab_through(tab, controls)] == [
-            c["html"] for c in controls if "mouse-only" in c["html"]]
+            c["html"] for c in controls if "mouse-only" in c["html"]
+        ]
         inert = _operate(tab, controls)
         assert len(inert) == 1 and "mouse-only" in inert[0]
     finally:

@@ -1,24 +1,26 @@
 """Every explorer of chapters 3-11 works on the built website: no kernel, no network.
 
-For each chapter page (Chromium, every request to another host blocked) the test moves every
-control of the explorer to at least two positions, once with the mouse and once with the
-keyboard (Tab into the control, arrow keys), and checks that
+For each chapter page (Chromium, every request to another host blocked) the test moves
+every control of the explorer to at least two positions, once with the mouse and once
+with the keyboard (Tab into the control, arrow keys), and checks that
 
-* the readout shows the numbers for that state, computed here independently (hand formulas,
-  or attnlib's model run directly rather than through the explorer), and
+* the readout shows the numbers for that state, computed here independently (hand
+  formulas, or attnlib's model run directly rather than through the explorer), and
 * the drawing changed.
 
-It also measures and prints each page's size (HTML plus images; asserted within the budget of
-3 MB) and its time to interactive (from navigation start until the explorer's controls and
-first state are drawn), and writes both to ``_build/explorer_timings.csv`` with the machine's
-load average. The time is not asserted: it depends on the machine and its load (performance is
-measured in benchmarks, not asserted as timings); ``make bench-pages`` times every page
-several times and compares the best and the median with the budget of 2 s.
+It also measures and prints each page's size (HTML plus images; asserted within the
+budget of 3 MB) and its time to interactive (from navigation start until the explorer's
+controls and first state are drawn), and writes both to ``_build/explorer_timings.csv``
+with the machine's load average. The time is not asserted: it depends on the machine and
+its load (performance is measured in benchmarks, not asserted as timings); ``make
+bench-pages`` times every page several times and compares the best and the median with
+the budget of 2 s.
 
-Every drawing's text alternative (its ``<title>``, what a screen reader reads) must state the
-numbers it shows: it is checked against the same independently computed numbers where the
-drawing shows them, and must change when the state does.
+Every drawing's text alternative (its ``<title>``, what a screen reader reads) must
+state the numbers it shows: it is checked against the same independently computed
+numbers where the drawing shows them, and must change when the state does.
 """
+
 from __future__ import annotations
 
 import csv
@@ -28,17 +30,36 @@ import re
 import time
 
 import pytest
-
-from attnlib.explorers import LearnedExplorer
-from pagetiming import PAGE_BUDGET_BYTES, TTI_BUDGET_S, machine_load, measure, now, page_bytes
+from pagetiming import (
+    PAGE_BUDGET_BYTES,
+    TTI_BUDGET_S,
+    machine_load,
+    measure,
+    now,
+    page_bytes,
+)
 from sitepages import SITE
 
-CHAPTERS = ["03_query_key_value", "04_scoring", "05_softmax", "06_values", "07_heads",
-            "08_masks", "09_cost", "10_learned", "11_interpretability",
-            "08b_order_and_position", "10b_transformer_layer"]
+from attnlib.figures.explorers import LearnedExplorer
+
+CHAPTERS = [
+    "03_query_key_value",
+    "04_scoring",
+    "05_softmax",
+    "06_values",
+    "07_heads",
+    "08_masks",
+    "09_cost",
+    "10_learned",
+    "11_interpretability",
+    "08b_order_and_position",
+    "10b_transformer_layer",
+]
 if not (SITE / "index.html").is_file():
-    pytest.skip(f"no built site at {SITE}: run `make test-browser` (it builds first)",
-                allow_module_level=True)
+    pytest.skip(
+        f"no built site at {SITE}: run `make test-browser` (it builds first)",
+        allow_module_level=True,
+    )
 
 TIMINGS = SITE.parent / "explorer_timings.csv"
 
@@ -53,11 +74,11 @@ def fmt(xs):
     return "[" + ", ".join(f"{x + 0.0:.4f}" for x in xs) + "]"
 
 
-# --------------------------------------------------------------------------- expected numbers
-# Each function takes the option index of every control and returns two lists of strings:
-# what the readout must contain, and what the drawings' text alternatives must contain
-# (numbers rounded to 2 decimals, as the drawings show them). The grids are the ones the
-# chapters promise in their prose.
+# --------------------------------------------------------------------------- expected
+# numbers Each function takes the option index of every control and returns two lists of
+# strings: what the readout must contain, and what the drawings' text alternatives must
+# contain (numbers rounded to 2 decimals, as the drawings show them). The grids are the
+# ones the chapters promise in their prose.
 BANK_KEYS = [(2.0, 0.0), (1.0, 1.0), (0.0, 1.0)]
 BANK_VALUES = [(2.0, 0.0), (0.0, 2.0), (1.0, 1.0)]
 
@@ -73,13 +94,15 @@ def _query_key(direction, length):
     q = (r * math.cos(angle), r * math.sin(angle))
     w = softmax([(q[0] * k[0] + q[1] * k[1]) / math.sqrt(2) for k in BANK_KEYS])
     out = [sum(wj * v[i] for wj, v in zip(w, BANK_VALUES)) for i in range(2)]
-    alt = [f"(w={two(x)})" for x in w] + [f"query to ({two(q[0])}, {two(q[1])})",
-                                          f"output to ({two(out[0])}, {two(out[1])})"]
+    alt = [f"(w={two(x)})" for x in w] + [
+        f"query to ({two(q[0])}, {two(q[1])})",
+        f"output to ({two(out[0])}, {two(out[1])})",
+    ]
     return [fmt(w), fmt(out)], alt
 
 
 def _scale(d_k, temperature):
-    dk = 2 ** d_k
+    dk = 2**d_k
     t = 10 ** ((temperature - 4) / 4)
     raw = [2 * math.sqrt(2), math.sqrt(2), 0.0]
     w = softmax([r / math.sqrt(dk) / t for r in raw])
@@ -90,27 +113,38 @@ def _softmax_chapter(rocks, shift):
     scores = [2 + shift - 4, 4 + shift - 4, rocks - 2 + shift - 4]
     w = softmax(scores)
     out = [w[0] + w[2], 2 * w[1] + w[2]]
-    return ([fmt(scores), fmt(w), fmt(out)],
-            [f") {two(x)}" for x in w] + [f"out[{i}] {two(x)}" for i, x in enumerate(out)])
+    return (
+        [fmt(scores), fmt(w), fmt(out)],
+        [f") {two(x)}" for x in w] + [f"out[{i}] {two(x)}" for i, x in enumerate(out)],
+    )
 
 
 def _values_chapter(fisherman, net):
     w = softmax([fisherman - 2, net - 2, 0.0])
     out = [sum(wj * v[i] for wj, v in zip(w, BANK_VALUES)) for i in range(2)]
-    return ([fmt(w), fmt(out)],
-            [f") {two(x)}" for x in w] + [f"out[{i}] {two(x)}" for i, x in enumerate(out)])
+    return (
+        [fmt(w), fmt(out)],
+        [f") {two(x)}" for x in w] + [f"out[{i}] {two(x)}" for i, x in enumerate(out)],
+    )
 
 
 def _heads(fisherman, net):
     heads = [softmax([fisherman - 3, 1, 0]), softmax([1, net - 3, 0])]
     words = ("fisherman", "net", "bank")
-    return ([fmt(w) for w in heads],
-            [f"head {h + 1}: " + ", ".join(f"{t} {two(x)}" for t, x in zip(words, w))
-             for h, w in enumerate(heads)])
+    return (
+        [fmt(w) for w in heads],
+        [
+            f"head {h + 1}: " + ", ".join(f"{t} {two(x)}" for t, x in zip(words, w))
+            for h, w in enumerate(heads)
+        ],
+    )
 
 
-MASK_SENTENCES = ["The bank flooded after the storm .", "The cat sat on the mat .",
-                  "I love building distributed systems"]
+MASK_SENTENCES = [
+    "The bank flooded after the storm .",
+    "The cat sat on the mat .",
+    "I love building distributed systems",
+]
 
 
 def _masks(kind, sentence):
@@ -118,9 +152,15 @@ def _masks(kind, sentence):
     n = len(words)
     allowed = {0: list(range(1, n + 1)), 1: [n] * n, 2: [n] * n + [0, 0]}[kind]
     columns = len(allowed)
-    alt = [f"{word}: " + (f"all {columns} keys" if a == columns else
-                          f"{a} key{'s' if a > 1 else ''} ({', '.join(words[:a])})")
-           for word, a in zip(words, allowed)]
+    alt = [
+        f"{word}: "
+        + (
+            f"all {columns} keys"
+            if a == columns
+            else f"{a} key{'s' if a > 1 else ''} ({', '.join(words[:a])})"
+        )
+        for word, a in zip(words, allowed)
+    ]
     return [f"keys allowed per query {allowed}"], alt
 
 
@@ -129,10 +169,22 @@ def _cost(n_index, heads_index):
     heads = (1, 2, 4, 8, 12, 16)[heads_index]
     per_query = f"{heads * n * 4 / 2**20:,.3f} MiB"
     plain = heads * n * n * 4 / 2**20
-    shown = (f"{plain:,.0f}" if plain >= 1000 else f"{plain:.4g}" if plain >= 1
-             else f"{plain:.3g}")
-    return ([f"{heads * n * n:,}", f"{plain:,.3f} MiB", per_query, f"{4 * heads * n * n * 64:,}"],
-            [f"{shown} MiB at {n:,}", f"{heads} head(s)"])
+    shown = (
+        f"{plain:,.0f}"
+        if plain >= 1000
+        else f"{plain:.4g}"
+        if plain >= 1
+        else f"{plain:.3g}"
+    )
+    return (
+        [
+            f"{heads * n * n:,}",
+            f"{plain:,.3f} MiB",
+            per_query,
+            f"{4 * heads * n * n * 64:,}",
+        ],
+        [f"{shown} MiB at {n:,}", f"{heads} head(s)"],
+    )
 
 
 # the explorer's own presets (text, not a computed value)
@@ -141,8 +193,8 @@ LEARNED_SENTENCES = LearnedExplorer.SENTENCES
 
 def _learned(sentence):
     """The chapter's model (trained from seed 0), run directly on the sentence."""
-    from attnlib.context_task import SENSES, encode_sentences
-    from attnlib.training import forward, train_context_classifier
+    from attnlib.data.context_task import SENSES, encode_sentences
+    from attnlib.models.context_classifier import forward, train_context_classifier
 
     model = _cached("learned", lambda: train_context_classifier(seed=0))
     batch = encode_sentences([LEARNED_SENTENCES[sentence]])
@@ -151,25 +203,36 @@ def _learned(sentence):
     ambiguous = words[int(batch.query_index[0])]
     probs = result.probs[0]
     sense = SENSES[ambiguous][int(probs.argmax())]
-    weights = result.query_weights[0, :len(words)]
-    return ([fmt(weights), f"{sense} (p = {probs.max():.4f})"],
-            [", ".join(f"{t} {two(x)}" for t, x in zip(words, weights))])
+    weights = result.query_weights[0, : len(words)]
+    return (
+        [fmt(weights), f"{sense} (p = {probs.max():.4f})"],
+        [", ".join(f"{t} {two(x)}" for t, x in zip(words, weights))],
+    )
 
 
-MODEL_SENTENCES = ["The fisherman repaired his net beside the bank.",
-                   "The cashier counted the money inside the bank."]
+MODEL_SENTENCES = [
+    "The fisherman repaired his net beside the bank.",
+    "The cashier counted the money inside the bank.",
+]
 
 
 def _model(sentence, layer, head):
     """all-MiniLM-L6-v2 run directly: the mean weight that the queries give [CLS], and the
     key that the first query ([CLS]) weighs most."""
-    from attnlib import minilm
+    from attnlib.models import minilm
 
-    out = _cached(f"minilm{sentence}", lambda: minilm.forward(MODEL_SENTENCES[sentence]))
+    out = _cached(
+        f"minilm{sentence}", lambda: minilm.forward(MODEL_SENTENCES[sentence])
+    )
     weights = out.attention[layer, head]
     top = int(weights[0].argmax())
-    return ([" | ".join(out.tokens), f"{round(float(weights[:, 0].mean()), 4) + 0.0:.4f}"],
-            [f"layer {layer} head {head}", f"[CLS]: {out.tokens[top]} {two(weights[0, top])}"])
+    return (
+        [" | ".join(out.tokens), f"{round(float(weights[:, 0].mean()), 4) + 0.0:.4f}"],
+        [
+            f"layer {layer} head {head}",
+            f"[CLS]: {out.tokens[top]} {two(weights[0, top])}",
+        ],
+    )
 
 
 def _position(t_index, k_index, pair):
@@ -179,9 +242,13 @@ def _position(t_index, k_index, pair):
     pair_t = [math.sin(t * theta[pair]), math.cos(t * theta[pair])]
     pair_tk = [math.sin((t + k) * theta[pair]), math.cos((t + k) * theta[pair])]
     dot = sum(math.cos(k * th) for th in theta)
-    return ([f"{t}, {k}, {pair}"] + _plain([k * theta[pair], dot] + pair_t + pair_tk),
-            [f"PE(t = {t}), pair {pair} to ({two(pair_t[0])}, {two(pair_t[1])})",
-             f"PE(t + k = {t + k}), pair {pair} to ({two(pair_tk[0])}, {two(pair_tk[1])})"])
+    return (
+        [f"{t}, {k}, {pair}"] + _plain([k * theta[pair], dot] + pair_t + pair_tk),
+        [
+            f"PE(t = {t}), pair {pair} to ({two(pair_t[0])}, {two(pair_t[1])})",
+            f"PE(t + k = {t + k}), pair {pair} to ({two(pair_tk[0])}, {two(pair_tk[1])})",
+        ],
+    )
 
 
 def _plain(xs):
@@ -195,13 +262,15 @@ def _layer(sentence, layer):
     """all-MiniLM-L6-v2 run directly: the mean cosine of each token's input and output."""
     import numpy as np
 
-    from attnlib import minilm
+    from attnlib.models import minilm
 
     out = _cached(f"layer{sentence}", lambda: minilm.forward(LAYER_SENTENCES[sentence]))
-    x, y = out.hidden_states[layer], out.hidden_states[layer + 1]              # (L, 384)
+    x, y = out.hidden_states[layer], out.hidden_states[layer + 1]  # (L, 384)
     cos = (x * y).sum(-1) / (np.linalg.norm(x, axis=-1) * np.linalg.norm(y, axis=-1))
-    return ([" | ".join(out.tokens), f"{round(float(cos.mean()), 4) + 0.0:.4f}"],
-            [", ".join(f"{t} {two(c)}" for t, c in zip(out.tokens, cos))])
+    return (
+        [" | ".join(out.tokens), f"{round(float(cos.mean()), 4) + 0.0:.4f}"],
+        [", ".join(f"{t} {two(c)}" for t, c in zip(out.tokens, cos))],
+    )
 
 
 _CACHE: dict = {}
@@ -214,15 +283,25 @@ def _cached(key, make):
 
 
 EXPECTED = {
-    "03_query_key_value": _query_key, "04_scoring": _scale, "05_softmax": _softmax_chapter,
-    "06_values": _values_chapter, "07_heads": _heads, "08_masks": _masks, "09_cost": _cost,
-    "10_learned": _learned, "11_interpretability": _model,
-    "08b_order_and_position": _position, "10b_transformer_layer": _layer,
+    "03_query_key_value": _query_key,
+    "04_scoring": _scale,
+    "05_softmax": _softmax_chapter,
+    "06_values": _values_chapter,
+    "07_heads": _heads,
+    "08_masks": _masks,
+    "09_cost": _cost,
+    "10_learned": _learned,
+    "11_interpretability": _model,
+    "08b_order_and_position": _position,
+    "10b_transformer_layer": _layer,
 }
 
 
-# --------------------------------------------------------------------------- page helpers
-CONTROL_CLASSES = ":scope > .widget-hslider, :scope > .widget-dropdown, :scope > .widget-select"
+# --------------------------------------------------------------------------- page
+# helpers
+CONTROL_CLASSES = (
+    ":scope > .widget-hslider, :scope > .widget-dropdown, :scope > .widget-select"
+)
 
 
 def _explorer(page):
@@ -238,7 +317,7 @@ def _visible_state(page):
 
 def _readout(html: str) -> str:
     """The readout's text, one space between words (numpy pads numbers to equal widths)."""
-    text = re.sub("<[^>]+>", " ", html[html.index("explorer-readout"):])
+    text = re.sub("<[^>]+>", " ", html[html.index("explorer-readout") :])
     return re.sub(r"\[ ", "[", re.sub(r"\s+", " ", text))
 
 
@@ -250,13 +329,20 @@ def _alt_texts(page) -> list[str]:
     """The text alternative of every drawing of the visible state, as a screen reader gets
     it (the accessible name Chromium computes is the ``<title>``; read here as its text)."""
     return page.locator(".explorer-state:visible svg[role='img']").evaluate_all(
-        "svgs => svgs.map(s => (s.querySelector(':scope > title') || {}).textContent || '')")
+        "svgs => svgs.map(s => (s.querySelector(':scope > title') || {}).textContent "
+        "|| '')"
+    )
 
 
 def _kind(control) -> str:
     kind = control.get_attribute("class") or ""
-    return ("slider" if "widget-hslider" in kind else "dropdown" if "widget-dropdown" in kind
-            else "list")
+    return (
+        "slider"
+        if "widget-hslider" in kind
+        else "dropdown"
+        if "widget-dropdown" in kind
+        else "list"
+    )
 
 
 def _focus_target(control):
@@ -267,13 +353,18 @@ def _focus_target(control):
 def _index(control) -> int:
     """The option index a control shows now."""
     if _kind(control) == "slider":
-        return int(float(control.locator(".noUi-handle").get_attribute("aria-valuenow")))
+        return int(
+            float(control.locator(".noUi-handle").get_attribute("aria-valuenow"))
+        )
     return control.locator("select").evaluate("s => s.selectedIndex")
 
 
 def _n_options(control) -> int:
     if _kind(control) == "slider":
-        return int(float(control.locator(".noUi-handle").get_attribute("aria-valuemax"))) + 1
+        return (
+            int(float(control.locator(".noUi-handle").get_attribute("aria-valuemax")))
+            + 1
+        )
     return control.locator("option").count()
 
 
@@ -284,11 +375,13 @@ def _move_with_mouse(page, control, target: int, n: int):
         track.scroll_into_view_if_needed()
         box = track.bounding_box()
         x = box["x"] + box["width"] * target / (n - 1)
-        page.mouse.click(min(max(x, box["x"] + 1), box["x"] + box["width"] - 1),
-                         box["y"] + box["height"] / 2)
+        page.mouse.click(
+            min(max(x, box["x"] + 1), box["x"] + box["width"] - 1),
+            box["y"] + box["height"] / 2,
+        )
     elif kind == "dropdown":
-        # a native drop-down: its list is drawn by the browser, outside the page; Playwright
-        # chooses the option as a click in that list would
+        # a native drop-down: its list is drawn by the browser, outside the page;
+        # Playwright chooses the option as a click in that list would
         control.locator("select").select_option(index=target)
     else:
         # a list box: every option is on the page; click it
@@ -307,8 +400,10 @@ def _tab_to(page, explorer, control) -> int:
         if _focus_target(control).evaluate("el => el === document.activeElement"):
             explorer.evaluate("box => box.removeAttribute('tabindex')")
             return presses
-    raise AssertionError("Tab never reached the control: "
-                         + control.evaluate("el => el.outerHTML.slice(0, 200)"))
+    raise AssertionError(
+        "Tab never reached the control: "
+        + control.evaluate("el => el.outerHTML.slice(0, 200)")
+    )
 
 
 def _move_with_keyboard(page, explorer, control, steps: int):
@@ -344,9 +439,11 @@ def timings():
 
 
 def _alt_problems(alts: list[str]) -> list[str]:
-    return [f"text alternative {a!r} does not say what the drawing shows with its numbers"
-            for a in alts if len(re.findall(r"[A-Za-z]{2,}", a)) < 4
-            or not re.search(r"\d", a)]
+    return [
+        f"text alternative {a!r} does not say what the drawing shows with its numbers"
+        for a in alts
+        if len(re.findall(r"[A-Za-z]{2,}", a)) < 4 or not re.search(r"\d", a)
+    ]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -359,14 +456,25 @@ def test_explorer_moves_on_the_static_page(context, site_url, chapter, timings):
     try:
         timing = measure(page, f"{site_url}chapters/{chapter}.html", respond=False)
         load = machine_load()
-        print(f"\n{chapter}: page {size / 1e6:.2f} MB (HTML + images; budget "
-              f"{PAGE_BUDGET_BYTES / 1e6:.0f} MB), interactive after {timing['tti']:.2f} s "
-              f"(budget {TTI_BUDGET_S} s on a quiet machine; HTML parsed after "
-              f"{timing['dcl']:.2f} s, load event after {timing['load']:.2f} s; {load})")
-        timings.append({"chapter": chapter, "bytes": size, "tti_s": f"{timing['tti']:.3f}",
-                        "dcl_s": f"{timing['dcl']:.3f}", "load_s": f"{timing['load']:.3f}",
-                        "load_average": f"{os.getloadavg()[0]:.2f}",
-                        "cores": os.cpu_count(), "when": now()})
+        print(
+            f"\n{chapter}: page {size / 1e6:.2f} MB (HTML + images; budget "
+            f"{PAGE_BUDGET_BYTES / 1e6:.0f} MB), interactive after {timing['tti']:.2f} "
+            "s "
+            f"(budget {TTI_BUDGET_S} s on a quiet machine; HTML parsed after "
+            f"{timing['dcl']:.2f} s, load event after {timing['load']:.2f} s; {load})"
+        )
+        timings.append(
+            {
+                "chapter": chapter,
+                "bytes": size,
+                "tti_s": f"{timing['tti']:.3f}",
+                "dcl_s": f"{timing['dcl']:.3f}",
+                "load_s": f"{timing['load']:.3f}",
+                "load_average": f"{os.getloadavg()[0]:.2f}",
+                "cores": os.cpu_count(),
+                "when": now(),
+            }
+        )
         assert size < PAGE_BUDGET_BYTES, f"{chapter}: {size:,} bytes"
 
         explorer = _explorer(page)
@@ -382,51 +490,85 @@ def test_explorer_moves_on_the_static_page(context, site_url, chapter, timings):
             start = _index(control)
             if _kind(control) == "slider":
                 assert n >= 6, f"{chapter}: slider {label!r} has only {n} positions"
-                # a screen reader names the handle by its label and reads the option shown
+                # a screen reader names the handle by its label and reads the option
+                # shown
                 handle = control.locator(".noUi-handle")
-                page.wait_for_function("h => h.getAttribute('aria-valuetext')",
-                                       arg=handle.element_handle(), timeout=5000)
-                name = handle.evaluate("h => (document.getElementById("
-                                       "h.getAttribute('aria-labelledby')) || {}).textContent")
+                page.wait_for_function(
+                    "h => h.getAttribute('aria-valuetext')",
+                    arg=handle.element_handle(),
+                    timeout=5000,
+                )
+                name = handle.evaluate(
+                    "h => (document.getElementById("
+                    "h.getAttribute('aria-labelledby')) || {}).textContent"
+                )
                 assert name == label, (chapter, label, name)
-                assert handle.get_attribute("aria-valuetext") == control.locator(
-                    ".widget-readout").inner_text().strip()
+                assert (
+                    handle.get_attribute("aria-valuetext")
+                    == control.locator(".widget-readout").inner_text().strip()
+                )
             assert _focus_target(control).get_attribute("tabindex") in (None, "0")
-            # the mouse: to the far end from the start; then one step back with the keyboard
+            # the mouse: to the far end from the start; then one step back with the
+            # keyboard
             target = 0 if start >= n / 2 else n - 1
-            for how, move in (("mouse", lambda: _move_with_mouse(page, control, target, n)),
-                              ("keyboard", lambda: _move_with_keyboard(
-                                  page, explorer, control, 1 if target == 0 else -1))):
+            for how, move in (
+                ("mouse", lambda: _move_with_mouse(page, control, target, n)),
+                (
+                    "keyboard",
+                    lambda: _move_with_keyboard(
+                        page, explorer, control, 1 if target == 0 else -1
+                    ),
+                ),
+            ):
                 before, alts_before = _visible_state(page), _alt_texts(page)
                 move()
                 after = _wait_for_change(page, before)
                 index = [_index(controls.nth(j)) for j in range(controls.count())]
-                expected_index = target if how == "mouse" else (1 if target == 0 else n - 2)
+                expected_index = (
+                    target if how == "mouse" else (1 if target == 0 else n - 2)
+                )
                 assert index[k] == expected_index, (chapter, label, how, index)
                 assert _drawing(after) != _drawing(before), (
-                    f"{chapter}: the drawing did not change when {label!r} moved ({how})")
+                    f"{chapter}: the drawing did not change when {label!r} moved ({how})"
+                )
                 readout = _readout(after)
                 numbers, alt_numbers = EXPECTED[chapter](*index)
                 for number in numbers:
-                    assert number in readout, (chapter, label, how, index, number, readout)
+                    assert number in readout, (
+                        chapter,
+                        label,
+                        how,
+                        index,
+                        number,
+                        readout,
+                    )
                 alts = _alt_texts(page)
                 assert _alt_problems(alts) == [], (chapter, alts)
                 assert alts != alts_before, (
-                    f"{chapter}: the text alternative did not change when {label!r} moved")
+                    f"{chapter}: the text alternative did not change when {label!r} "
+                    "moved"
+                )
                 for number in alt_numbers:
-                    assert any(number in a for a in alts), (chapter, label, how, index,
-                                                            number, alts)
+                    assert any(number in a for a in alts), (
+                        chapter,
+                        label,
+                        how,
+                        index,
+                        number,
+                        alts,
+                    )
         # Tab moves from one control to the next (keyboard reachable, in order)
         for k in range(1, controls.count()):
             _tab_to(page, explorer, controls.nth(k - 1))
-            for _ in range(3):      # a slider's own readout may take one Tab first
+            for _ in range(3):  # a slider's own readout may take one Tab first
                 page.keyboard.press("Tab")
                 if _focus_target(controls.nth(k)).evaluate(
-                        "el => el === document.activeElement"):
+                    "el => el === document.activeElement"
+                ):
                     break
             assert _focus_target(controls.nth(k)).evaluate(
-                "el => el === document.activeElement"), (
-                f"{chapter}: Tab did not go from control {k} to control {k + 1}")
+                "el => el === document.activeElement"
+            ), f"{chapter}: Tab did not go from control {k} to control {k + 1}"
         assert errors == []
     finally:
         page.close()

@@ -1,9 +1,11 @@
 """Internal links of the built website: every link, image, script and stylesheet that points
 inside the site leads to a file that exists, and every ``#anchor`` to an element with that id.
 
-This complements the nitpicky build (``-n -W``), which catches unresolved cross-references
-before they become HTML; this test reads the HTML as the browser gets it. No browser is needed.
+This complements the nitpicky build (``-n -W``), which catches unresolved
+cross-references before they become HTML; this test reads the HTML as the browser gets
+it. No browser is needed.
 """
+
 from __future__ import annotations
 
 from html.parser import HTMLParser
@@ -11,20 +13,28 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 import pytest
-
 from sitepages import SITE, site_pages
 
 PAGES = site_pages()
 if not PAGES:
-    pytest.skip(f"no built site at {SITE}: run `make test-browser` (it builds first)",
-                allow_module_level=True)
+    pytest.skip(
+        f"no built site at {SITE}: run `make test-browser` (it builds first)",
+        allow_module_level=True,
+    )
 
-# The PDF edition beside the site's pages: `make pdf` writes it there (tools/build_pdf.py) and
-# tests/pdf/check_pdf.py checks that the pages' links to it resolve; `make book` alone has none.
+# The PDF edition beside the site's pages: `make pdf` writes it there
+# (tools/build_pdf.py) and tests/pdf/check_pdf.py checks that the pages' links to it
+# resolve; `make book` alone has none.
 PDF_EDITION = SITE / "attention-executable.pdf"
 
-LINK_ATTRIBUTES = {"a": "href", "link": "href", "img": "src", "script": "src", "iframe": "src",
-                   "source": "src"}
+LINK_ATTRIBUTES = {
+    "a": "href",
+    "link": "href",
+    "img": "src",
+    "script": "src",
+    "iframe": "src",
+    "source": "src",
+}
 
 
 class _Collector(HTMLParser):
@@ -58,7 +68,11 @@ def _parse(path: Path) -> _Collector:
 def _internal_target(page: str, url: str) -> tuple[Path, str] | None:
     """(file, fragment) that an internal URL on ``page`` points at; None for external URLs."""
     parts = urlsplit(url)
-    if parts.scheme or parts.netloc or url.startswith(("mailto:", "javascript:", "data:")):
+    if (
+        parts.scheme
+        or parts.netloc
+        or url.startswith(("mailto:", "javascript:", "data:"))
+    ):
         return None
     if not parts.path:  # "#anchor" on the same page
         return SITE / page, unquote(parts.fragment)
@@ -80,12 +94,23 @@ def _internal_target(page: str, url: str) -> tuple[Path, str] | None:
 
 def test_link_resolution_is_sound():
     """The resolver itself: relative paths, parent folders and anchors."""
-    assert _internal_target("chapters/a.html", "b.html#x") == (SITE / "chapters" / "b.html", "x")
+    assert _internal_target("chapters/a.html", "b.html#x") == (
+        SITE / "chapters" / "b.html",
+        "x",
+    )
     assert _internal_target("chapters/a.html", "../_static/s.css?v=1") == (
-        SITE / "_static" / "s.css", "")
-    assert _internal_target("chapters/a.html", "#top") == (SITE / "chapters" / "a.html", "top")
+        SITE / "_static" / "s.css",
+        "",
+    )
+    assert _internal_target("chapters/a.html", "#top") == (
+        SITE / "chapters" / "a.html",
+        "top",
+    )
     assert _internal_target("index.html", "https://example.org/x") is None
-    assert _internal_target("index.html", "../../etc/passwd")[0].name == "__outside_the_site__"
+    assert (
+        _internal_target("index.html", "../../etc/passwd")[0].name
+        == "__outside_the_site__"
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -102,6 +127,8 @@ def test_internal_links_resolve(page):
             broken.append(f"<{tag}> {url}: no file {path.relative_to(SITE.parent)}")
             continue
         if fragment and path.suffix == ".html" and fragment not in _parse(path).ids:
-            broken.append(f"<{tag}> {url}: no element with id {fragment!r} in "
-                          f"{path.relative_to(SITE).as_posix()}")
+            broken.append(
+                f"<{tag}> {url}: no element with id {fragment!r} in "
+                f"{path.relative_to(SITE).as_posix()}"
+            )
     assert broken == [], f"{page} has broken internal links:\n" + "\n".join(broken)

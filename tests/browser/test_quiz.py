@@ -7,19 +7,21 @@ jupyterquiz from the stored outputs). The wrong answer is a recognised slip wher
 question has one (its diagnosis must appear), otherwise a value far from the answer (the
 hint must appear); for a multiple-choice question every wrong option is tried once.
 """
+
 from __future__ import annotations
 
 import json
 import re
 
 import pytest
-
 from sitepages import SITE, site_pages
 
-# Generous: on a loaded 2-core machine a chapter page (MathJax and its fonts, figures) can take
-# tens of seconds to fire "load"; the quiz script runs after it.
+# Generous: on a loaded 2-core machine a chapter page (MathJax and its fonts, figures)
+# can take tens of seconds to fire "load"; the quiz script runs after it.
 LOAD_TIMEOUT_MS = 120_000
-QUIZ_PAGES = [p for p in site_pages() if re.search(r"(^|/)(0\d|1[0-2])[a-z]?_[a-z_]+\.html$", p)]
+QUIZ_PAGES = [
+    p for p in site_pages() if re.search(r"(^|/)(0\d|1[0-2])[a-z]?_[a-z_]+\.html$", p)
+]
 
 
 def _feedback(wrapper) -> str:
@@ -49,8 +51,10 @@ def test_every_question_answered_wrongly_then_rightly(context, site_url, page_pa
     html = (SITE / page_path).read_text(encoding="utf-8")
     expected = len(re.findall(r'"type": "(?:numeric|multiple_choice)"', html))
     assert expected >= 3, f"{page_path}: fewer than 3 self-check questions in the page"
-    page.wait_for_function(f"() => document.querySelectorAll('.Quiz').length >= {expected}",
-                           timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.Quiz').length >= {expected}",
+        timeout=LOAD_TIMEOUT_MS,
+    )
     wrappers = page.locator(".Quiz")
     assert wrappers.count() == expected
     for i in range(expected):
@@ -66,26 +70,39 @@ def test_every_question_answered_wrongly_then_rightly(context, site_url, page_pa
                 option.click()
                 text = _feedback(wrapper)
                 assert text.startswith("Not quite."), (question, text)
-                assert "incorrect" in wrapper.locator(".Feedback").get_attribute("class")
+                assert "incorrect" in wrapper.locator(".Feedback").get_attribute(
+                    "class"
+                )
             wrapper.locator('label.MCButton[data-correct="true"]').click()
             text = _feedback(wrapper)
             assert text.startswith("Correct."), (question, text)
         else:
-            answers = json.loads(wrapper.locator("input.Input-text").get_attribute("data-answers"))
+            answers = json.loads(
+                wrapper.locator("input.Input-text").get_attribute("data-answers")
+            )
             right = next(a["range"] for a in answers if a.get("correct"))
-            slips = [a for a in answers if a.get("type") == "range" and not a["correct"]]
+            slips = [
+                a for a in answers if a.get("type") == "range" and not a["correct"]
+            ]
             if slips:
                 text = _answer_numeric(wrapper, _midpoint(slips[0]["range"]))
                 assert text.startswith("Not yet."), (question, text)
                 first_words = " ".join(slips[0]["feedback"].split()[2:5])
-                assert "$" in slips[0]["feedback"] or first_words in text, (question, text)
+                assert "$" in slips[0]["feedback"] or first_words in text, (
+                    question,
+                    text,
+                )
             far = right[1] + 1000 * (right[1] - right[0]) + 1000
             text = _answer_numeric(wrapper, far)
             assert text.startswith("Not yet."), (question, text)
             assert "incorrect" in wrapper.locator(".Feedback").get_attribute("class")
             text = _answer_numeric(wrapper, _midpoint(right))
             assert text.startswith("Correct."), (question, text)
-            assert "correct" in wrapper.locator(".Feedback").get_attribute("class").split()
-    assert context.external_requests[n_external:] == [], "the quiz requested another host"
+            assert (
+                "correct" in wrapper.locator(".Feedback").get_attribute("class").split()
+            )
+    assert context.external_requests[n_external:] == [], (
+        "the quiz requested another host"
+    )
     assert errors == [], errors
     page.close()

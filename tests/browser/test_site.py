@@ -1,12 +1,14 @@
-"""The built website in a real browser (Chromium via Playwright), with the network blocked.
+"""The built website in a real browser (Chromium via Playwright), with the network
+   blocked.
 
-For every page: no console error, no failed request, no request to another host, math typeset
-by MathJax (served by the site itself) with no raw TeX left in the text, every image loaded,
-every embedded widget drawn.
-On every notebook page: a Binder link to that very notebook and a live-code (Thebe) button.
-Exercise solutions are collapsed until their title is clicked. A screenshot of every
-page is saved under ``_build/screenshots/`` (the whole page with ``FULL_SCREENSHOTS=1``).
+For every page: no console error, no failed request, no request to another host, math
+typeset by MathJax (served by the site itself) with no raw TeX left in the text, every
+image loaded, every embedded widget drawn. On every notebook page: a Binder link to that
+very notebook and a live-code (Thebe) button. Exercise solutions are collapsed until
+their title is clicked. A screenshot of every page is saved under
+``_build/screenshots/`` (the whole page with ``FULL_SCREENSHOTS=1``).
 """
+
 from __future__ import annotations
 
 import re
@@ -14,19 +16,22 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 import yaml
-
 from sitepages import REPO, SITE, notebook_source, site_pages
 
 PAGES = site_pages()
 if not PAGES:
-    pytest.skip(f"no built site at {SITE}: run `make test-browser` (it builds first)",
-                allow_module_level=True)
+    pytest.skip(
+        f"no built site at {SITE}: run `make test-browser` (it builds first)",
+        allow_module_level=True,
+    )
 NOTEBOOK_PAGES = [p for p in PAGES if notebook_source(p)]
 CONFIG = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
 
 
 def _pages_with_solutions() -> list[str]:
-    return [p for p in PAGES if 'class="solution' in (SITE / p).read_text(encoding="utf-8")]
+    return [
+        p for p in PAGES if 'class="solution' in (SITE / p).read_text(encoding="utf-8")
+    ]
 
 
 def test_the_site_has_pages():
@@ -48,8 +53,12 @@ def test_math_is_typeset(visit, page):
     seen = visit(page)
     assert seen["raw_math"] == [], f"{page} shows raw TeX instead of typeset math"
     if seen["nMath"]:
-        assert seen["has_mathjax"], f"{page} has {seen['nMath']} math elements but no MathJax"
-        assert seen["untypesetMath"] == [], f"{page}: math elements MathJax did not typeset"
+        assert seen["has_mathjax"], (
+            f"{page} has {seen['nMath']} math elements but no MathJax"
+        )
+        assert seen["untypesetMath"] == [], (
+            f"{page}: math elements MathJax did not typeset"
+        )
         assert seen["nMjx"] >= seen["nMath"]
     assert seen["mathErrors"] == [], f"{page}: MathJax reported TeX errors"
 
@@ -66,15 +75,20 @@ def test_embedded_widgets_are_drawn(visit, page):
     seen = visit(page)
     assert seen["widgetsDrawn"] == seen["widgetViews"], (
         f"{page}: {seen['widgetViews'] - seen['widgetsDrawn']} of {seen['widgetViews']} "
-        "embedded widgets were not drawn")
+        "embedded widgets were not drawn"
+    )
 
 
 def test_widget_pages_load_the_bundled_widgets_script_and_its_styles():
     """Pages with widget state load the site's own widgets script (deferred) and its style
     sheet, and no AMD loader; pages without widgets load neither. The bundle's notice file
     names the Jupyter widgets packages it contains, with licence texts."""
-    with_widgets = [p for p in PAGES if "application/vnd.jupyter.widget-state+json"
-                    in (SITE / p).read_text(encoding="utf-8")]
+    with_widgets = [
+        p
+        for p in PAGES
+        if "application/vnd.jupyter.widget-state+json"
+        in (SITE / p).read_text(encoding="utf-8")
+    ]
     assert len(with_widgets) >= 9, with_widgets
     for page in PAGES:
         html = (SITE / page).read_text(encoding="utf-8")
@@ -83,10 +97,17 @@ def test_widget_pages_load_the_bundled_widgets_script_and_its_styles():
         assert ("vendor/static-widgets/static-widgets.css" in html) == has_state, page
         assert "require.js" not in html and "embed-amd.js" not in html, page
         if has_state:
-            assert re.search(r'<script defer="defer" src="[^"]*static-widgets\.js', html), page
+            assert re.search(
+                r'<script defer="defer" src="[^"]*static-widgets\.js', html
+            ), page
     notice = (SITE / "vendor" / "static-widgets" / "THIRD-PARTY.txt").read_text()
-    for package in ("@jupyter-widgets/base@", "@jupyter-widgets/base-manager@",
-                    "@jupyter-widgets/controls@", "@lumino/widgets@", "jquery@"):
+    for package in (
+        "@jupyter-widgets/base@",
+        "@jupyter-widgets/base-manager@",
+        "@jupyter-widgets/controls@",
+        "@lumino/widgets@",
+        "jquery@",
+    ):
         assert f"==== {package}" in notice, package
 
 
@@ -97,8 +118,12 @@ def test_icons_are_drawn_by_the_web_font(visit, page):
     assert not seen["fontawesomeScript"], f"{page} loads fontawesome.js"
     assert seen["icons"], f"{page} shows none of the theme's icons"
     for icon in seen["icons"]:
-        assert icon["glyph"] not in ("none", "normal", ""), f"{page}: no glyph for {icon}"
-        assert "Font Awesome" in icon["font"], f"{page}: {icon} is not in Font Awesome's font"
+        assert icon["glyph"] not in ("none", "normal", ""), (
+            f"{page}: no glyph for {icon}"
+        )
+        assert "Font Awesome" in icon["font"], (
+            f"{page}: {icon} is not in Font Awesome's font"
+        )
         assert icon["width"] > 0, f"{page}: {icon} has no width"
 
 
@@ -122,11 +147,16 @@ def test_notebook_page_launches_that_notebook(visit, page):
     for href in seen["binderLinks"]:
         parsed = urlparse(href)
         urlpath = parse_qs(parsed.query).get("urlpath", [""])[0]
-        if href.startswith(expected_prefix) and urlpath.endswith(f"/{notebook}") \
-                and urlpath.split("/", 1)[1] == notebook:
+        if (
+            href.startswith(expected_prefix)
+            and urlpath.endswith(f"/{notebook}")
+            and urlpath.split("/", 1)[1] == notebook
+        ):
             matching.append(href)
-    assert matching, (f"{page}: no Binder link to {expected_prefix}?urlpath=.../{notebook}; "
-                      f"found {seen['binderLinks']}")
+    assert matching, (
+        f"{page}: no Binder link to {expected_prefix}?urlpath=.../{notebook}; "
+        f"found {seen['binderLinks']}"
+    )
     assert seen["thebeButtons"] >= 1, f"{page} has no live-code (Thebe) button"
 
 
@@ -135,7 +165,9 @@ def test_solutions_collapsed_until_clicked(visit, new_page, page):
     seen = visit(page)
     for solution in seen["solutions"]:
         assert "dropdown" in solution["classes"].split(), (
-            f"{page}: solution {solution['id']} is not collapsible (use :class: dropdown)")
+            f"{page}: solution {solution['id']} is not collapsible (use :class: "
+            "dropdown)"
+        )
     tab = new_page(page)
     solutions = tab.locator(".solution")
     assert solutions.count() == len(seen["solutions"]) > 0
@@ -143,8 +175,11 @@ def test_solutions_collapsed_until_clicked(visit, new_page, page):
         solution = solutions.nth(i)
         body = solution.locator(":scope > :not(.admonition-title)").first
         solution.scroll_into_view_if_needed()
-        assert not body.is_visible(), f"{page}: solution {i + 1} is open before any click"
-        # the chevron button a reader clicks (the title itself holds a link to the exercise)
+        assert not body.is_visible(), (
+            f"{page}: solution {i + 1} is open before any click"
+        )
+        # the chevron button a reader clicks (the title itself holds a link to the
+        # exercise)
         solution.locator(":scope > .admonition-title .toggle-button").click()
         body.wait_for(state="visible", timeout=5000)
         assert body.is_visible(), f"{page}: solution {i + 1} did not open when clicked"

@@ -1,24 +1,28 @@
 """The PDF edition (``make pdf`` builds it, then runs this file with ``make test-pdf``).
 
-Read back with poppler's tools (``pdftotext``, ``pdfimages``, ``pdftoppm``) and compared with
-the built website it was printed from:
+Read back with poppler's tools (``pdftotext``, ``pdfimages``, ``pdftoppm``) and compared
+with the built website it was printed from:
 
-* the page count is plausible for the number of pages of the book, and each of them has pages;
-* page 1 is the title page; the contents list every page of the book in reading order with
-  the number of the page on which its title appears;
-* no raw TeX (``$``, ``\\frac``, ``\\(`` ...) is left in the text: the mathematics was typeset;
-* every figure of every page of the site is in the PDF, within that page's page range (matched
-  by its pixel size);
-* no code line is cut: every word of every line of code and text output of the site is in the
-  PDF's text, and nothing is drawn in the outer margins of any page (rendered with pdftoppm);
+* the page count is plausible for the number of pages of the book, and each of them has
+  pages;
+* page 1 is the title page; the contents list every page of the book in reading order
+  with the number of the page on which its title appears;
+* no raw TeX (``$``, ``\\frac``, ``\\(`` ...) is left in the text: the mathematics was
+  typeset;
+* every figure of every page of the site is in the PDF, within that page's page range
+  (matched by its pixel size);
+* no code line is cut: every word of every line of code and text output of the site is
+  in the PDF's text, and nothing is drawn in the outer margins of any page (rendered
+  with pdftoppm);
 * every explorer was drawn and the words of its starting state are printed; every
   self-check question is printed, followed by its right answer;
 * the bibliography's DOIs are all there; the site's landing page links to the PDF, which
   `make pdf` puts beside the pages.
 
-Not collected by ``pytest tests`` (the file name does not start with ``test_``): the PDF is
-built by its own target. Run ``make test-pdf`` after ``make pdf``.
+Not collected by ``pytest tests`` (the file name does not start with ``test_``): the PDF
+is built by its own target. Run ``make test-pdf`` after ``make pdf``.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +54,9 @@ def _pdftotext(first: int | None = None, last: int | None = None, *extra: str) -
     args = ["pdftotext", "-enc", "UTF-8", *extra]
     if first:
         args += ["-f", str(first), "-l", str(last or first)]
-    return subprocess.run([*args, str(PDF), "-"], capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        [*args, str(PDF), "-"], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def _squash(text: str) -> str:
@@ -71,7 +76,9 @@ class _Article(HTMLParser):
         self._pre_depth = 0
         self._buffer: list[str] = []
         self.text: list[str] = []
-        self._skipping: list[str] = []  # open tags whose content is not text of the page
+        self._skipping: list[
+            str
+        ] = []  # open tags whose content is not text of the page
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -130,13 +137,19 @@ def _page_ranges() -> list[tuple[dict, int, int]]:
 
 def test_every_page_of_the_book_in_reading_order():
     toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]] + [f for part in toc["parts"] for c in part["chapters"]
-                             for f in [c["file"]] + [s["file"] for s in c.get("sections", [])]]
+    files = [toc["root"]] + [
+        f
+        for part in toc["parts"]
+        for c in part["chapters"]
+        for f in [c["file"]] + [s["file"] for s in c.get("sections", [])]
+    ]
     assert [c["file"] for c in CHAPTERS] == files
 
 
 def test_page_count_is_plausible():
-    result = subprocess.run(["pdfinfo", str(PDF)], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        ["pdfinfo", str(PDF)], capture_output=True, text=True, check=True
+    )
     pages = int(re.search(r"^Pages:\s+(\d+)", result.stdout, re.M).group(1))
     assert pages == N_PAGES
     n = len(CHAPTERS)
@@ -152,8 +165,12 @@ def test_title_page():
 
 def test_contents_give_the_page_of_each_chapter():
     first = BOOK["contents_first_page"]
-    lines = [" ".join(line.split()) for line in _pdftotext(
-        first, first + BOOK["contents_pages"] - 1, "-layout").splitlines()]
+    lines = [
+        " ".join(line.split())
+        for line in _pdftotext(
+            first, first + BOOK["contents_pages"] - 1, "-layout"
+        ).splitlines()
+    ]
     assert any(line == "Contents" for line in lines)
     entries = [line for line in lines if re.search(r"\s\d+$", line)]
     assert len(entries) == len(CHAPTERS), entries
@@ -161,21 +178,28 @@ def test_contents_give_the_page_of_each_chapter():
         title = _article(chapter["html"]).h1
         assert entry == f"{title} {chapter['first_page']}", (entry, title)
         # that page starts the chapter: its title is among the first lines
-        top = [" ".join(t.split()) for t in _pdftotext(chapter["first_page"]).splitlines()
-               if t.strip()][:4]
+        top = [
+            " ".join(t.split())
+            for t in _pdftotext(chapter["first_page"]).splitlines()
+            if t.strip()
+        ][:4]
         assert title in " ".join(top), (title, chapter["first_page"], top)
 
 
-RAW_TEX = re.compile(r"\$|\\(frac|sqrt|mathbf|mathrm|top|sum|begin|end|left|right|cdot)\b|"
-                     r"\\[()\[\]]")
+RAW_TEX = re.compile(
+    r"\$|\\(frac|sqrt|mathbf|mathrm|top|sum|begin|end|left|right|cdot)\b|"
+    r"\\[()\[\]]"
+)
 
 
 def test_no_raw_tex_in_the_text():
     text = _pdftotext()
-    code = _squash("".join(block for c in CHAPTERS for block in _article(c["html"]).pre))
+    code = _squash(
+        "".join(block for c in CHAPTERS for block in _article(c["html"]).pre)
+    )
     found = []
     for line in text.splitlines():
-        for match in RAW_TEX.finditer(line):
+        for _match in RAW_TEX.finditer(line):
             if _squash(line) and _squash(line) in code:  # a line of code may hold a `$`
                 continue
             found.append(line.strip())
@@ -183,8 +207,12 @@ def test_no_raw_tex_in_the_text():
 
 
 def _pdf_image_sizes(first: int, last: int) -> Counter:
-    listing = subprocess.run(["pdfimages", "-list", "-f", str(first), "-l", str(last),
-                              str(PDF)], capture_output=True, text=True, check=True).stdout
+    listing = subprocess.run(
+        ["pdfimages", "-list", "-f", str(first), "-l", str(last), str(PDF)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     sizes = Counter()
     for row in listing.splitlines()[2:]:
         cols = row.split()
@@ -193,8 +221,9 @@ def _pdf_image_sizes(first: int, last: int) -> Counter:
     return sizes
 
 
-@pytest.mark.parametrize("chapter, first, last", _page_ranges(),
-                         ids=[c["file"] for c in CHAPTERS])
+@pytest.mark.parametrize(
+    "chapter, first, last", _page_ranges(), ids=[c["file"] for c in CHAPTERS]
+)
 def test_every_figure_appears(chapter, first, last):
     page = SITE / chapter["html"]
     wanted = Counter()
@@ -207,12 +236,15 @@ def test_every_figure_appears(chapter, first, last):
         pytest.skip(f"{chapter['file']} has no raster figures")
     present = _pdf_image_sizes(first, last)
     missing = wanted - present
-    assert not missing, (f"{chapter['file']}: figures of these pixel sizes are not on pages "
-                         f"{first}-{last}: {dict(missing)}")
+    assert not missing, (
+        f"{chapter['file']}: figures of these pixel sizes are not on pages "
+        f"{first}-{last}: {dict(missing)}"
+    )
 
 
-@pytest.mark.parametrize("chapter, first, last", _page_ranges(),
-                         ids=[c["file"] for c in CHAPTERS])
+@pytest.mark.parametrize(
+    "chapter, first, last", _page_ranges(), ids=[c["file"] for c in CHAPTERS]
+)
 def test_every_code_line_is_complete(chapter, first, last):
     """Each word of each line of code and output is on the chapter's pages, whole. Words are
     looked up one by one in the page text without spaces (a wrapped line continues on the
@@ -221,17 +253,23 @@ def test_every_code_line_is_complete(chapter, first, last):
     missing = []
     for block in _article(chapter["html"]).pre:
         for line in block.splitlines():
-            absent = [word for word in line.split() if word.replace("-", "") not in text]
+            absent = [
+                word for word in line.split() if word.replace("-", "") not in text
+            ]
             if absent:
                 missing.append(f"{line[:90]}  (missing: {' '.join(absent)[:60]})")
-    assert missing == [], (f"{chapter['file']}: {len(missing)} code lines not whole on pages "
-                           f"{first}-{last}:\n" + "\n".join(missing[:20]))
+    assert missing == [], (
+        f"{chapter['file']}: {len(missing)} code lines not whole on pages "
+        f"{first}-{last}:\n" + "\n".join(missing[:20])
+    )
 
 
 def test_nothing_drawn_in_the_side_margins(tmp_path):
     """Rendered at 30 dpi, the outer 10 mm on the left and right of every page are blank."""
-    subprocess.run(["pdftoppm", "-r", "30", "-gray", "-png", str(PDF), str(tmp_path / "p")],
-                   check=True)
+    subprocess.run(
+        ["pdftoppm", "-r", "30", "-gray", "-png", str(PDF), str(tmp_path / "p")],
+        check=True,
+    )
     pngs = sorted(tmp_path.glob("p-*.png"))
     assert len(pngs) == N_PAGES
     strip = round(10 / 25.4 * 30)
@@ -254,8 +292,12 @@ def test_the_margin_check_can_fail(tmp_path):
 
 def test_bibliography_complete():
     [bibliography] = [c for c in CHAPTERS if c["file"].endswith("bibliography")]
-    dois = set(re.findall(r"10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;]",
-                          "".join(_article(bibliography["html"]).text)))
+    dois = set(
+        re.findall(
+            r"10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;]",
+            "".join(_article(bibliography["html"]).text),
+        )
+    )
     assert dois, "the bibliography page lists no DOIs"
     # poppler joins a word hyphenated at a line end: compare without hyphens
     text = _squash(_pdftotext()).replace("-", "")
@@ -266,11 +308,20 @@ def test_bibliography_complete():
 def _widget_models(html_path: str) -> tuple[dict, list[str]]:
     """The stored widget state of a page and the ids of the widgets it shows (its views)."""
     page = (SITE / html_path).read_text(encoding="utf-8")
-    state = re.search(r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)'
-                      r"</script>", page, re.S)
-    views = [json.loads(v)["model_id"] for v in re.findall(
-        r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>', page,
-        re.S)]
+    state = re.search(
+        r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)'
+        r"</script>",
+        page,
+        re.S,
+    )
+    views = [
+        json.loads(v)["model_id"]
+        for v in re.findall(
+            r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>',
+            page,
+            re.S,
+        )
+    ]
     return (json.loads(state.group(1))["state"] if state else {}), views
 
 
@@ -280,7 +331,8 @@ class _Text(HTMLParser):
         self.parts: list[str] = []
         self._skip = 0
 
-    # An SVG's <title> is its text alternative for screen readers, not drawn on the page.
+    # An SVG's <title> is its text alternative for screen readers, not drawn on the
+    # page.
     HIDDEN = ("style", "script", "title")
 
     def handle_starttag(self, tag, attrs):
@@ -313,12 +365,18 @@ def _default_view_text(state: dict, model_id: str) -> list[str]:
     return words
 
 
-EXPLORER_CHAPTERS = [(c, first, last) for c, first, last in _page_ranges()
-                     if _widget_models(c["html"])[1]]
+EXPLORER_CHAPTERS = [
+    (c, first, last)
+    for c, first, last in _page_ranges()
+    if _widget_models(c["html"])[1]
+]
 
 
-@pytest.mark.parametrize("chapter, first, last", EXPLORER_CHAPTERS,
-                         ids=[c["file"] for c, _, _ in EXPLORER_CHAPTERS])
+@pytest.mark.parametrize(
+    "chapter, first, last",
+    EXPLORER_CHAPTERS,
+    ids=[c["file"] for c, _, _ in EXPLORER_CHAPTERS],
+)
 def test_explorers_printed_in_their_default_state(chapter, first, last):
     """Every explorer of the page was drawn when it was printed (build_pdf.py counts them) and
     every word of its starting state (control labels, readouts, the drawing's labels, taken
@@ -328,19 +386,27 @@ def test_explorers_printed_in_their_default_state(chapter, first, last):
     text = _squash(_pdftotext(first, last)).replace("-", "")
     for view in views:
         words = _default_view_text(state, view)
-        assert len(words) >= 5, f"{chapter['file']}: explorer {view} shows almost no text"
+        assert len(words) >= 5, (
+            f"{chapter['file']}: explorer {view} shows almost no text"
+        )
         missing = [w for w in words if w.replace("-", "") not in text]
-        assert missing == [], (f"{chapter['file']}: words of the explorer's starting state "
-                               f"not on pages {first}-{last}: {missing[:20]}")
+        assert missing == [], (
+            f"{chapter['file']}: words of the explorer's starting state "
+            f"not on pages {first}-{last}: {missing[:20]}"
+        )
 
 
 def _quizzes(html_path: str) -> list[list[dict]]:
     """The self-check questions (jupyterquiz) a page embeds: one list per quiz."""
     page = (SITE / html_path).read_text(encoding="utf-8")
-    return [json.loads(q) for q in re.findall(r"var questions\w+=(\[.*?\]);\n", page, re.S)]
+    return [
+        json.loads(q) for q in re.findall(r"var questions\w+=(\[.*?\]);\n", page, re.S)
+    ]
 
 
-QUIZ_CHAPTERS = [(c, first, last) for c, first, last in _page_ranges() if _quizzes(c["html"])]
+QUIZ_CHAPTERS = [
+    (c, first, last) for c, first, last in _page_ranges() if _quizzes(c["html"])
+]
 
 
 def test_quizzes_found():
@@ -353,8 +419,9 @@ def _plain_pieces(text: str) -> list[str]:
     return [_squash(p) for p in re.split(r"\$\$.+?\$\$|\$.+?\$", text) if _squash(p)]
 
 
-@pytest.mark.parametrize("chapter, first, last", QUIZ_CHAPTERS,
-                         ids=[c["file"] for c, _, _ in QUIZ_CHAPTERS])
+@pytest.mark.parametrize(
+    "chapter, first, last", QUIZ_CHAPTERS, ids=[c["file"] for c, _, _ in QUIZ_CHAPTERS]
+)
 def test_self_check_questions_and_answers_printed(chapter, first, last):
     """Each question's text and its right answer (the centre of a numeric question's accepted
     interval, the right option of a multiple choice) are on the chapter's pages, in order."""
@@ -366,8 +433,10 @@ def test_self_check_questions_and_answers_printed(chapter, first, last):
         for question in quiz:
             for piece in _plain_pieces(question["question"]):
                 found = text.find(piece, at)
-                assert found >= 0, (f"{chapter['file']}: question text {piece!r} not on "
-                                    f"pages {first}-{last} (after the previous question)")
+                assert found >= 0, (
+                    f"{chapter['file']}: question text {piece!r} not on "
+                    f"pages {first}-{last} (after the previous question)"
+                )
                 at = found + len(piece)
         answers = text.find(_squash("Answers to these questions"), at)
         assert answers >= 0, f"{chapter['file']}: no answers after a quiz"
@@ -383,7 +452,9 @@ def test_self_check_questions_and_answers_printed(chapter, first, last):
             else:  # an option that is all mathematics: its text differs once typeset
                 continue
             found = text.find(shown, answers)
-            assert found >= 0, f"{chapter['file']}: answer {shown!r} not printed after its quiz"
+            assert found >= 0, (
+                f"{chapter['file']}: answer {shown!r} not printed after its quiz"
+            )
             answers = found + len(shown)
         at = answers
 
@@ -392,8 +463,10 @@ def test_site_links_to_the_pdf():
     """The landing page and the page on running the book link to the PDF, and the link leads to
     this PDF inside the built site (works offline and on GitHub Pages alike)."""
     for page in ("chapters/intro.html", "chapters/running.html"):
-        links = re.findall(r'<a [^>]*href="([^"]*attention-executable\.pdf)"',
-                           (SITE / page).read_text(encoding="utf-8"))
+        links = re.findall(
+            r'<a [^>]*href="([^"]*attention-executable\.pdf)"',
+            (SITE / page).read_text(encoding="utf-8"),
+        )
         assert links, f"{page} does not link to the PDF"
         for link in links:
             assert "://" not in link, f"{page}: {link} is not a link into the site"

@@ -1,0 +1,449 @@
+"""Multi-head attention: several attention heads side by side, each with its own
+   projections.
+
+``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W_O`` with
+``head_i = Attention(Q W_Q^i, K W_K^i, V W_V^i)`` (Vaswani et al. 2017, section 3.2.2).
+
+The per-head projections are stored as one matrix per role, ``W_Q`` of shape
+``(d_query_in, d_model)`` and so on, whose columns are cut into ``num_heads``
+consecutive blocks of ``d_head = d_model / num_heads`` columns: block ``h`` is head
+``h``'s projection. Queries, keys and values may have different widths (cross-attention
+between two models).
+
+Layouts: inputs ``(..., L, d)``; per-head arrays ``(..., H, L, d_head)``; weights
+``(..., H, L_q, L_k)``. Splitting and merging only move features between axes; they
+never mix positions (tokens).
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlib.core._validation import (
+    as_bool_mask,
+    as_float_array,
+    broadcast_batch,
+    check_mask_shape,
+    compute_dtype,
+    require_ndim,
+    taking_part,
+    to_dtype,
+)
+from attnlib.core.attention import attention
+
+
+def _num_heads(num_heads, d_model: int) -> int:
+    """Check that ``num_heads`` is a positive integer dividing ``d_model``."""
+    try:
+        num_heads = operator.index(num_heads)
+    except TypeError:
+        raise TypeError(f"num_heads must be an integer; got {num_heads!r}") from None
+    if num_heads < 1:
+        raise ValueError(f"num_heads must be at least 1; got {num_heads}")
+    if d_model % num_heads:
+        raise ValueError(
+            f"model width d_model={d_model} is not divisible by num_heads={num_heads}"
+        )
+    return num_heads
+
+
+def split_heads(x, num_heads: int) -> np.ndarray:
+    """Cut the feature axis into heads: ``(..., L, d_model) -> (..., H, L, d_model /
+       H)``.
+
+    Head ``h`` receives features ``h*d_head : (h+1)*d_head`` of every position. The
+    reshape is followed by a transpose, so tokens never mix across positions.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., L, d_model), any dtype (kept as it is)
+    num_heads : int, dividing ``d_model``
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., H, L, d_model / H), same dtype
+
+    Raises
+    ------
+    ValueError
+        If ``x`` has fewer than 2 axes, or ``d_model`` is not divisible by ``num_heads``
+        (both numbers named).
+    TypeError
+        If ``num_heads`` is not an integer.
+
+    Example: ``split_heads(np.arange(8).reshape(1, 2, 4), 2)[0]`` is
+    ``[[[0, 1], [4, 5]], [[2, 3], [6, 7]]]``.
+
+    Source: Vaswani et al. (2017), section 3.2.2 (``d_k = d_v = d_model / h``).
+    """
+    x = np.asarray(x)
+    require_ndim(x, 2, "x", "(..., L, d_model)")
+    d_model = x.shape[-1]
+    num_heads = _num_heads(num_heads, d_model)
+    x = x.reshape(
+        x.shape[:-1] + (num_heads, d_model // num_heads)
+    )  # (..., L, H, d_head)
+    return np.swapaxes(x, -3, -2)  # (..., H, L, d_head)
+
+
+def merge_heads(x) -> np.ndarray:
+    """Inverse of :func:`split_heads`: ``(..., H, L, d_head) -> (..., L, H * d_head)``.
+
+    Transposes heads back behind the positions before reshaping (merging without the
+    transpose is a classic bug that mixes tokens), so ``merge_heads(split_heads(x, H))``
+    equals ``x`` exactly.
+
+    Parameters: ``x``, array_like of shape (..., H, L, d_head), any dtype (kept).
+    Returns: numpy.ndarray of shape (..., L, H * d_head).
+    Raises: ``ValueError`` if ``x`` has fewer than 3 axes.
+
+    Source: Vaswani et al. (2017), section 3.2.2 (``Concat(head_1, ..., head_h)``).
+    """
+    x = np.asarray(x)
+    require_ndim(x, 3, "x", "(..., H, L, d_head)")
+    x = np.swapaxes(x, -3, -2)  # (..., L, H, d_head)
+    return x.reshape(x.shape[:-2] + (x.shape[-2] * x.shape[-1],))
+
+
+@dataclass(frozen=True)
+class MultiHeadParams:
+    """Learned parameters of one multi-head attention layer.
+
+    Attributes
+    ----------
+    W_Q : (d_query_in, d_model)   W_K : (d_key_in, d_model)   W_V : (d_value_in, d_model)
+    W_O : (d_model, d_out)
+    num_heads : int, dividing d_model
+    b_Q, b_K, b_V : (d_model,) or None;  b_O : (d_out,) or None  (BERT-style biases)
+
+    The arrays are converted to float arrays on construction and checked: a wrong shape
+    raises ``ValueError`` naming the shapes involved, ``d_model`` not divisible by
+    ``num_heads`` raises ``ValueError`` saying so.
+
+    Source: Vaswani et al. (2017), section 3.2.2 (``W_i^Q, W_i^K, W_i^V, W^O``).
+    """
+
+    W_Q: np.ndarray
+    W_K: np.ndarray
+    W_V: np.ndarray
+    W_O: np.ndarray
+    num_heads: int
+    b_Q: np.ndarray | None = None
+    b_K: np.ndarray | None = None
+    b_V: np.ndarray | None = None
+    b_O: np.ndarray | None = None
+
+    def __post_init__(self):
+        for name in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"):
+            value = getattr(self, name)
+            if (
+                value is not None
+            ):  # frozen dataclass: set the converted array explicitly
+                object.__setattr__(self, name, as_float_array(value, name))
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            if getattr(self, name).ndim != 2:
+                raise ValueError(
+                    f"{name} must be a matrix; got shape {getattr(self, name).shape}"
+                )
+        d_model = self.W_Q.shape[1]
+        for name in ("W_K", "W_V"):
+            if getattr(self, name).shape[1] != d_model:
+                raise ValueError(
+                    f"W_Q {self.W_Q.shape} and {name} {getattr(self, name).shape} "
+                    "must have the same number of columns d_model"
+                )
+        if self.W_O.shape[0] != d_model:
+            raise ValueError(
+                f"W_O {self.W_O.shape} must have d_model={d_model} rows "
+                f"(W_Q is {self.W_Q.shape})"
+            )
+        for name, size in (
+            ("b_Q", d_model),
+            ("b_K", d_model),
+            ("b_V", d_model),
+            ("b_O", self.W_O.shape[1]),
+        ):
+            b = getattr(self, name)
+            if b is not None and b.shape != (size,):
+                raise ValueError(f"{name} must have shape ({size},); got {b.shape}")
+        object.__setattr__(self, "num_heads", _num_heads(self.num_heads, d_model))
+
+    @property
+    def d_model(self) -> int:
+        """Total width of all heads together (columns of ``W_Q``)."""
+        return self.W_Q.shape[1]
+
+    @property
+    def d_head(self) -> int:
+        """Width of one head, ``d_model / num_heads``."""
+        return self.d_model // self.num_heads
+
+
+def init_multi_head(
+    rng: np.random.Generator,
+    d_model: int,
+    num_heads: int,
+    *,
+    d_query_in: int | None = None,
+    d_key_in: int | None = None,
+    d_value_in: int | None = None,
+    d_out: int | None = None,
+) -> MultiHeadParams:
+    """Random (Glorot-uniform) float64 parameters for :func:`multi_head_attention`.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or int seed (e.g. ``np.random.default_rng(0)``, reproducible)
+    d_model : int, total width of the heads
+    num_heads : int, dividing ``d_model``
+    d_query_in, d_key_in, d_value_in, d_out : int, optional
+        Widths of the queries, keys and values fed in and of the output; default ``d_model``.
+
+    Returns
+    -------
+    MultiHeadParams without biases, float64: ``W_Q`` of shape (d_query_in, d_model), ``W_K``
+    (d_key_in, d_model), ``W_V`` (d_value_in, d_model), ``W_O`` (d_model, d_out), each drawn
+    from ``U(-a, a)`` with ``a = sqrt(6 / (n_in + n_out))``.
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` is not divisible by ``num_heads`` (saying so).
+
+    Source: Vaswani et al. (2017), section 3.2.2; Glorot & Bengio (2010), equation (16).
+    """
+    _num_heads(num_heads, d_model)
+    rng = np.random.default_rng(
+        rng
+    )  # a Generator is returned unchanged; a seed makes one
+
+    def glorot(n_in, n_out):
+        limit = np.sqrt(6.0 / (n_in + n_out))
+        return rng.uniform(-limit, limit, size=(n_in, n_out))
+
+    dq, dk, dv = (
+        d if d is not None else d_model for d in (d_query_in, d_key_in, d_value_in)
+    )
+    do = d_out if d_out is not None else d_model
+    return MultiHeadParams(
+        glorot(dq, d_model),
+        glorot(dk, d_model),
+        glorot(dv, d_model),
+        glorot(d_model, do),
+        num_heads,
+    )
+
+
+def _project(x, W, b):
+    """``x W + b``: one projection applied to every position."""
+    y = x @ W
+    return y if b is None else y + b
+
+
+def _params_in(params: MultiHeadParams, work) -> MultiHeadParams:
+    """The parameters cast to the compute dtype of the inputs (float32 stays float32)."""
+    if params.W_Q.dtype == work and params.W_O.dtype == work:
+        return params
+    fields = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+    cast = {
+        f: None if getattr(params, f) is None else getattr(params, f).astype(work)
+        for f in fields
+    }
+    return MultiHeadParams(num_heads=params.num_heads, **cast)
+
+
+def _fits(mask: np.ndarray, shape: tuple) -> bool:
+    """Whether ``mask`` broadcasts to ``shape`` without enlarging it."""
+    try:
+        check_mask_shape(mask, shape)
+    except ValueError:
+        return False
+    return True
+
+
+def _head_mask_layout(
+    mask: np.ndarray, batch: tuple, H: int, n_q: int, n_k: int, per_head
+) -> np.ndarray:
+    """Return ``mask`` with an explicit head axis, broadcastable to ``batch + (H, L_q,
+       L_k)``.
+
+    ``per_head=True``: the axis third from the end is the head axis. ``per_head=False``:
+    the mask is shared by all heads. ``None``: a mask with one axis more than ``batch +
+    (L_q, L_k)`` is per head, a mask that fits only one layout has that layout, and a
+    mask that fits both with an axis of size > 1 where the layouts differ is refused.
+    """
+    shared_shape = batch + (n_q, n_k)
+    per_head_shape = batch + (H, n_q, n_k)
+    how = (
+        f"for a per-head mask pass per_head=True (the head axis is third from the end; "
+        f"layout {per_head_shape}) or write the batch axis, mask[None]; for one mask "
+        f"shared by all heads pass per_head=False (layout {shared_shape})"
+    )
+    if mask.ndim > len(per_head_shape):
+        raise ValueError(
+            f"mask of shape {mask.shape} has too many axes for inputs with "
+            f"batch shape {batch}: use batch + (L_q, L_k) or "
+            "batch + (H, L_q, L_k)"
+        )
+    if per_head is None:
+        fits_head = mask.ndim >= 3 and _fits(mask, per_head_shape)
+        if mask.ndim == len(per_head_shape):
+            per_head = True  # the rank says it: one axis for the heads
+        elif fits_head and _fits(mask, shared_shape) and mask.shape[-3] > 1:
+            raise ValueError(
+                f"mask of shape {mask.shape} is ambiguous: its axis of size "
+                f"{mask.shape[-3]} could be the heads or the batch axis of the "
+                f"inputs {batch}; {how}"
+            )
+        else:
+            per_head = fits_head  # the only layout it fits (or neither)
+    elif not isinstance(per_head, (bool, np.bool_)):
+        raise TypeError(f"per_head must be True, False or None; got {per_head!r}")
+    if per_head:
+        if mask.ndim < 3:
+            raise ValueError(
+                f"a per-head mask needs a head axis (third from the end); got "
+                f"shape {mask.shape}; {how}"
+            )
+        if mask.shape[-3] not in (1, H):
+            raise ValueError(
+                f"per-head mask of shape {mask.shape} has {mask.shape[-3]} "
+                f"at the head axis (third from the end), but there are {H} heads"
+            )
+        target = per_head_shape
+    else:
+        target = shared_shape
+    try:
+        check_mask_shape(mask, target)
+    except ValueError:
+        raise ValueError(
+            f"mask of shape {mask.shape} fits neither the shared layout "
+            f"{shared_shape} nor the per-head layout {per_head_shape}; "
+            f"{how}"
+        ) from None
+    if per_head or mask.ndim < 2:
+        return mask  # a 0-d or (L_k,) mask fits every head
+    return np.expand_dims(mask, -3)  # (..., 1, L_q, L_k): shared by the heads
+
+
+def multi_head_attention(
+    queries,
+    keys,
+    values,
+    params: MultiHeadParams,
+    mask=None,
+    *,
+    per_head: bool | None = None,
+    average_weights: bool = False,
+):
+    """Multi-head scaled dot-product attention.
+
+    Each head ``h`` attends with its own projections, ``softmax(Q_h K_h^T /
+    sqrt(d_head)) V_h``; the heads' outputs are concatenated (:func:`merge_heads`) and
+    projected by ``W_O``.
+
+    Parameters
+    ----------
+    queries : array_like, shape (..., L_q, d_query_in)
+    keys : array_like, shape (..., L_k, d_key_in)
+    values : array_like, shape (..., L_k, d_value_in)
+        Leading (batch) axes broadcast; call their shape ``batch``.
+    params : MultiHeadParams
+    mask : array_like of bool, optional; ``True`` = may attend. Either
+        * shared by all heads: broadcastable to ``batch + (L_q, L_k)`` (the layout of
+          :func:`attnlib.attention`, e.g. ``padding_mask(...)`` of shape ``(B, 1, L_k)``), or
+        * per head: broadcastable to ``batch + (H, L_q, L_k)`` with the head axis third
+          from the end (size ``H`` or 1).
+        A head in which a query may attend nothing gives that query zero weights and a zero
+        contribution (no NaN). Queries, keys and values that no head may use may hold
+        anything (even NaN or inf).
+    per_head : bool, optional
+        Which of the two layouts ``mask`` has. By default a mask with exactly one axis more
+        than ``batch + (L_q, L_k)`` is per head and a mask that fits only one layout has
+        that one; a mask that fits both, with an axis of size > 1 third from the end that
+        could be the heads or the inputs' batch axis (say a ``(H, L_q, L_k)`` mask with
+        inputs ``(H, L, d)``, or ``padding_mask`` for ``B = H`` sentences), is refused with
+        ``ValueError`` saying how to write it: a mask is never applied to the wrong axis
+        silently.
+    average_weights : bool
+        If True, return the weights averaged over heads, shape ``(..., L_q, L_k)``.
+        By default every head's weights are returned.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., L_q, d_out)
+    weights : numpy.ndarray, shape (..., H, L_q, L_k), or (..., L_q, L_k) if averaged
+        Both in the common float dtype of ``queries``, ``keys`` and ``values`` (float16 in,
+        float16 out); computed in float32 (float16/float32 in) or float64, the parameters
+        cast to that dtype. Each head runs :func:`attnlib.attention`, so the shared contract
+        (errors, masks, non-finite numbers, overflow) holds per head.
+
+    Raises
+    ------
+    ValueError
+        If an input's width does not match its projection, the leading axes do not
+        broadcast, the mask does not fit or is ambiguous (the shapes are named), or a query,
+        key or value that takes part holds NaN or inf.
+    TypeError
+        If ``mask`` is not boolean or an input is not a float or integer array.
+    OverflowError
+        If an allowed score or the output does not fit the compute or the input dtype.
+
+    Source: Vaswani et al. (2017), section 3.2.2.
+    """
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    v = as_float_array(values, "values")
+    for name, arr, W in (
+        ("queries", q, params.W_Q),
+        ("keys", k, params.W_K),
+        ("values", v, params.W_V),
+    ):
+        require_ndim(arr, 2, name, "(..., L, d)")
+        if arr.shape[-1] != W.shape[0]:
+            raise ValueError(
+                f"{name} of shape {arr.shape} do not fit a projection of shape "
+                f"{W.shape}: their last axis must equal its rows"
+            )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"keys {k.shape} and values {v.shape} must have the same number of "
+            "positions L_k (second-to-last axis)"
+        )
+    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
+    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    work = compute_dtype(out_dtype)
+    q, k, v = q.astype(work), k.astype(work), v.astype(work)
+
+    H = params.num_heads
+    if mask is not None:
+        mask = _head_mask_layout(
+            as_bool_mask(mask), batch, H, q.shape[-2], k.shape[-2], per_head
+        )  # broadcasts to batch + (H, L_q, L_k)
+    # Rows that no head may use are set to 0 before the projections, so NaN or inf
+    # stored there cannot reach a head through the matrix products; the others must be
+    # finite.
+    shared_shape = batch + (q.shape[-2], k.shape[-2])
+    in_any_head = (
+        None
+        if mask is None
+        else np.broadcast_to(mask, batch + (H,) + shared_shape[-2:]).any(axis=-3)
+    )  # (..., L_q, L_k)
+    q, k, v = taking_part(q, k, v, in_any_head, shared_shape)
+    params = _params_in(params, work)
+
+    qh = split_heads(_project(q, params.W_Q, params.b_Q), H)  # (..., H, L_q, d_head)
+    kh = split_heads(_project(k, params.W_K, params.b_K), H)  # (..., H, L_k, d_head)
+    vh = split_heads(_project(v, params.W_V, params.b_V), H)  # (..., H, L_k, d_head)
+    heads, weights = attention(qh, kh, vh, mask)  # (..., H, L_q, d_head)
+    output = _project(merge_heads(heads), params.W_O, params.b_O)  # (..., L_q, d_out)
+    if average_weights:
+        weights = weights.mean(axis=-3)
+    return (
+        to_dtype(output, out_dtype, "multi-head outputs"),
+        to_dtype(weights, out_dtype, "attention weights"),
+    )

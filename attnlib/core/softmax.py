@@ -1,0 +1,128 @@
+"""Softmax: turn scores into attention weights that are non-negative and sum to one.
+
+``softmax(s)_j = exp(s_j) / sum_i exp(s_i)``, computed as ``exp(s_j - m) / sum_i exp(s_i
+- m)`` with ``m`` the largest score, which is the same number but never overflows. An
+optional boolean mask removes entries *before* any arithmetic, so masked entries get
+exactly 0 and may hold anything (NaN, inf) without effect.
+
+Source: Bahdanau, Cho & Bengio (2015), equation (6); Vaswani et al. (2017), section
+3.2.1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlib.core._validation import (
+    as_bool_mask,
+    as_float_array,
+    check_mask_shape,
+    compute_dtype,
+    to_dtype,
+)
+
+__all__ = ["softmax"]
+
+
+def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
+    """Numerically stable softmax along ``axis``, with an optional boolean mask.
+
+    ``softmax(s)_j = exp(s_j - m) / sum_i exp(s_i - m)`` with ``m`` the largest allowed
+    score, so no exponential ever overflows, whatever the magnitude of the scores.
+
+    Parameters
+    ----------
+    scores : array_like, any shape, float or integer dtype
+        Raw scores. Integers are converted to float64; booleans are refused.
+    axis : int
+        The axis that is normalised (the keys, for attention scores). Default: the last.
+    mask : array_like of bool, optional
+        Broadcastable to ``scores.shape`` without enlarging it. ``True`` means "may attend".
+        Masked entries get weight exactly 0 and may hold any value (even NaN or inf).
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``scores`` and the same float dtype (float16 in gives float16 out;
+        computed in float32 for float16/float32, else float64). Each slice along ``axis``
+        sums to 1, or is all zeros when every entry of it is masked (no NaN, no warning).
+        An empty axis gives an empty result.
+
+    Raises
+    ------
+    TypeError
+        If ``mask`` is not boolean, or ``scores`` is not a float or integer array
+        (the dtype is named).
+    ValueError
+        If ``mask`` does not broadcast to ``scores`` (both shapes are named), or an allowed
+        score is NaN or +inf. A score of -inf is allowed and receives weight 0.
+    numpy.exceptions.AxisError
+        If ``axis`` does not exist (a subclass of ``ValueError``).
+
+    Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1;
+    Bahdanau et al. (2015), equation (6).
+    """
+    x = as_float_array(scores, "scores")
+    out_dtype = x.dtype
+    s = x.astype(compute_dtype(x.dtype))  # a copy: float16 -> float32, else same dtype
+    allowed = None
+    if mask is not None:
+        allowed = as_bool_mask(mask)
+        check_mask_shape(allowed, s.shape)
+    top = mask_and_max(s, axis, allowed)  # NaN or +inf if an allowed score is
+    if not (top < np.inf).all():  # NaN (max propagates NaN) or +inf
+        bad = np.isnan(s) | (s == np.inf)  # masked entries are -inf by now
+        raise ValueError(
+            "scores contain NaN or +inf at positions that may be attended "
+            f"(first at index {tuple(int(i) for i in np.argwhere(bad)[0])}); "
+            "mask them out or fix the scores"
+        )
+    return to_dtype(exp_normalise(s, top, axis), out_dtype, "softmax weights")
+
+
+def mask_and_max(s: np.ndarray, axis: int = -1, allowed=None) -> np.ndarray:
+    """Step 1 of the softmax, in place: mask ``s``, then return each slice's largest
+       score.
+
+    ``s`` is a float array the caller owns; ``allowed`` is a boolean array that
+    broadcasts to ``s.shape`` (``True`` = may attend), or None for "everything". Masked
+    entries of ``s`` become ``-inf`` *before* any arithmetic: ``exp(-inf)`` is exactly
+    0, so no "large negative constant" is needed, and NaN or inf stored there cannot
+    leak.
+
+    Returns the maximum of each slice along ``axis`` (kept as an axis of length 1). It
+    is NaN if the slice holds a NaN (``max`` propagates NaN), ``+inf`` if it holds
+    ``+inf``, and ``-inf`` if nothing in it is allowed or every allowed entry is
+    ``-inf``. Checking these few numbers is how callers check every allowed score
+    without a pass over ``s``.
+    """
+    if allowed is not None:
+        # The complement of the mask as given: if it broadcasts (one (L_q, L_k) mask for
+        # every head), so does this temporary; copyto broadcasts it for free.
+        np.copyto(s, -np.inf, where=np.logical_not(allowed))
+    return np.max(s, axis=axis, keepdims=True, initial=-np.inf)
+
+
+def exp_normalise(s: np.ndarray, top: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Steps 2 and 3 of the softmax, in place: ``s <- exp(s - top) / sum(exp(s -
+       top))``.
+
+    ``top`` is :func:`mask_and_max`'s result for the same ``s``, finite or ``-inf`` (the
+    caller has rejected NaN and ``+inf``). Returns ``s``, now holding the weights: each
+    slice sums to 1, or is all zeros where ``top`` is ``-inf`` (no NaN, no warning).
+    """
+    # 2. Subtract each slice's largest score, so every exponent is <= 0 and exp cannot
+    # overflow. A slice with nothing allowed has maximum -inf: use 0 (its entries stay
+    # -inf).
+    top = np.where(top == -np.inf, 0.0, top).astype(s.dtype, copy=False)
+    with np.errstate(
+        over="ignore"
+    ):  # s - top <= 0 can only overflow to -inf: weight 0, exact
+        s -= top
+    np.exp(s, out=s)
+    # 3. Normalise. A slice with nothing allowed sums to 0: divide it by 1, so it stays
+    # zeros.
+    total = np.sum(s, axis=axis, keepdims=True)
+    total[total == 0] = 1.0
+    s /= total
+    return s

@@ -1,0 +1,52 @@
+"""The book's figures (matplotlib), SVG drawings and explorers.
+
+Every helper returns the matplotlib ``Figure`` and leaves showing it to the caller.
+Every label and title is drawn exactly as typed (:func:`literal`: a ``$`` never starts
+mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
+
+* ``use_book_style()``                          fixed figure size, dpi, fonts and colours
+* ``attention_heatmap(weights, queries, keys)`` one panel per (batch, head)
+* ``mixture_bars(weights, labels)``             one query's weights as bars
+* ``access_map(mask, tokens)``                  which keys each query may attend
+* ``data_flow_diagram(tokens)``                 one head's path from tokens to output
+* ``layer_head_grids(panels, titles)``          one (layers x heads) grid per quantity
+* ``length_curve(lengths, curves)``             accuracy against sentence length
+* ``alignment_heatmaps(panels)``                trained attention with the true alignment
+* ``layer_flow_diagram(kind)``                  one Transformer layer's data flow
+
+The explorers live in :mod:`attnlib.figures.explorers`, one module per family.
+"""
+
+from attnlib.figures.charts import length_curve, mixture_bars
+from attnlib.figures.diagrams import data_flow_diagram, layer_flow_diagram
+from attnlib.figures.heatmaps import (
+    access_map,
+    alignment_heatmaps,
+    attention_heatmap,
+    layer_head_grids,
+)
+from attnlib.figures.style import (
+    DPI,
+    OKABE_ITO,
+    WEIGHT_CMAP,
+    literal,
+    literal_labels,
+    use_book_style,
+)
+
+__all__ = [
+    "DPI",
+    "OKABE_ITO",
+    "WEIGHT_CMAP",
+    "use_book_style",
+    "literal",
+    "literal_labels",
+    "attention_heatmap",
+    "access_map",
+    "layer_head_grids",
+    "alignment_heatmaps",
+    "mixture_bars",
+    "length_curve",
+    "data_flow_diagram",
+    "layer_flow_diagram",
+]

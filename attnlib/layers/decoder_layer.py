@@ -1,0 +1,179 @@
+"""One Transformer decoder layer: causal self-attention, cross-attention to the encoder, and a
+feed-forward network, each followed by a residual connection and layer normalisation.
+
+For the decoder inputs ``Y`` (``L_t`` target positions) and the encoder output ``M``
+(``L_s`` source positions, the "memory")::
+
+    A = MultiHead(Y, Y, Y, causal mask)      (L_t, d)   position t sees targets 0..t only
+    H1 = LayerNorm(Y + A)                    (L_t, d)
+    C = MultiHead(H1, M, M)                  (L_t, d)   queries from the decoder, keys and
+    H2 = LayerNorm(H1 + C)                   (L_t, d)   values from the encoder: (L_t, L_s)
+    F = act(H2 W_1 + b_1) W_2 + b_2          (L_t, d)
+    out = LayerNorm(H2 + F)                  (L_t, d)
+
+Source: Vaswani et al. (2017), section 3.1 (decoder: "a third sub-layer, which performs
+multi-head attention over the output of the encoder stack"), 3.2.3 and 3.3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlib.core._validation import as_float_array, require_ndim
+from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
+from attnlib.core.masks import causal_mask
+from attnlib.layers.feed_forward import feed_forward, init_feed_forward
+from attnlib.layers.layer_norm import DEFAULT_EPS, layer_norm
+
+
+@dataclass(frozen=True)
+class DecoderLayerParams:
+    """Learned parameters of one decoder layer (``y = x W + b``).
+
+    Attributes
+    ----------
+    self_attn, cross_attn : MultiHeadParams of width d_model (cross_attn's ``W_K``, ``W_V``
+        read the encoder's width, which may differ)
+    ln1_gain, ln1_bias, ln2_gain, ln2_bias, ln3_gain, ln3_bias : (d_model,)
+    W_1 : (d_model, d_ff), b_1 : (d_ff,), W_2 : (d_ff, d_model), b_2 : (d_model,)
+    eps : float;  activation : "gelu" or "relu"
+
+    Source: Vaswani et al. (2017), section 3.1.
+    """
+
+    self_attn: MultiHeadParams
+    cross_attn: MultiHeadParams
+    ln1_gain: np.ndarray
+    ln1_bias: np.ndarray
+    ln2_gain: np.ndarray
+    ln2_bias: np.ndarray
+    W_1: np.ndarray
+    b_1: np.ndarray
+    W_2: np.ndarray
+    b_2: np.ndarray
+    ln3_gain: np.ndarray
+    ln3_bias: np.ndarray
+    eps: float = DEFAULT_EPS
+    activation: str = "relu"
+
+    @property
+    def d_model(self) -> int:
+        """Width of the decoder's vectors."""
+        return self.self_attn.W_Q.shape[0]
+
+
+def init_decoder_layer(
+    rng,
+    d_model: int,
+    num_heads: int,
+    d_ff: int | None = None,
+    *,
+    d_memory: int | None = None,
+    activation: str = "relu",
+) -> DecoderLayerParams:
+    """Random float64 parameters for :func:`decoder_layer` (untrained, for
+       demonstrations).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or int seed
+    d_model : int, divisible by ``num_heads``;  num_heads : int
+    d_ff : int, default ``4 * d_model``;  d_memory : int, the encoder's width (default d_model)
+
+    Returns
+    -------
+    DecoderLayerParams (layer-norm gains 1, biases 0; Glorot-uniform matrices).
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` is not divisible by ``num_heads``.
+
+    Source: Vaswani et al. (2017), sections 3.1 and 3.3; Glorot & Bengio (2010).
+    """
+    rng = np.random.default_rng(rng)
+    d_ff = 4 * d_model if d_ff is None else int(d_ff)
+    d_mem = d_model if d_memory is None else int(d_memory)
+    self_attn = init_multi_head(rng, d_model, num_heads)
+    cross_attn = init_multi_head(
+        rng, d_model, num_heads, d_key_in=d_mem, d_value_in=d_mem
+    )
+    ones, zeros = np.ones(d_model), np.zeros(d_model)
+    return DecoderLayerParams(
+        self_attn,
+        cross_attn,
+        ones,
+        zeros,
+        ones,
+        zeros,
+        *init_feed_forward(rng, d_model, d_ff),
+        ones,
+        zeros,
+        activation=activation,
+    )
+
+
+def decoder_layer(
+    y,
+    memory,
+    params: DecoderLayerParams,
+    *,
+    memory_mask=None,
+    return_intermediates: bool = False,
+):
+    """One post-LN decoder layer with a causal mask on its self-attention.
+
+    Parameters
+    ----------
+    y : array_like, shape (..., L_t, d_model), the decoder's inputs (targets so far)
+    memory : array_like, shape (..., L_s, d_memory), the encoder's output
+    params : DecoderLayerParams
+    memory_mask : bool array broadcastable to (..., L_t, L_s), optional (e.g. source padding)
+    return_intermediates : bool, also return a dict of every step (``self_attended``,
+        ``h1``, ``cross_attended``, ``h2``, ``ff_out``, ``output``)
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., L_t, d_model)
+    self_weights : numpy.ndarray, shape (..., H, L_t, L_t), zero above the diagonal
+    cross_weights : numpy.ndarray, shape (..., H, L_t, L_s)
+    (intermediates : dict, only with ``return_intermediates=True``)
+
+    Raises
+    ------
+    ValueError
+        If the widths do not fit the parameters or the leading axes do not broadcast (shapes
+        named), or an input holds NaN or inf.
+    TypeError
+        If an input is not real or a mask not boolean.
+
+    Source: Vaswani et al. (2017), sections 3.1, 3.2.3 ("masking out ... all values in
+    the input of the softmax which correspond to illegal connections") and 3.3.
+    """
+    y = as_float_array(y, "y")
+    memory = as_float_array(memory, "memory")
+    require_ndim(y, 2, "y", "(..., L_t, d_model)")
+    require_ndim(memory, 2, "memory", "(..., L_s, d_memory)")
+    p = params
+    causal = causal_mask(y.shape[-2])  # (L_t, L_t)
+    a, self_w = multi_head_attention(y, y, y, p.self_attn, causal)  # (..., L_t, d)
+    h1 = layer_norm(y + a, p.ln1_gain, p.ln1_bias, p.eps)  # (..., L_t, d)
+    c, cross_w = multi_head_attention(
+        h1, memory, memory, p.cross_attn, memory_mask
+    )  # (..., L_t, d)
+    h2 = layer_norm(h1 + c, p.ln2_gain, p.ln2_bias, p.eps)  # (..., L_t, d)
+    f = feed_forward(h2, p.W_1, p.b_1, p.W_2, p.b_2, p.activation)  # (..., L_t, d)
+    out = layer_norm(h2 + f, p.ln3_gain, p.ln3_bias, p.eps)  # (..., L_t, d)
+    if return_intermediates:
+        steps = {
+            "self_attended": a,
+            "h1": h1,
+            "cross_attended": c,
+            "h2": h2,
+            "ff_out": f,
+            "output": out,
+        }
+        return out, self_w, cross_w, steps
+    return out, self_w, cross_w

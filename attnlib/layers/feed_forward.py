@@ -1,0 +1,165 @@
+"""The position-wise feed-forward network of a Transformer layer, and its activations.
+
+``FFN(x) = act(x W_1 + b_1) W_2 + b_2``, applied to every position separately and
+identically (the same ``W_1``, ``W_2`` for all positions; positions never mix here, only
+in attention). The inner width ``d_ff`` is usually four times the model width (2048 for
+512 in Vaswani et al.; 1536 for 384 in all-MiniLM-L6-v2). Vaswani et al. use ReLU; BERT
+and its descendants use GELU.
+
+Source: Vaswani et al. (2017), section 3.3, equation (2); Hendrycks & Gimpel (2016) for
+GELU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlib.core._validation import (
+    as_float_array,
+    compute_dtype,
+    require_ndim,
+    to_dtype,
+)
+
+
+def erf(x) -> np.ndarray:
+    """The error function, elementwise (numpy has none).
+
+    Parameters: ``x``, array_like of any shape (floats). Returns: numpy.ndarray of the
+    same shape, ``erf(x)`` with absolute error below 1.5e-7. Raises: nothing beyond
+    numpy's own conversion errors.
+
+    Source: Abramowitz & Stegun (1964), formula 7.1.26.
+    """
+    x = np.asarray(x)
+    s = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (
+        0.254829592
+        + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
+    return s * (1.0 - poly * np.exp(-a * a))
+
+
+def gelu(x) -> np.ndarray:
+    """GELU with the normal CDF: ``x * (1 + erf(x / sqrt 2)) / 2``, elementwise.
+
+    Parameters: ``x``, array_like of any shape. Returns: numpy.ndarray of the same shape
+    and float dtype (integers give float64). Raises: ``TypeError`` for non-real input.
+
+    Source: Hendrycks & Gimpel (2016), section 2 (the exact form, not the tanh
+    approximation).
+    """
+    x = as_float_array(x, "x")
+    return (0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))).astype(x.dtype, copy=False)
+
+
+def relu(x) -> np.ndarray:
+    """``max(x, 0)``, elementwise: the activation of the original Transformer.
+
+    Parameters: ``x``, array_like of any shape. Returns: numpy.ndarray of the same shape
+    and float dtype. Raises: ``TypeError`` for non-real input.
+
+    Source: Vaswani et al. (2017), section 3.3, equation (2).
+    """
+    x = as_float_array(x, "x")
+    return np.maximum(x, 0.0).astype(x.dtype, copy=False)
+
+
+ACTIVATIONS = {"gelu": gelu, "relu": relu}
+
+
+def init_feed_forward(rng, d_model: int, d_ff: int):
+    """Random float64 parameters ``(W_1, b_1, W_2, b_2)`` for :func:`feed_forward`.
+
+    Matrices are Glorot-uniform, ``U(-a, a)`` with ``a = sqrt(6 / (n_in + n_out))``;
+    biases 0.
+
+    Parameters: ``rng``, a numpy Generator or int seed; ``d_model``, ``d_ff``: ints >=
+    1. Returns: ``W_1`` (d_model, d_ff), ``b_1`` (d_ff,), ``W_2`` (d_ff, d_model),
+    ``b_2`` (d_model,). Raises: ``ValueError`` from numpy for negative sizes.
+
+    Source: Glorot & Bengio (2010), equation (16); Vaswani et al. (2017), section 3.3.
+    """
+    rng = np.random.default_rng(rng)
+    a_1 = np.sqrt(6.0 / (d_model + d_ff))
+    W_1 = rng.uniform(-a_1, a_1, size=(d_model, d_ff))
+    W_2 = rng.uniform(-a_1, a_1, size=(d_ff, d_model))
+    return W_1, np.zeros(d_ff), W_2, np.zeros(d_model)
+
+
+def _affine(x, W, b):
+    """``x @ W + b`` for x of shape (..., d_in), as one matrix product over all rows."""
+    flat = np.ascontiguousarray(x).reshape(-1, x.shape[-1])  # (rows, d_in)
+    y = flat @ W  # (rows, d_out)
+    if b is not None:
+        y += b
+    return y.reshape(x.shape[:-1] + (W.shape[1],))  # (..., d_out)
+
+
+def feed_forward(
+    x, W_1, b_1, W_2, b_2, activation: str = "gelu", *, return_hidden: bool = False
+):
+    """The position-wise feed-forward network ``act(x W_1 + b_1) W_2 + b_2``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., L, d_model) (any leading axes; only the last one is mixed)
+    W_1 : array_like, shape (d_model, d_ff);  b_1 : shape (d_ff,) or None
+    W_2 : array_like, shape (d_ff, d_model_out);  b_2 : shape (d_model_out,) or None
+    activation : "gelu" (default, BERT) or "relu" (Vaswani et al.)
+    return_hidden : bool, also return the activated inner layer ``act(x W_1 + b_1)``
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., L, d_model_out), in the inputs' common float dtype, computed in
+    float32 (float16/float32) or float64; with ``return_hidden``, the pair ``(output, hidden)``,
+    ``hidden`` of shape (..., L, d_ff) in the working dtype.
+
+    Raises
+    ------
+    ValueError
+        If a shape does not fit (the shapes are named), the activation is unknown, or an input
+        holds NaN or inf.
+    TypeError
+        If an input is not a real array.
+
+    Source: Vaswani et al. (2017), section 3.3, equation (2); Hendrycks & Gimpel (2016).
+    """
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"activation must be one of {sorted(ACTIVATIONS)}; got {activation!r}"
+        )
+    x = as_float_array(x, "x")
+    require_ndim(x, 1, "x", "(..., d_model)")
+    W_1, W_2 = as_float_array(W_1, "W_1"), as_float_array(W_2, "W_2")
+    if W_1.ndim != 2 or W_2.ndim != 2:
+        raise ValueError(f"W_1 {W_1.shape} and W_2 {W_2.shape} must be matrices")
+    if x.shape[-1] != W_1.shape[0]:
+        raise ValueError(
+            f"x {x.shape} does not fit W_1 {W_1.shape}: its last axis must equal "
+            "the rows of W_1 (d_model)"
+        )
+    if W_1.shape[1] != W_2.shape[0]:
+        raise ValueError(f"W_1 {W_1.shape} and W_2 {W_2.shape} must agree on d_ff")
+    b_1 = None if b_1 is None else as_float_array(b_1, "b_1")
+    b_2 = None if b_2 is None else as_float_array(b_2, "b_2")
+    for name, b, size in (("b_1", b_1, W_1.shape[1]), ("b_2", b_2, W_2.shape[1])):
+        if b is not None and b.shape != (size,):
+            raise ValueError(f"{name} must have shape ({size},); got {b.shape}")
+    arrays = [a for a in (x, W_1, b_1, W_2, b_2) if a is not None]
+    for name, a in zip(("x", "W_1", "b_1", "W_2", "b_2"), (x, W_1, b_1, W_2, b_2)):
+        if a is not None and not np.isfinite(a).all():
+            raise ValueError(f"{name} holds NaN or inf")
+    out_dtype = np.result_type(*arrays)
+    work = compute_dtype(out_dtype)
+    x, W_1, W_2 = (
+        x.astype(work, copy=False),
+        W_1.astype(work, copy=False),
+        W_2.astype(work, copy=False),
+    )
+    hidden = ACTIVATIONS[activation](_affine(x, W_1, b_1))  # (..., L, d_ff)
+    out = _affine(hidden, W_2, b_2)  # (..., L, d_model_out)
+    out = to_dtype(out, out_dtype, "feed-forward outputs")
+    return (out, hidden) if return_hidden else out

@@ -1,0 +1,283 @@
+"""Counterfactual attention: a very different distribution with (almost) the same
+   prediction.
+
+Jain & Wallace (2019, section 4.2, "Adversarial attention") asked whether a model's
+attention distribution is the only one that yields its prediction: they searched for
+distributions as far as possible from the original (Jensen-Shannon divergence) whose
+output stays within a small total-variation distance ``epsilon`` of the original
+prediction. If such distributions exist, the original map is not *the* explanation of
+the prediction.
+
+This module runs that search on the classifier of
+:mod:`attnlib.models.context_classifier`, where the ambiguous word's attention row ``p``
+(over the L positions) enters the prediction only through ``z = p V`` (``V`` the value
+vectors): the prediction is ``softmax((p V) W_out + b_out)``.
+
+Public API
+----------
+``predict_with_attention(model, batch, weights)``
+    class probabilities, shape (B, n_classes), when the ambiguous word's attention row is
+    replaced by ``weights`` (shape (B, L)); everything else (values, readout) is the model's.
+``search_alternative_attention(model, batch, index=0, *, epsilon=0.01, ...)``
+    gradient ascent on ``JSD(new, original)`` with a penalty when the prediction moves by
+    more than ``epsilon`` (total variation); returns an :class:`AlternativeAttention`.
+``jensen_shannon(p, q)`` and ``total_variation(p, q)``
+    the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in [0, 1]).
+
+Example
+-------
+>>> from attnlib.models.context_classifier import train_context_classifier, forward
+>>> from attnlib.data.context_task import encode_sentences
+>>> model = train_context_classifier(seed=0)                  # a few seconds, deterministic
+>>> batch = encode_sentences(["The fisherman repaired his net beside the bank."])
+>>> own = forward(model, batch).query_weights                 # (1, 9): the model's own row
+>>> bool(abs(predict_with_attention(model, batch, own) - forward(model, batch).probs).max() < 1e-12)
+True
+>>> found = search_alternative_attention(model, batch, epsilon=0.01)
+>>> found.feasible, found.prediction_tvd <= 0.01, found.jsd > 0.2
+(True, True, True)
+
+Source: Jain & Wallace (2019), "Attention is not Explanation", NAACL, section 4.2 and
+Algorithm 2 (there: BiLSTM encoders with one attention layer; here: one self-attention
+layer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlib.core.backward import softmax_backward
+from attnlib.core.softmax import softmax
+from attnlib.data.context_task import ContextBatch
+from attnlib.models.adam import Adam
+from attnlib.models.context_classifier import ContextClassifier, forward
+
+
+def jensen_shannon(p, q, axis: int = -1) -> np.ndarray:
+    """Jensen-Shannon divergence ``0.5 KL(p||m) + 0.5 KL(q||m)``, ``m = (p + q) / 2``,
+       natural log.
+
+    Zero entries contribute 0 (``0 log 0 = 0``). Symmetric, between 0 and ln 2.
+
+    Parameters
+    ----------
+    p, q : array_like, same shape, distributions along ``axis``
+
+    Returns
+    -------
+    numpy.ndarray (a float for 1-D input): one divergence per slice along ``axis``.
+
+    Raises
+    ------
+    ValueError if the shapes differ (both named).
+    """
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    if p.shape != q.shape:
+        raise ValueError(f"p {p.shape} and q {q.shape} must have the same shape")
+    m = 0.5 * (p + q)
+
+    def kl(a):
+        ratio = np.divide(a, m, out=np.ones_like(a), where=a > 0)
+        return np.sum(np.where(a > 0, a * np.log(ratio), 0.0), axis=axis)
+
+    return 0.5 * kl(p) + 0.5 * kl(q)
+
+
+def total_variation(p, q, axis: int = -1) -> np.ndarray:
+    """Total variation distance ``0.5 * sum |p - q|`` along ``axis`` (between 0 and 1).
+
+    Raises ``ValueError`` if the shapes differ (both named).
+    """
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    if p.shape != q.shape:
+        raise ValueError(f"p {p.shape} and q {q.shape} must have the same shape")
+    return 0.5 * np.sum(np.abs(p - q), axis=axis)
+
+
+def _check_weights(batch: ContextBatch, weights) -> np.ndarray:
+    w = np.asarray(weights, dtype=np.float64)
+    shape = batch.tokens.shape
+    if w.shape != shape:
+        raise ValueError(
+            f"weights of shape {w.shape} do not match the batch's (B, L) = {shape}"
+        )
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("attention weights must be finite and non-negative")
+    if np.any(w[~batch.key_mask()[:, 0, :]] != 0):
+        raise ValueError("attention weights must be 0 on padded positions")
+    sums = w.sum(axis=-1)
+    if not np.allclose(sums, 1.0, atol=1e-6):
+        raise ValueError(
+            f"each row of attention weights must sum to 1; got sums {np.round(sums, 6)}"
+        )
+    return w
+
+
+def predict_with_attention(
+    model: ContextClassifier, batch: ContextBatch, weights
+) -> np.ndarray:
+    """Class probabilities when the ambiguous word's attention row is replaced by
+       ``weights``.
+
+    The values ``V = X W_V`` and the readout are the model's own; only the distribution
+    over positions is supplied from outside (an *attention override*). With ``weights =
+    forward(model, batch).query_weights`` this reproduces the model's own prediction.
+
+    Parameters
+    ----------
+    model : ContextClassifier (trained, e.g. by ``train_context_classifier``)
+    batch : ContextBatch
+    weights : array_like, shape (B, L) -- non-negative, 0 on padding, each row summing to 1
+
+    Returns
+    -------
+    numpy.ndarray, shape (B, n_classes), float64: ``softmax((weights V) W_out + b_out)``.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` has the wrong shape (both shapes named), is negative or non-finite,
+        puts weight on padding, or a row does not sum to 1.
+    """
+    w = _check_weights(batch, weights)
+    V = forward(model, batch).V  # (B, L, d_v)
+    z = np.einsum("bl,bld->bd", w, V)
+    return softmax(z @ model.W_out + model.b_out)
+
+
+@dataclass(frozen=True)
+class AlternativeAttention:
+    """Result of :func:`search_alternative_attention` for one sequence.
+
+    Attributes
+    ----------
+    words : list of str -- the sequence's words (no padding).
+    original_weights, weights : (L,) arrays -- the model's attention row and the alternative
+        found (over the real tokens only).
+    original_probs, probs : (n_classes,) arrays -- predictions with each of them.
+    jsd : float -- ``jensen_shannon(weights, original_weights)`` (natural log, max ln 2).
+    weights_tvd : float -- ``total_variation(weights, original_weights)``.
+    prediction_tvd : float -- ``total_variation(probs, original_probs)``, at most ``epsilon``
+        when ``feasible``.
+    feasible : bool -- whether the alternative keeps the prediction within ``epsilon``
+        (if no iterate did, ``weights`` is the original and ``jsd`` is 0).
+    epsilon : float
+    """
+
+    words: list
+    original_weights: np.ndarray
+    weights: np.ndarray
+    original_probs: np.ndarray
+    probs: np.ndarray
+    jsd: float
+    weights_tvd: float
+    prediction_tvd: float
+    feasible: bool
+    epsilon: float
+
+
+def search_alternative_attention(
+    model: ContextClassifier,
+    batch: ContextBatch,
+    index: int = 0,
+    *,
+    epsilon: float = 0.01,
+    steps: int = 300,
+    lr: float = 0.1,
+    penalty: float = 100.0,
+    restarts: int = 4,
+    seed: int = 0,
+) -> AlternativeAttention:
+    """Search for an attention row far from the model's (JSD) with nearly the same
+       prediction.
+
+    The alternative is written ``a = softmax(u)`` over the sequence's real tokens, so it
+    is always a distribution. Adam ascends ::
+
+        J(u) = JSD(a, a0) - penalty * max(0, TVD(p(a), p0) - epsilon)^2
+
+    where ``a0`` is the model's own row, ``p0`` its prediction and ``p(a)`` the
+    prediction with ``a`` (:func:`predict_with_attention`). Gradients are exact:
+    ``dJSD/da_j = 0.5 ln(a_j/m_j)``, the prediction's through ``z = a V`` and the
+    readout's softmax, then :func:`attnlib.core.backward.softmax_backward` to ``u``.
+    Starts: the "inverted" row ``u = -ln a0`` and ``restarts - 1`` random rows (seeded);
+    the most divergent iterate that keeps ``TVD(p(a), p0) <= epsilon`` is returned.
+    Deterministic for a given ``seed``.
+
+    Parameters
+    ----------
+    model : ContextClassifier
+    batch : ContextBatch; ``index`` selects the sequence
+    epsilon : float > 0 -- allowed change of the prediction (total variation)
+    steps, lr, penalty, restarts, seed : search settings
+
+    Returns
+    -------
+    AlternativeAttention
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon <= 0``, ``steps < 1``, ``restarts < 1`` or ``index`` is out of range.
+
+    Source: Jain & Wallace (2019), section 4.2 and Algorithm 2.
+    """
+    if epsilon <= 0 or steps < 1 or restarts < 1:
+        raise ValueError(
+            f"need epsilon > 0, steps >= 1, restarts >= 1; got {epsilon}, {steps}, "
+            f"{restarts}"
+        )
+    if not -len(batch) <= index < len(batch):
+        raise ValueError(
+            f"index {index} is out of range for a batch of {len(batch)} sequences"
+        )
+    one = batch.subset(index)
+    n = int(one.lengths[0])
+    f = forward(model, one)
+    a0 = f.query_weights[0, :n]
+    p0 = f.probs[0]
+    readout = f.V[0, :n] @ model.W_out  # (n, C): logits = a @ readout + b
+
+    def predict(a):
+        return softmax(a @ readout + model.b_out)
+
+    best_a, best_jsd, best_p = a0, 0.0, p0
+    rng = np.random.default_rng(seed)
+    starts = [-np.log(np.maximum(a0, 1e-12))] + [
+        rng.normal(scale=2.0, size=n) for _ in range(restarts - 1)
+    ]
+    for u0 in starts:
+        u = {"u": u0.astype(np.float64).copy()}
+        opt = Adam(lr=lr)
+        for _ in range(steps + 1):
+            a = softmax(u["u"])
+            p = predict(a)
+            jsd = float(jensen_shannon(a, a0))
+            tvd = float(total_variation(p, p0))
+            if tvd <= epsilon and jsd > best_jsd:
+                best_a, best_jsd, best_p = a, jsd, p
+            m = 0.5 * (a + a0)
+            d_a = 0.5 * np.log(np.maximum(a, 1e-300) / m)  # dJSD/da
+            excess = tvd - epsilon
+            if excess > 0:
+                d_p = 0.5 * np.sign(p - p0)  # dTVD/dp
+                d_logits = softmax_backward(p, d_p)
+                d_a = d_a - penalty * 2.0 * excess * (readout @ d_logits)
+            d_u = softmax_backward(a, d_a)
+            opt.step(u, {"u": -d_u})  # Adam minimises: ascend J
+    return AlternativeAttention(
+        words=one.words(0),
+        original_weights=a0,
+        weights=best_a,
+        original_probs=p0,
+        probs=best_p,
+        jsd=float(jensen_shannon(best_a, a0)),
+        weights_tvd=float(total_variation(best_a, a0)),
+        prediction_tvd=float(total_variation(best_p, p0)),
+        feasible=bool(best_jsd > 0.0),
+        epsilon=float(epsilon),
+    )

@@ -1,0 +1,502 @@
+"""A recurrent encoder-decoder for the toy translation task, trained in plain numpy.
+
+Two models with identical sizes, differing in one thing only, as in Bahdanau, Cho &
+Bengio (2015, section 5 and Figure 2):
+
+* ``attend=False``, the *context-vector model* (RNN encoder-decoder of Cho et al. 2014):
+  the decoder sees only the encoder's final state ``h_T``;
+* ``attend=True``, the *attention model* (Bahdanau et al. 2015, section 3): at every
+  step the decoder scores every encoder state with additive attention and mixes them.
+
+The whole model (B sentences of length T; ``m`` word-vector width, ``h`` state width of
+each encoder direction, ``d`` decoder state, ``a`` attention width, ``V`` target
+vocabulary)::
+
+    x_t = E_src[source_t]                                        (B, T, m)
+    f_t = tanh(x_t W_xf + f_{t-1} W_hf + b_f),  f_0 = 0          (B, T, h)  left to right
+    r_t = tanh(x_t W_xr + r_{t+1} W_hr + b_r),  r_{T+1} = 0      (B, T, h)  right to left
+    h_t = [f_t, r_t]                                             (B, T, 2h) annotations
+    c   = [f_T, r_1]                                             (B, 2h)    summary vector
+    s_0 = tanh(c W_init + b_init)                                (B, d)
+    step i = 1..T: y = E_tgt[previous target word]               (B, m)
+                   s_i, logits_i = decoder_step(...)             attnlib.models.rnn_decoder
+    loss = mean over words of -log softmax(logits_i)[target_i]
+
+The encoder is bidirectional, as in Bahdanau et al. (section 3.2), so that the
+annotation ``h_j`` describes word ``j`` with its neighbours on both sides; the
+recurrences are :func:`attnlib.models.recurrent.rnn_encode` run over the sentence and
+over its reverse. The context-vector model hands the decoder the summary ``c``, the two
+directions' final states (everything the encoder has read, in 2h numbers); the attention
+model mixes the annotations afresh at every step. Both start the decoder from ``c``.
+
+Training uses teacher forcing (the decoder reads the correct previous word), Adam
+(:class:`attnlib.models.adam.Adam`) and clipping of the gradient's global norm (Pascanu
+et al. 2013), as Bahdanau et al. did (appendix B.2: norm 1, their optimiser Adadelta).
+Evaluation decodes greedily: the decoder reads its own previous prediction. The task is
+in :mod:`attnlib.data.translation_task`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnlib.core.softmax import softmax
+from attnlib.data.translation_task import (
+    SOURCE_VOCAB,
+    START,
+    TARGET_VOCAB,
+    TranslationBatch,
+    make_batch,
+)
+from attnlib.models.adam import Adam
+from attnlib.models.recurrent import rnn_backward, rnn_encode
+from attnlib.models.rnn_decoder import (
+    ATTENTION_PARAMETERS,
+    STEP_PARAMETERS,
+    decoder_step,
+    decoder_step_backward,
+)
+
+#: Parameters of the embedding tables, the encoder and the decoder's initial state.
+ENCODER_PARAMETERS = (
+    "E_src",
+    "E_tgt",
+    "W_xf",
+    "W_hf",
+    "b_f",
+    "W_xr",
+    "W_hr",
+    "b_r",
+    "W_init",
+    "b_init",
+)
+
+
+@dataclass
+class EncoderDecoder:
+    """A recurrent encoder-decoder: its parameters (float64 arrays by name) and its
+       kind.
+
+    params : dict -- ``E_src`` (V_src, m), ``E_tgt`` (V, m); per encoder direction
+        ``W_xf``, ``W_xr`` (m, h), ``W_hf``, ``W_hr`` (h, h), ``b_f``, ``b_r`` (h,);
+        ``W_init`` (2h, d), ``b_init`` (d,); the decoder step's parameters
+        (:data:`attnlib.models.rnn_decoder.STEP_PARAMETERS`, with context width 2h) and,
+        if ``attend``, ``W_q`` (d, a), ``W_k`` (2h, a), ``w_v`` (a,). attend : bool --
+        additive attention (True) or the fixed context vector (False). history : dict of
+        lists filled by :func:`train` ("step", "loss", "seconds").
+    """
+
+    params: dict
+    attend: bool
+    history: dict = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple:
+        """The parameter names of this kind of model, in a fixed order."""
+        extra = ATTENTION_PARAMETERS if self.attend else ()
+        return ENCODER_PARAMETERS + STEP_PARAMETERS + extra
+
+    def n_parameters(self) -> int:
+        """Total number of learned numbers."""
+        return int(sum(self.params[k].size for k in self.names))
+
+
+def init_encoder_decoder(
+    rng, *, attend: bool, m: int = 16, h: int = 32, d: int = 64, a: int = 32
+) -> EncoderDecoder:
+    """A freshly initialised model.
+
+    Weights are normal with standard deviation ``1 / sqrt(fan_in)`` (cf. Glorot & Bengio
+    2010), the recurrent ``W_hf``, ``W_hr`` and ``W_s`` random orthogonal matrices (Saxe
+    et al. 2014; Bahdanau et al. 2015, appendix B.1), biases zero. The context-vector
+    model draws the same numbers as the attention model for the parameters they share.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or int seed
+    attend : bool
+    m, h, d, a : positive ints -- word-vector, encoder (per direction), decoder and
+        attention widths
+
+    Raises
+    ------
+    ValueError
+        If a width is not positive.
+    """
+    for name, size in (("m", m), ("h", h), ("d", d), ("a", a)):
+        if size < 1:
+            raise ValueError(f"width {name} must be a positive integer; got {size}")
+    rng = np.random.default_rng(rng)
+    V_src, V = len(SOURCE_VOCAB), len(TARGET_VOCAB)
+
+    def normal(*shape):
+        return rng.normal(size=shape) / np.sqrt(shape[0])
+
+    def orthogonal(n):
+        q, r = np.linalg.qr(rng.normal(size=(n, n)))
+        return q * np.sign(np.diag(r))
+
+    p = {
+        "E_src": rng.normal(size=(V_src, m)),
+        "E_tgt": rng.normal(size=(V, m)),
+        "W_xf": normal(m, h),
+        "W_hf": orthogonal(h),
+        "b_f": np.zeros(h),
+        "W_xr": normal(m, h),
+        "W_hr": orthogonal(h),
+        "b_r": np.zeros(h),
+        "W_init": normal(2 * h, d),
+        "b_init": np.zeros(d),
+        "W_y": normal(m, d),
+        "W_c": normal(2 * h, d),
+        "W_s": orthogonal(d),
+        "b": np.zeros(d),
+        "W_os": normal(d, V),
+        "W_oc": normal(2 * h, V),
+        "b_o": np.zeros(V),
+        "W_q": normal(d, a),
+        "W_k": normal(2 * h, a),
+        "w_v": normal(a),
+    }
+    if not attend:
+        for k in ATTENTION_PARAMETERS:
+            del p[k]
+    return EncoderDecoder(p, attend)
+
+
+@dataclass
+class Forward:
+    """What :func:`forward` computed. logits : (B, T, V); weights : (B, T_target, T_source)
+    attention weights (None without attention); the rest is kept for the backward pass:
+    x (B, T, m), F and R (B, T, h) the two directions' states, H (B, T, 2h) the
+    annotations, c (B, 2h) the summary, s0 (B, d)."""
+
+    logits: np.ndarray
+    weights: np.ndarray | None
+    x: np.ndarray
+    F: np.ndarray
+    R: np.ndarray
+    H: np.ndarray
+    c: np.ndarray
+    s0: np.ndarray
+    steps: list
+
+
+def _check(model: EncoderDecoder, batch: TranslationBatch) -> None:
+    if not isinstance(model, EncoderDecoder):
+        raise TypeError(
+            "model must be an attnlib.models.encoder_decoder.EncoderDecoder; got "
+            f"{type(model).__name__}"
+        )
+    if not isinstance(batch, TranslationBatch):
+        raise TypeError(
+            "batch must be an attnlib.data.translation_task.TranslationBatch; "
+            "got "
+            f"{type(batch).__name__}"
+        )
+
+
+def _encode(p: dict, source: np.ndarray):
+    """Word vectors, both directions' states, annotations, summary and ``s_0``."""
+    x = p["E_src"][source]  # (B, T, m)
+    F, _ = rnn_encode(x, p["W_xf"], p["W_hf"], p["b_f"])  # (B, T, h) to the right
+    R, _ = rnn_encode(x[:, ::-1], p["W_xr"], p["W_hr"], p["b_r"])
+    R = R[:, ::-1]  # (B, T, h) to the left
+    H = np.concatenate([F, R], axis=-1)  # (B, T, 2h)
+    c = np.concatenate([F[:, -1], R[:, 0]], axis=-1)  # (B, 2h)
+    s0 = np.tanh(c @ p["W_init"] + p["b_init"])  # (B, d)
+    return x, F, R, H, c, s0
+
+
+def forward(model: EncoderDecoder, batch: TranslationBatch) -> Forward:
+    """Teacher-forced forward pass: the decoder reads ``<s>`` and the correct previous
+       words.
+
+    Returns
+    -------
+    Forward, with ``logits`` (B, T, V) and the attention ``weights`` (B, T, T) (row ``i``:
+    target word ``i``'s weights over the source words) or None.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` or ``batch`` has the wrong type.
+    """
+    _check(model, batch)
+    p = model.params
+    x, F, R, H, c, s0 = _encode(p, batch.source)
+    memory = H if model.attend else c
+    y_in = p["E_tgt"][batch.decoder_inputs()]  # (B, T, m)
+    s, steps = s0, []
+    for i in range(batch.length):
+        step = decoder_step(p, s, y_in[:, i], memory, model.attend)
+        steps.append(step)
+        s = step.s
+    logits = np.stack([st.logits for st in steps], axis=1)  # (B, T, V)
+    weights = np.stack([st.weights for st in steps], axis=1) if model.attend else None
+    return Forward(logits, weights, x, F, R, H, c, s0, steps)
+
+
+def _cross_entropy(logits, target):
+    """Mean cross-entropy and its gradient with respect to the logits (B, T, V)."""
+    probs = softmax(logits)  # (B, T, V)
+    B, T = target.shape
+    b, t = np.meshgrid(np.arange(B), np.arange(T), indexing="ij")
+    value = float(-np.mean(np.log(np.maximum(probs[b, t, target], 1e-300))))
+    d_logits = probs.copy()
+    d_logits[b, t, target] -= 1.0
+    return value, d_logits / (B * T)
+
+
+def loss(model: EncoderDecoder, batch: TranslationBatch) -> float:
+    """Mean cross-entropy per target word under teacher forcing (natural log)."""
+    return _cross_entropy(forward(model, batch).logits, batch.target)[0]
+
+
+def loss_and_gradients(model: EncoderDecoder, batch: TranslationBatch):
+    """The loss and its gradient with respect to every parameter (backpropagation).
+
+    Order of the backward pass: the read-out and decoder steps from the last word to the
+    first (:func:`attnlib.models.rnn_decoder.decoder_step_backward`), the initial state
+    ``s_0``, then both encoder directions through time
+    (:func:`attnlib.models.recurrent.rnn_backward`; the right-to-left one on the
+    reversed sentence), and finally the word vectors (each row of ``E_src`` and
+    ``E_tgt`` collects the gradients of its uses).
+
+    Returns
+    -------
+    loss : float
+    grads : dict with an array of each parameter's shape for every name in ``model.names``
+    """
+    f = forward(model, batch)
+    p = model.params
+    value, d_logits = _cross_entropy(f.logits, batch.target)
+    grads = {k: np.zeros_like(p[k]) for k in model.names}
+    d_H = np.zeros_like(f.H)  # (B, T, 2h)
+    d_c = np.zeros_like(f.c)  # (B, 2h)
+    d_y = np.zeros(batch.target.shape + (p["E_tgt"].shape[1],))  # (B, T, m)
+    d_s = np.zeros_like(f.s0)  # (B, d)
+    memory, d_memory = (f.H, d_H) if model.attend else (f.c, d_c)
+    keys = f.H @ p["W_k"] if model.attend else None  # (B, T, a)
+    for i in range(batch.length - 1, -1, -1):
+        d_s, d_y[:, i] = decoder_step_backward(
+            p, f.steps[i], memory, d_logits[:, i], d_s, grads, d_memory, keys
+        )
+    d_a0 = d_s * (1.0 - f.s0**2)  # s_0 = tanh(a_0)
+    grads["W_init"] += f.c.T @ d_a0
+    grads["b_init"] += d_a0.sum(axis=0)
+    d_c += d_a0 @ p["W_init"].T
+    h = f.F.shape[-1]
+    d_F, d_R = d_H[..., :h].copy(), d_H[..., h:].copy()  # (B, T, h) each
+    d_F[:, -1] += d_c[:, :h]  # c = [f_T, r_1]
+    d_R[:, 0] += d_c[:, h:]
+    zeros = np.zeros_like(f.c[:, :h])
+    fwd = rnn_backward(f.x, f.F, zeros, p["W_xf"], p["W_hf"], d_F)
+    rev = rnn_backward(
+        f.x[:, ::-1], f.R[:, ::-1], zeros, p["W_xr"], p["W_hr"], d_R[:, ::-1]
+    )  # the reversed sentence
+    for name, grad in (
+        ("W_xf", fwd["W_x"]),
+        ("W_hf", fwd["W_h"]),
+        ("b_f", fwd["b"]),
+        ("W_xr", rev["W_x"]),
+        ("W_hr", rev["W_h"]),
+        ("b_r", rev["b"]),
+    ):
+        grads[name] += grad
+    d_x = fwd["inputs"] + rev["inputs"][:, ::-1]  # (B, T, m)
+    np.add.at(grads["E_src"], batch.source, d_x)
+    np.add.at(grads["E_tgt"], batch.decoder_inputs(), d_y)
+    return value, grads
+
+
+def translate_greedy(model: EncoderDecoder, source) -> tuple:
+    """Translate without the answer: each step reads the model's own previous word.
+
+    Parameters
+    ----------
+    source : (B, T) int token ids (or a TranslationBatch)
+
+    Returns
+    -------
+    words : (B, T) int64 predicted target ids (the most probable word at every step)
+    weights : (B, T, T) float64 attention weights of the decoding, or None without attention
+    """
+    if isinstance(source, TranslationBatch):
+        source = source.source
+    source = np.asarray(source)
+    if source.ndim != 2 or source.size == 0:
+        raise ValueError(
+            f"source must be (B, T) token ids with T >= 1; got shape {source.shape}"
+        )
+    if source.min() < 0 or source.max() >= len(SOURCE_VOCAB):
+        raise ValueError(
+            f"source ids must lie in [0, {len(SOURCE_VOCAB)}); got "
+            f"{source.min()}..{source.max()}"
+        )
+    p = model.params
+    _, _, _, H, c, s = _encode(p, source)
+    memory = H if model.attend else c
+    prev = np.full(source.shape[0], START)
+    words, weights = [], []
+    for _ in range(source.shape[1]):
+        step = decoder_step(p, s, p["E_tgt"][prev], memory, model.attend)
+        prev = np.argmax(step.logits[:, :START], axis=1)  # never emits <s>
+        words.append(prev)
+        weights.append(step.weights)
+        s = step.s
+    words = np.stack(words, axis=1)
+    return words, (np.stack(weights, axis=1) if model.attend else None)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Held-out results of one model at one sentence length.
+
+    token_accuracy : share of target words predicted correctly (greedy decoding);
+    sentence_accuracy : share of sentences with every word correct; alignment_accuracy :
+    share of target words whose largest attention weight falls on the source word they
+    translate (NaN without attention). alignment_in_place, alignment_moved : the same
+    share among the target words that keep their source position and among those that
+    swap with a neighbour (adjective-noun pairs); NaN without attention or when there is
+    no such word.
+    """
+
+    length: int
+    token_accuracy: float
+    sentence_accuracy: float
+    alignment_accuracy: float
+    alignment_in_place: float = float("nan")
+    alignment_moved: float = float("nan")
+
+
+def evaluate(model: EncoderDecoder, batch: TranslationBatch) -> Scores:
+    """Token, sentence and alignment accuracy of greedy translation on ``batch``."""
+    _check(model, batch)
+    words, weights = translate_greedy(model, batch.source)
+    correct = words == batch.target
+    token, sentence = float(correct.mean()), float(correct.all(axis=1).mean())
+    if weights is None:
+        return Scores(batch.length, token, sentence, float("nan"))
+    hit = np.argmax(weights, axis=2) == batch.alignment  # (B, T)
+    in_place = batch.alignment == np.arange(batch.length)  # (B, T)
+
+    def share(where):
+        return float(hit[where].mean()) if where.any() else float("nan")
+
+    return Scores(
+        batch.length,
+        token,
+        sentence,
+        float(hit.mean()),
+        share(in_place),
+        share(~in_place),
+    )
+
+
+def test_batches(lengths, n: int = 200, seed: int = 12345) -> list:
+    """Held-out test sentences: ``n`` of every length, from their own seed.
+
+    Training draws from ``default_rng(seed_of_training)``; these use ``seed + length``,
+    a different stream, so the models never saw them (at these lengths the chance that a
+    random test sentence also occurs in training is negligible but not zero).
+    """
+    return [make_batch(seed + int(T), n, int(T)) for T in lengths]
+
+
+def clip_by_global_norm(grads: dict, max_norm: float) -> float:
+    """Scale all gradients in place so that their joint Euclidean norm is at most
+    ``max_norm`` (Pascanu, Mikolov & Bengio 2013). Returns the norm before clipping."""
+    norm = float(np.sqrt(sum(float(np.sum(g * g)) for g in grads.values())))
+    if norm > max_norm:
+        for g in grads.values():
+            g *= max_norm / norm
+    return norm
+
+
+def train(
+    model: EncoderDecoder,
+    *,
+    steps: int,
+    seed: int = 0,
+    batch_size: int = 32,
+    lengths=(3, 30),
+    lr: float = 3e-3,
+    max_norm: float = 1.0,
+    record_every: int = 50,
+    verbose: bool = False,
+) -> EncoderDecoder:
+    """Train ``model`` in place on freshly drawn sentences; record the loss in
+       ``history``.
+
+    Every step draws a length ``T`` uniformly from ``lengths[0] .. lengths[1]`` and a
+    batch of ``batch_size`` sentences of that length (one length per batch: no padding
+    needed), from ``default_rng(seed)``. Deterministic for a given seed.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` < 0 or the length range is empty.
+    """
+    lo, hi = int(lengths[0]), int(lengths[1])
+    if steps < 0 or not 1 <= lo <= hi:
+        raise ValueError(
+            "need steps >= 0 and 1 <= lengths[0] <= lengths[1]; got "
+            f"steps={steps}, lengths={lengths}"
+        )
+    rng = np.random.default_rng(seed)
+    opt = Adam(lr=lr)
+    hist = model.history
+    for key in ("step", "loss", "seconds"):
+        hist.setdefault(key, [])
+    start = time.perf_counter()
+    running = []
+    for step in range(1, steps + 1):
+        batch = make_batch(rng, batch_size, int(rng.integers(lo, hi + 1)))
+        value, grads = loss_and_gradients(model, batch)
+        clip_by_global_norm(grads, max_norm)
+        opt.step(model.params, grads)
+        running.append(value)
+        if step % record_every == 0 or step == steps:
+            hist["step"].append(step)
+            hist["loss"].append(float(np.mean(running)))
+            hist["seconds"].append(time.perf_counter() - start)
+            running = []
+            if verbose:
+                print(
+                    f"step {step:5d}  loss {hist['loss'][-1]:.4f}  "
+                    f"{hist['seconds'][-1]:.0f} s",
+                    flush=True,
+                )
+    return model
+
+
+def save(models: dict, path) -> None:
+    """Write models (name -> EncoderDecoder) to one compressed ``.npz``, parameters as float32."""
+    arrays = {}
+    for name, model in models.items():
+        arrays[f"{name}/attend"] = np.array(model.attend)
+        for k in model.names:
+            arrays[f"{name}/{k}"] = model.params[k].astype(np.float32)
+        for k, v in model.history.items():
+            arrays[f"{name}/history/{k}"] = np.asarray(v, dtype=np.float64)
+    np.savez_compressed(path, **arrays)
+
+
+def load(path) -> dict:
+    """Read models written by :func:`save`: name -> EncoderDecoder (parameters as float64)."""
+    models = {}
+    with np.load(path) as data:
+        for key in data.files:
+            name, _, rest = key.partition("/")
+            model = models.setdefault(name, EncoderDecoder({}, False))
+            if rest == "attend":
+                model.attend = bool(data[key])
+            elif rest.startswith("history/"):
+                model.history[rest.split("/", 1)[1]] = data[key].tolist()
+            else:
+                model.params[rest] = data[key].astype(np.float64)
+    return models
