@@ -139,37 +139,50 @@ async () => {
   const brokenImages = imgs.filter(img => !(img.complete && img.naturalWidth > 0))
                            .map(img => img.currentSrc || img.src);
 
-  // Text that should have become typeset math: text nodes outside code, scripts and
-  MathJax. const skip = "pre, code, script, style, textarea, mjx-container, .highlight,
-  .thebe-config"; const walker = document.createTreeWalker(document.body,
-  NodeFilter.SHOW_TEXT); const texts = []; while (walker.nextNode()) { const node =
-  walker.currentNode; const parent = node.parentElement; if (!parent ||
-  parent.closest(skip)) continue; if (node.nodeValue.trim()) texts.push(node.nodeValue);
+  // Text that should have become typeset math: text nodes outside code, scripts and MathJax.
+  const skip = "pre, code, script, style, textarea, mjx-container, .highlight, .thebe-config";
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const texts = [];
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip)) continue;
+    if (node.nodeValue.trim()) texts.push(node.nodeValue);
   }
 
-  const mathElements = Array.from(document.querySelectorAll(".math")); return {
-  brokenImages, nImages: imgs.length, text: texts.join(" "), nMath: mathElements.length,
-  untypesetMath: mathElements.filter(el => !el.querySelector("mjx-container")) .map(el
-  => el.textContent.slice(0, 80)), nMjx:
-  document.querySelectorAll("mjx-container").length, mathErrors:
-  Array.from(document.querySelectorAll("mjx-merror")) .map(el =>
-  el.getAttribute("data-mjx-error") || el.textContent), binderLinks:
-  Array.from(document.querySelectorAll("a[href*='mybinder.org']")) .map(a => a.href),
-  thebeButtons: document.querySelectorAll(".btn-launch-thebe,
-  .thebe-launch-button").length, widgetViews: document.querySelectorAll(
-  'script[type="application/vnd.jupyter.widget-view+json"]').length, widgetsDrawn:
-  Array.from(document.querySelectorAll(
-  'script[type="application/vnd.jupyter.widget-view+json"]')) .filter(view =>
-  view.parentElement.querySelector(".jupyter-widgets")).length, // The theme's icons (<i
-  class="fa-...">) are drawn by Font Awesome's web font, from the // theme's style
-  sheet: a glyph before each, in that font, with a width. icons:
-  Array.from(document.querySelectorAll("i[class*='fa-']")) .filter(el =>
-  el.getClientRects().length > 0) .map(el => { const before = getComputedStyle(el,
-  "::before"); return {classes: el.className, glyph: before.content, font:
-  before.fontFamily, width: el.getBoundingClientRect().width}; }), fontawesomeScript:
-  Array.from(document.scripts).some(s => /fontawesome/.test(s.src)), solutions:
-  Array.from(document.querySelectorAll(".solution")).map(el => ({ id: el.id, classes:
-  el.className})), }; }
+  const mathElements = Array.from(document.querySelectorAll(".math"));
+  return {
+    brokenImages,
+    nImages: imgs.length,
+    text: texts.join(" "),
+    nMath: mathElements.length,
+    untypesetMath: mathElements.filter(el => !el.querySelector("mjx-container"))
+                                .map(el => el.textContent.slice(0, 80)),
+    nMjx: document.querySelectorAll("mjx-container").length,
+    mathErrors: Array.from(document.querySelectorAll("mjx-merror"))
+                     .map(el => el.getAttribute("data-mjx-error") || el.textContent),
+    binderLinks: Array.from(document.querySelectorAll("a[href*='mybinder.org']"))
+                      .map(a => a.href),
+    thebeButtons: document.querySelectorAll(".btn-launch-thebe, .thebe-launch-button").length,
+    widgetViews: document.querySelectorAll(
+        'script[type="application/vnd.jupyter.widget-view+json"]').length,
+    widgetsDrawn: Array.from(document.querySelectorAll(
+        'script[type="application/vnd.jupyter.widget-view+json"]'))
+        .filter(view => view.parentElement.querySelector(".jupyter-widgets")).length,
+    // The theme's icons (<i class="fa-...">) are drawn by Font Awesome's web font, from the
+    // theme's style sheet: a glyph before each, in that font, with a width.
+    icons: Array.from(document.querySelectorAll("i[class*='fa-']"))
+      .filter(el => el.getClientRects().length > 0)
+      .map(el => {
+        const before = getComputedStyle(el, "::before");
+        return {classes: el.className, glyph: before.content,
+                font: before.fontFamily, width: el.getBoundingClientRect().width};
+      }),
+    fontawesomeScript: Array.from(document.scripts).some(s => /fontawesome/.test(s.src)),
+    solutions: Array.from(document.querySelectorAll(".solution")).map(el => ({
+      id: el.id, classes: el.className})),
+  };
+}
 """
 
 RAW_MATH_PATTERNS = [
