@@ -15,8 +15,12 @@ core        the attention mechanism itself; imports nothing else from attnlib
                   padding_mask(valid_lens, L_k, side="right"),
                   query_padding_mask(valid_lens, L_q)
   attention     scaled dot-product attention (output and weights) and the weighted sum
-                  attention(q, k, v, mask=None, scale=None) -> (output, weights),
+                  attention(q, k, v, mask=None, scale=None, dropout=0.0, rng=None,
+                            keep=None, return_keep=False) -> (output, weights[, keep]),
                   weighted_sum(weights, values)
+  dropout       inverted dropout on the attention weights: the keep-mask and its use
+                  dropout_keep_mask(dropout, rng, keep, shape),
+                  drop_weights(weights, keep, dropout)
   tiled         attention tile by tile with an online softmax (FlashAttention-style)
                   tiled_attention(q, k, v, mask=None, causal=False, align=None,
                                   block_size=None)
@@ -111,6 +115,15 @@ Semantics (decided once, tested in tests/)
   ``attention_backward``): all four call one check, ``attnlib.core._validation.check_attention``,
   so they accept the same inputs, refuse the same inputs with the same error class, and
   agree on the results (tested as one property in tests/test_contract.py).
+* Dropout (training only; off by default, and then every result is exactly the one
+  without it): ``attention``, ``multi_head_attention`` and ``attention_backward`` take
+  ``dropout=p`` (a number in [0, 1)) with ``rng=`` (a ``numpy.random.Generator``,
+  required when ``p > 0``; a seed is refused) or ``keep=`` (a boolean keep-mask to
+  replay). The keep-mask is ``rng.random(weights.shape) >= p``; kept weights are divided
+  by ``1 - p`` before the weighted sum. The weights returned are always those before
+  dropout (rows sum to 1 or 0); ``return_keep=True`` also returns the keep-mask, which
+  ``attention_backward(..., dropout=p, keep=keep)`` uses for the exact gradient. The
+  layers take ``attention_dropout=p`` and ``rng=``.
 * Text: every label and title a figure or an explorer draws is drawn exactly as typed
   (``attnlib.figures.literal``: a ``$`` never starts mathematics).
 

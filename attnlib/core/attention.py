@@ -19,6 +19,7 @@ from attnlib.core._validation import (
     score_overflow,
     to_dtype,
 )
+from attnlib.core.dropout import drop_weights, dropout_keep_mask
 from attnlib.core.softmax import exp_normalise, mask_and_max
 
 __all__ = ["attention", "weighted_sum"]
@@ -76,10 +77,22 @@ def weighted_sum(weights, values) -> np.ndarray:
     return out[..., 0, :] if single_query else out  # drop the query axis we added
 
 
-def attention(queries, keys, values, mask=None, *, scale: float | None = None):
+def attention(
+    queries,
+    keys,
+    values,
+    mask=None,
+    *,
+    scale: float | None = None,
+    dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
+    keep=None,
+    return_keep: bool = False,
+):
     """Scaled dot-product attention, returning the output and the attention weights.
 
-    ``weights = softmax(scale * Q K^T, mask)``, ``output = weights V``.
+    ``weights = softmax(scale * Q K^T, mask)``, ``output = weights V``; with dropout,
+    ``output = (weights * keep / (1 - dropout)) V``.
 
     Parameters
     ----------
@@ -95,15 +108,32 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     scale : float, optional
         Multiplies ``Q K^T``. Default ``1 / sqrt(d_k)``; use ``scale=1.0`` for plain
         dot-product attention.
+    dropout : float in [0, 1), default 0
+        The probability of dropping each attention weight (inverted dropout, for
+        training: kept weights are divided by ``1 - dropout``, so the output keeps its
+        expected value). 0 drops nothing and draws nothing: the results are exactly
+        those without dropout.
+    rng : numpy.random.Generator, required when ``dropout > 0`` (unless ``keep``)
+        Draws the keep-mask, ``rng.random(weights.shape) >= dropout`` (one call, so a
+        generator in the same state draws the same mask again).
+    keep : array_like of bool, optional
+        A keep-mask to use instead of drawing one (``True`` = kept), broadcastable to
+        ``(..., L_q, L_k)``: it replays a forward pass exactly, as a backward pass or a
+        finite-difference check needs. Only with ``dropout > 0`` and without ``rng``.
+    return_keep : bool
+        Also return the keep-mask used (None without dropout).
 
     Returns
     -------
     output : numpy.ndarray, shape (..., L_q, d_v)
     weights : numpy.ndarray, shape (..., L_q, L_k)
-        One row per query, each summing to 1 (or 0 if fully masked). Both in the inputs'
-        common float dtype (float16 in, float16 out; integers give float64). float16 is
-        computed in float32, float32 and float64 in their own precision. There is no
-        dropout: the weights are exactly those used.
+        The softmax weights *before* dropout: one row per query, each summing to 1 (or
+        0 if fully masked), with or without dropout (the weights the output used are
+        ``weights * keep / (1 - dropout)``; PyTorch's ``nn.MultiheadAttention`` returns
+        those instead). Both in the inputs' common float dtype (float16 in, float16
+        out; integers give float64). float16 is computed in float32, float32 and
+        float64 in their own precision.
+    keep : numpy.ndarray of bool or None, only with ``return_keep=True``
 
     Notes
     -----
@@ -126,15 +156,21 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     ValueError
         If shapes disagree (both shapes are named), ``d_k`` is 0 without an explicit
         ``scale``, ``scale`` is NaN, inf or an array, or a query, key or value that takes
-        part (is allowed by the mask) holds NaN or inf.
+        part (is allowed by the mask) holds NaN or inf. With dropout: ``dropout``
+        outside [0, 1), ``dropout > 0`` without ``rng`` or ``keep``, both given, or a
+        ``keep`` that does not fit (each message names the argument; ``TypeError`` for
+        a ``dropout`` that is not a number, an ``rng`` that is not a Generator or a
+        ``keep`` that is not boolean).
     OverflowError
         If an allowed score overflows the compute dtype: float32 for float16 and float32
-        inputs (scores beyond about 3.4e38), float64 otherwise.
+        inputs (scores beyond about 3.4e38), float64 otherwise; or an output does not
+        fit the inputs' dtype (dropout can raise an output above the largest value).
 
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1, equation
-    (1).
+    (1); dropout: Srivastava et al. (2014), Vaswani et al. (2017), section 5.4.
     """
     checked = check_attention(queries, keys, values, mask, scale)  # the shared contract
+    keep = dropout_keep_mask(dropout, rng, keep, checked.scores_shape)
     q, k, v, mask = checked.queries, checked.keys, checked.values, checked.mask
     scale, scores_shape = checked.scale, checked.scores_shape
     out_dtype, work = checked.out_dtype, checked.work
@@ -163,8 +199,9 @@ def attention(queries, keys, values, mask=None, *, scale: float | None = None):
     if overflow.any():
         raise score_overflow(work)
     weights = exp_normalise(scores, top)  # (..., L_q, L_k), rows sum to 1 or 0
-    output = weights @ v  # (..., L_q, d_v)
-    return (
+    output = drop_weights(weights, keep, dropout) @ v  # (..., L_q, d_v)
+    results = (
         to_dtype(output, out_dtype, "attention outputs"),
         to_dtype(weights, out_dtype, "attention weights"),
     )
+    return results + (keep,) if return_keep else results

@@ -37,6 +37,7 @@ from attnlib.core._validation import (
     require_ndim,
 )
 from attnlib.core.attention import attention
+from attnlib.core.dropout import drop_weights, dropout_keep_mask
 
 
 def softmax_backward(weights, grad_weights, axis: int = -1, mask=None) -> np.ndarray:
@@ -107,7 +108,16 @@ def _sum_to_shape(grad: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 def attention_backward(
-    queries, keys, values, grad_output, mask=None, *, scale: float | None = None
+    queries,
+    keys,
+    values,
+    grad_output,
+    mask=None,
+    *,
+    scale: float | None = None,
+    dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
+    keep=None,
 ):
     """Gradients of scaled dot-product attention with respect to Q, K and V.
 
@@ -116,6 +126,9 @@ def attention_backward(
 
         dV = P^T dO,   dP = dO V^T,   dS = P * (dP - rowsum(P * dP)),
         dQ = scale * dS K,   dK = scale * dS^T Q
+
+    With dropout the output is ``P~ V`` with ``P~ = P * keep / (1 - p)``, so ``dV =
+    P~^T dO`` and ``dP = (dO V^T) * keep / (1 - p)``; the rest is unchanged.
 
     Parameters
     ----------
@@ -130,6 +143,11 @@ def attention_backward(
         ``dK = dV = 0`` and a query that may attend nothing gets ``dQ = 0``.
     scale : float, optional
         The forward pass's scale; default ``1 / sqrt(d_k)``.
+    dropout, rng, keep
+        The forward pass's dropout (see :func:`attnlib.attention`): the same
+        ``dropout`` with either the keep-mask it used (``keep``, from
+        ``return_keep=True``) or a generator in the state the forward pass's was in
+        (``rng``: the same draw gives the same mask). Off by default.
 
     Returns
     -------
@@ -144,9 +162,11 @@ def attention_backward(
         Exactly as :func:`attnlib.attention` (the same shared check,
         :func:`attnlib.core._validation.check_attention`, on the inputs as given, so float32
         inputs whose scores overflow float32 are refused here too); ``ValueError`` naming
-        both shapes if ``grad_output`` does not broadcast to the output's shape.
+        both shapes if ``grad_output`` does not broadcast to the output's shape; the
+        dropout arguments' errors exactly as :func:`attnlib.attention`.
 
-    Source: Vaswani et al. (2017), equation (1), differentiated by the chain rule.
+    Source: Vaswani et al. (2017), equation (1), differentiated by the chain rule;
+    Srivastava et al. (2014) for dropout.
     """
     # The forward pass's contract, checked on the inputs as given (same errors as
     # attention, including OverflowError for float32 scores); the gradients are then
@@ -158,6 +178,7 @@ def attention_backward(
         x.astype(np.float64) for x in (checked.queries, checked.keys, checked.values)
     )
     allowed, scale = checked.allowed, checked.scale
+    keep = dropout_keep_mask(dropout, rng, keep, checked.scores_shape)
     out, p = attention(q_used, k_used, v_used, mask=allowed, scale=scale)
     d_out = as_float_array(grad_output, "grad_output").astype(np.float64)
     require_ndim(d_out, 2, "grad_output", "(..., L_q, d_v)")
@@ -169,8 +190,9 @@ def attention_backward(
             f"shape {out.shape}"
         ) from None
 
-    d_v = np.swapaxes(p, -1, -2) @ d_out  # (..., L_k, d_v)
-    d_p = d_out @ np.swapaxes(v_used, -1, -2)  # (..., L_q, L_k)
+    p_used = drop_weights(p, keep, dropout)  # (..., L_q, L_k), P~ (P if no dropout)
+    d_v = np.swapaxes(p_used, -1, -2) @ d_out  # (..., L_k, d_v)
+    d_p = drop_weights(d_out @ np.swapaxes(v_used, -1, -2), keep, dropout)  # dP
     d_s = softmax_backward(p, d_p, axis=-1, mask=allowed)  # (..., L_q, L_k)
     d_q = scale * (d_s @ k_used)  # (..., L_q, d_k)
     d_k = scale * (np.swapaxes(d_s, -1, -2) @ q_used)  # (..., L_k, d_k)

@@ -338,6 +338,10 @@ def multi_head_attention(
     *,
     per_head: bool | None = None,
     average_weights: bool = False,
+    dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
+    keep=None,
+    return_keep: bool = False,
 ):
     """Multi-head scaled dot-product attention.
 
@@ -371,6 +375,12 @@ def multi_head_attention(
     average_weights : bool
         If True, return the weights averaged over heads, shape ``(..., L_q, L_k)``.
         By default every head's weights are returned.
+    dropout, rng, keep, return_keep
+        Dropout on every head's attention weights, exactly as in
+        :func:`attnlib.attention` (off by default; ``rng``, a
+        ``numpy.random.Generator``, is required when ``dropout > 0`` unless a keep-mask
+        ``keep`` of shape ``batch + (H, L_q, L_k)`` is replayed). The weights returned
+        are those before dropout.
 
     Returns
     -------
@@ -380,6 +390,8 @@ def multi_head_attention(
         float16 out); computed in float32 (float16/float32 in) or float64, the parameters
         cast to that dtype. Each head runs :func:`attnlib.attention`, so the shared contract
         (errors, masks, non-finite numbers, overflow) holds per head.
+    keep : numpy.ndarray of bool, shape batch + (H, L_q, L_k), or None; only with
+        ``return_keep=True``
 
     Raises
     ------
@@ -439,11 +451,14 @@ def multi_head_attention(
     qh = split_heads(_project(q, params.W_Q, params.b_Q), H)  # (..., H, L_q, d_head)
     kh = split_heads(_project(k, params.W_K, params.b_K), H)  # (..., H, L_k, d_head)
     vh = split_heads(_project(v, params.W_V, params.b_V), H)  # (..., H, L_k, d_head)
-    heads, weights = attention(qh, kh, vh, mask)  # (..., H, L_q, d_head)
+    heads, weights, keep = attention(
+        qh, kh, vh, mask, dropout=dropout, rng=rng, keep=keep, return_keep=True
+    )  # (..., H, L_q, d_head), (..., H, L_q, L_k)
     output = _project(merge_heads(heads), params.W_O, params.b_O)  # (..., L_q, d_out)
     if average_weights:
         weights = weights.mean(axis=-3)
-    return (
+    results = (
         to_dtype(output, out_dtype, "multi-head outputs"),
         to_dtype(weights, out_dtype, "attention weights"),
     )
+    return results + (keep,) if return_keep else results

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, require_ndim
+from attnlib.core._validation import as_dropout_rate, as_float_array, require_ndim
 from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
 from attnlib.core.masks import causal_mask
 from attnlib.layers.feed_forward import feed_forward, init_feed_forward
@@ -122,6 +122,8 @@ def decoder_layer(
     *,
     memory_mask=None,
     return_intermediates: bool = False,
+    attention_dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
 ):
     """One post-LN decoder layer with a causal mask on its self-attention.
 
@@ -133,6 +135,11 @@ def decoder_layer(
     memory_mask : bool array broadcastable to (..., L_t, L_s), optional (e.g. source padding)
     return_intermediates : bool, also return a dict of every step (``self_attended``,
         ``h1``, ``cross_attended``, ``h2``, ``ff_out``, ``output``)
+    attention_dropout : float in [0, 1), default 0;  rng : numpy.random.Generator
+        Dropout on the attention weights of both attention sub-layers (inverted, as in
+        :func:`attnlib.attention`; the self-attention's keep-mask is drawn from ``rng``
+        first, then the cross-attention's). Off by default; ``rng`` is required when
+        ``attention_dropout > 0``.
 
     Returns
     -------
@@ -158,10 +165,14 @@ def decoder_layer(
     require_ndim(memory, 2, "memory", "(..., L_s, d_memory)")
     p = params
     causal = causal_mask(y.shape[-2])  # (L_t, L_t)
-    a, self_w = multi_head_attention(y, y, y, p.self_attn, causal)  # (..., L_t, d)
+    as_dropout_rate(attention_dropout, "attention_dropout")  # named as here
+    drop = {"dropout": attention_dropout, "rng": rng}
+    a, self_w = multi_head_attention(
+        y, y, y, p.self_attn, causal, **drop
+    )  # (..., L_t, d)
     h1 = layer_norm(y + a, p.ln1_gain, p.ln1_bias, p.eps)  # (..., L_t, d)
     c, cross_w = multi_head_attention(
-        h1, memory, memory, p.cross_attn, memory_mask
+        h1, memory, memory, p.cross_attn, memory_mask, **drop
     )  # (..., L_t, d)
     h2 = layer_norm(h1 + c, p.ln2_gain, p.ln2_bias, p.eps)  # (..., L_t, d)
     f = feed_forward(h2, p.W_1, p.b_1, p.W_2, p.b_2, p.activation)  # (..., L_t, d)

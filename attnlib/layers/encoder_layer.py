@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, require_ndim
+from attnlib.core._validation import as_dropout_rate, as_float_array, require_ndim
 from attnlib.core.attention import attention
 from attnlib.core.heads import (
     MultiHeadParams,
@@ -161,7 +161,15 @@ def init_encoder_layer(
     )
 
 
-def self_attention_block(x, attn: MultiHeadParams, mask=None, keep_heads=None) -> dict:
+def self_attention_block(
+    x,
+    attn: MultiHeadParams,
+    mask=None,
+    keep_heads=None,
+    *,
+    attention_dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
+) -> dict:
     """Multi-head self-attention with every intermediate kept (for teaching and
        diagnostics).
 
@@ -176,6 +184,9 @@ def self_attention_block(x, attn: MultiHeadParams, mask=None, keep_heads=None) -
     keep_heads : bool array, shape (..., H), optional
         ``False`` removes that head's output before ``W_O`` (its weights are still returned):
         a head-removal intervention, as a Hugging Face ``head_mask`` of zeros.
+    attention_dropout : float in [0, 1), default 0;  rng : numpy.random.Generator
+        Dropout on the attention weights, as ``dropout`` and ``rng`` of
+        :func:`attnlib.attention` (``rng`` required when ``attention_dropout > 0``).
 
     Returns
     -------
@@ -204,7 +215,9 @@ def self_attention_block(x, attn: MultiHeadParams, mask=None, keep_heads=None) -
         mask = np.asarray(mask)
         if mask.ndim <= x.ndim:  # shared by the heads: add a head axis
             mask = np.expand_dims(mask, -3)
-    heads, weights = attention(q, k, v, mask)  # (..., H, L, d_head)
+    heads, weights = attention(
+        q, k, v, mask, dropout=attention_dropout, rng=rng
+    )  # (..., H, L, d_head)
     if keep_heads is not None:
         keep = np.asarray(keep_heads)
         if keep.dtype != np.bool_ or keep.shape[-1:] != (attn.num_heads,):
@@ -233,6 +246,8 @@ def encoder_layer(
     *,
     keep_heads=None,
     return_intermediates: bool = False,
+    attention_dropout: float = 0.0,
+    rng: np.random.Generator | None = None,
 ):
     """One post-LN encoder layer: ``LayerNorm(H + FFN(H))`` with ``H = LayerNorm(X +
        MHA(X))``.
@@ -250,6 +265,10 @@ def encoder_layer(
         :func:`self_attention_block`, then ``residual_1`` = X + A, ``h`` (after the first
         layer norm), ``ff_hidden`` (..., L, d_ff) after the activation, ``ff_out``,
         ``residual_2`` = H + F, and ``output``.
+    attention_dropout : float in [0, 1), default 0;  rng : numpy.random.Generator
+        Dropout on the attention weights (inverted, as in :func:`attnlib.attention`;
+        ``rng`` required when ``attention_dropout > 0``). Off by default. The residual
+        dropout of Vaswani et al. (2017), section 5.4, is not applied here.
 
     Returns
     -------
@@ -275,7 +294,10 @@ def encoder_layer(
         )
     if not np.isfinite(x).all():
         raise ValueError(f"x {x.shape} holds NaN or inf")
-    steps = self_attention_block(x, params.attn, mask, keep_heads)
+    as_dropout_rate(attention_dropout, "attention_dropout")  # named as here
+    steps = self_attention_block(
+        x, params.attn, mask, keep_heads, attention_dropout=attention_dropout, rng=rng
+    )
     steps["residual_1"] = x + steps["attended"]  # (..., L, d)
     steps["h"] = layer_norm(
         steps["residual_1"], params.ln1_gain, params.ln1_bias, params.eps
