@@ -27,8 +27,8 @@ core        the attention mechanism itself; imports nothing else from attnlib
   heads         multi-head attention: split/merge heads, projections W_Q, W_K, W_V, W_O
                   split_heads(x, H), merge_heads(x), MultiHeadParams,
                   init_multi_head(rng, d, H),
-                  multi_head_attention(q, k, v, params, mask=None, per_head=None,
-                                       average_weights=False)
+                  multi_head_attention(q, k, v, params, mask=None,
+                                       average_weights=False, dropout=0.0, rng=None)
   backward      gradients of softmax and of scaled dot-product attention (with masks)
                   softmax_backward(weights, grad_weights, axis=-1, mask=None),
                   attention_backward(q, k, v, grad_output, mask=None, scale=None),
@@ -74,13 +74,22 @@ Semantics (decided once, tested in tests/)
   Leading axes broadcast. Multi-head weights are ``(..., H, L_q, L_k)`` (averaged over heads
   only with ``average_weights=True``). Any length may be 0 (empty results, no error).
 * Masks are boolean and ``True`` means "may attend". A float or integer mask raises
-  ``TypeError`` naming its dtype. Masks broadcast to the scores' shape and may not enlarge it.
-  Broadcasting aligns axes from the right: a key mask ``(B, 1, L_k)`` fits ``(B, L_q, L_k)``;
-  for a head axis insert ``mask[:, None]`` (``multi_head_attention`` does this itself).
-  ``multi_head_attention`` takes a mask shared by all heads or one per head (head axis third
-  from the end); ``per_head=True/False`` says which, and a mask that could be read either way
-  (its axis of size ``H`` could be the heads or the inputs' batch axis) is refused, never
-  applied to the wrong axis.
+  ``TypeError`` naming its dtype. **One mask rule** (``attnlib.core._validation.
+  mask_for_scores``, used by every function that takes a mask: ``attention``,
+  ``tiled_attention``, ``attention_backward``, ``multi_head_attention``,
+  ``encoder_layer``, ``decoder_layer``): a mask's meaning is decided by its number of
+  axes relative to the inputs, never by whether two sizes happen to be equal. Inputs
+  with leading axes ``batch`` give scores ``batch + (L_q, L_k)``; a mask's axes align
+  with them from the right (numpy broadcasting) and it may not enlarge them. Functions
+  that make the heads themselves (``multi_head_attention`` and the layers) read a mask
+  with at most ``len(batch) + 2`` axes as one mask per example, shared by every head (a
+  ``padding_mask`` of shape ``(B, 1, L_k)`` for ``B`` sentences, whatever ``B`` and
+  ``H`` are), and a mask with exactly one axis more as one mask per head, ``batch + (H,
+  L_q, L_k)``, head axis third from the end (``mask[None]`` makes one ``(H, L_q, L_k)``
+  mask serve every example). Anything else raises ``ValueError`` naming the mask's
+  shape and both layouts. ``attention`` and ``tiled_attention`` know no heads: called
+  on per-head arrays ``(B, H, L, d)`` they need the head axis written, ``mask[:,
+  None]``.
 * Causal masks: the diagonal is allowed. When ``L_q != L_k`` you must say where the queries
   sit among the keys, ``align="end"`` (the last ``L_q`` positions, as when decoding after a
   cached prefix) or ``align="start"``; there is no silent default.

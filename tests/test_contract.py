@@ -240,9 +240,7 @@ def test_every_entry_point_keeps_one_contract(case):
         ):
             params = one_head_params(q.shape[-1], v.shape[-1], scale)
             got["multi-head"] = run(
-                lambda: multi_head_attention(
-                    q, k, v, params, full_mask, per_head=False
-                )[0]
+                lambda: multi_head_attention(q, k, v, params, full_mask)[0]
             )
     event(f"outcome: {want.__name__ if isinstance(want, type) else 'accepted'}")
     if isinstance(want, type):
@@ -300,9 +298,7 @@ def entry_points(q, k, v, mask=None, scale=None):
         "attention": lambda: attention(q, k, v, mask, scale=scale),
         "tiled": lambda: tiled_attention(q, k, v, mask, scale=scale),
         "backward": lambda: attention_backward(q, k, v, np.ones(1), mask, scale=scale),
-        "multi-head": lambda: multi_head_attention(
-            q, k, v, params, mask, per_head=False
-        ),
+        "multi-head": lambda: multi_head_attention(q, k, v, params, mask),
     }
 
 
@@ -427,45 +423,45 @@ def test_fault_4_plots_refuse_a_boolean_array_as_weights():
     access_map(np.eye(2, dtype=bool), ["a", "b"])  # a mask is drawn as a mask
 
 
-def test_fault_5_a_per_head_mask_is_never_read_as_a_batch_mask():
+def test_fault_5_the_rank_of_a_mask_decides_per_example_or_per_head():
+    # Issue 26 replaced issue 12's refusal of "ambiguous" masks by one rule: at most as
+    # many axes as the scores without a head axis = per example (shared by the heads);
+    # one axis more = per head. With B = H = 2 an (H, L, L) mask is therefore read per
+    # example, exactly as for B = 3 (where it must fit the batch), and mask[None] is
+    # the per-head form.
     rng = np.random.default_rng(0)
     H = B = 2
     params = attnlib.init_multi_head(rng, 4, H)
     x = rng.normal(size=(B, 3, 4))
-    per_head = np.stack(
-        [np.eye(3, dtype=bool), np.ones((3, 3), dtype=bool)]
-    )  # (H, L, L)
-    with pytest.raises(ValueError, match="per_head=True"):
-        multi_head_attention(x, x, x, params, per_head)
-    _, w = multi_head_attention(
-        x, x, x, params, per_head, per_head=True
-    )  # (B, H, L, L)
+    two = np.stack([np.eye(3, dtype=bool), np.ones((3, 3), dtype=bool)])  # (2, L, L)
+    _, w_example = multi_head_attention(x, x, x, params, two)  # (B, H, L, L)
     for b in range(B):
-        np.testing.assert_array_equal(w[b, 0], np.eye(3))  # head 0: the diagonal
-        assert np.all(w[b, 1] > 0)  # head 1: everything
-    _, w_batch = multi_head_attention(x, x, x, params, per_head, per_head=False)
-    np.testing.assert_array_equal(w_batch[0, 1], np.eye(3))  # example 0, every head
-    same = multi_head_attention(x, x, x, params, per_head[None])[
-        1
-    ]  # the explicit batch axis
-    np.testing.assert_array_equal(same, w)
-    with pytest.raises(ValueError, match="per_head"):  # no head axis to read
-        multi_head_attention(x, x, x, params, np.eye(3, dtype=bool), per_head=True)
+        alone = multi_head_attention(x[b], x[b], x[b], params, two[b])[1]
+        np.testing.assert_array_equal(w_example[b], alone)
+    np.testing.assert_array_equal(w_example[0, 1], np.eye(3))  # example 0, every head
+    _, w_head = multi_head_attention(x, x, x, params, two[None])  # per head
+    for b in range(B):
+        np.testing.assert_array_equal(w_head[b, 0], np.eye(3))  # head 0: the diagonal
+        assert np.all(w_head[b, 1] > 0)  # head 1: everything
 
 
-def test_fault_5_with_three_heads_and_two_examples_nothing_is_ambiguous():
+def test_fault_5_with_three_heads_and_two_examples_the_rank_decides_too():
     rng = np.random.default_rng(1)
     params = attnlib.init_multi_head(rng, 6, 3)
     x = rng.normal(size=(2, 3, 6))
-    per_head = rng.random((3, 3, 3)) < 0.7
-    _, w = multi_head_attention(x, x, x, params, per_head)  # rank decides: (H, L, L)
-    # (3, 3, 3) does not fit the batch of 2, so it can only be per head
-    _, want = multi_head_attention(x, x, x, params, per_head[None])
-    np.testing.assert_array_equal(w, want)
+    three = rng.random((3, 3, 3)) < 0.7
+    # (3, 3, 3) has as many axes as the scores (2, 3, 3): per example, and 3 examples
+    # do not fit 2; the message says how to write it per head
+    with pytest.raises(ValueError, match=r"per example.*\(2, 3, 3, 3\)"):
+        multi_head_attention(x, x, x, params, three)
+    _, w = multi_head_attention(x, x, x, params, three[None])
+    for h in range(3):
+        assert np.all(w[:, h][~np.broadcast_to(three[h], (2, 3, 3))] == 0)
 
 
 def test_fault_6_docstrings_describe_the_code():
     doc = attnlib.__doc__
     assert "float64 policy" not in doc
-    assert "scale=True" in doc and "per_head" in doc and "check_attention" in doc
+    assert "scale=True" in doc and "check_attention" in doc
+    assert "One mask rule" in doc and "per_head" not in doc
     assert "batches are not supported" in attnlib.models.minilm.encode.__doc__

@@ -303,9 +303,7 @@ def test_a_batch_element_alone_equals_it_inside_the_batch(B, L, seed):
     p = random_params(rng, 6, 3, 2, 2, 2, 2)
     x = rng.normal(size=(B, L, 2))
     mask = padding_mask(rng.integers(0, L + 1, size=B), L)  # (B, 1, L)
-    out, w = multi_head_attention(
-        x, x, x, p, mask=mask, per_head=False
-    )  # B may equal H
+    out, w = multi_head_attention(x, x, x, p, mask=mask)  # B may equal H
     for b in range(B):
         alone_out, alone_w = multi_head_attention(x[b], x[b], x[b], p, mask=mask[b])
         np.testing.assert_allclose(out[b], alone_out, atol=1e-12)

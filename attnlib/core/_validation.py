@@ -105,6 +105,70 @@ def check_mask_shape(
         )
 
 
+def mask_for_scores(
+    mask, batch: tuple, n_queries: int, n_keys: int, num_heads: int | None = None
+) -> np.ndarray | None:
+    """The one mask rule: a mask's meaning is decided by its number of axes, never by
+    its sizes.
+
+    The scores of inputs with leading (batch) axes ``batch`` are ``batch + (L_q,
+    L_k)``; a mask's axes align with them from the right (numpy broadcasting), so it may
+    have at most that many axes. A function that makes a head axis itself
+    (``num_heads``, for :func:`attnlib.multi_head_attention` and the layers) reads a
+    mask with at most ``len(batch) + 2`` axes as one per example, shared by the heads,
+    and a mask with exactly one axis more as one per head, ``batch + (H, L_q, L_k)``
+    (the head axis third from the end). A mask is never read one way or the other
+    because one of its sizes happens to equal the number of heads or the batch size.
+
+    Returns the boolean mask (None stays None), for a head axis with that axis written
+    (size 1 when shared), so that it broadcasts to ``batch + (H, L_q, L_k)``.
+
+    Raises ``TypeError`` for a mask that is not boolean, and ``ValueError`` naming the
+    mask's shape and the layouts it could have when it has too many axes or does not
+    broadcast to its layout without enlarging it.
+    """
+    if mask is None:
+        return None
+    mask = as_bool_mask(mask)
+    scores = tuple(batch) + (n_queries, n_keys)
+    if num_heads is None:
+        if mask.ndim > len(scores):
+            raise ValueError(
+                f"mask of shape {mask.shape} does not broadcast to the scores shape "
+                f"{scores}: it has too many axes (a mask's axes align with the "
+                "scores' from the right)"
+            )
+        check_mask_shape(mask, scores)
+        return mask
+    heads = tuple(batch) + (num_heads, n_queries, n_keys)
+    if mask.ndim > len(heads):
+        raise ValueError(
+            f"mask of shape {mask.shape} has too many axes for inputs with batch axes "
+            f"{tuple(batch)}: use at most {len(scores)} axes (one mask per example, "
+            f"shared by the heads: {scores}) or exactly {len(heads)} (one per head: "
+            f"{heads})"
+        )
+    if mask.ndim == len(heads):  # one axis more than the scores: per head
+        if mask.shape[-3] not in (1, num_heads):
+            raise ValueError(
+                f"mask of shape {mask.shape} has one axis more than the scores "
+                f"{scores}, so it is per head, but it has {mask.shape[-3]} at the head "
+                f"axis (third from the end) for {num_heads} heads"
+            )
+        check_mask_shape(mask, heads, "per-head scores")
+        return mask
+    try:
+        check_mask_shape(mask, scores)
+    except ValueError:
+        raise ValueError(
+            f"mask of shape {mask.shape} has at most as many axes as the scores "
+            f"{scores}, so it is one mask per example, shared by the heads, and it "
+            f"does not broadcast to them; a mask per head has one axis more, {heads} "
+            "(e.g. mask[None] for one per-head mask used by every example)"
+        ) from None
+    return mask if mask.ndim < 2 else np.expand_dims(mask, -3)  # (..., 1, L_q, L_k)
+
+
 def as_dropout_rate(dropout, name: str = "dropout") -> float:
     """The probability ``p`` of dropping an attention weight: a real number in [0, 1).
 
@@ -500,11 +564,8 @@ def check_attention(
     q, k, v, batch = check_qkv(queries, keys, values)
     scores_shape = batch + (q.shape[-2], k.shape[-2])  # (..., L_q, L_k)
     scale = as_scale(scale, q.shape[-1])
-    allowed = None
-    if mask is not None:
-        mask = as_bool_mask(mask)
-        check_mask_shape(mask, scores_shape)
-        allowed = np.broadcast_to(mask, scores_shape)  # a view: no copy
+    mask = mask_for_scores(mask, batch, q.shape[-2], k.shape[-2])  # the one mask rule
+    allowed = None if mask is None else np.broadcast_to(mask, scores_shape)  # a view
     out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
     work = compute_dtype(out_dtype)
     q, k, v = (

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.core._validation import (
-    as_bool_mask,
     as_float_array,
     broadcast_batch,
-    check_mask_shape,
     compute_dtype,
+    mask_for_scores,
     require_ndim,
     taking_part,
     to_dtype,
@@ -255,80 +254,6 @@ def _params_in(params: MultiHeadParams, work) -> MultiHeadParams:
     return MultiHeadParams(num_heads=params.num_heads, **cast)
 
 
-def _fits(mask: np.ndarray, shape: tuple) -> bool:
-    """Whether ``mask`` broadcasts to ``shape`` without enlarging it."""
-    try:
-        check_mask_shape(mask, shape)
-    except ValueError:
-        return False
-    return True
-
-
-def _head_mask_layout(
-    mask: np.ndarray, batch: tuple, H: int, n_q: int, n_k: int, per_head
-) -> np.ndarray:
-    """Return ``mask`` with an explicit head axis, broadcastable to ``batch + (H, L_q,
-       L_k)``.
-
-    ``per_head=True``: the axis third from the end is the head axis. ``per_head=False``:
-    the mask is shared by all heads. ``None``: a mask with one axis more than ``batch +
-    (L_q, L_k)`` is per head, a mask that fits only one layout has that layout, and a
-    mask that fits both with an axis of size > 1 where the layouts differ is refused.
-    """
-    shared_shape = batch + (n_q, n_k)
-    per_head_shape = batch + (H, n_q, n_k)
-    how = (
-        f"for a per-head mask pass per_head=True (the head axis is third from the end; "
-        f"layout {per_head_shape}) or write the batch axis, mask[None]; for one mask "
-        f"shared by all heads pass per_head=False (layout {shared_shape})"
-    )
-    if mask.ndim > len(per_head_shape):
-        raise ValueError(
-            f"mask of shape {mask.shape} has too many axes for inputs with "
-            f"batch shape {batch}: use batch + (L_q, L_k) or "
-            "batch + (H, L_q, L_k)"
-        )
-    if per_head is None:
-        fits_head = mask.ndim >= 3 and _fits(mask, per_head_shape)
-        if mask.ndim == len(per_head_shape):
-            per_head = True  # the rank says it: one axis for the heads
-        elif fits_head and _fits(mask, shared_shape) and mask.shape[-3] > 1:
-            raise ValueError(
-                f"mask of shape {mask.shape} is ambiguous: its axis of size "
-                f"{mask.shape[-3]} could be the heads or the batch axis of the "
-                f"inputs {batch}; {how}"
-            )
-        else:
-            per_head = fits_head  # the only layout it fits (or neither)
-    elif not isinstance(per_head, (bool, np.bool_)):
-        raise TypeError(f"per_head must be True, False or None; got {per_head!r}")
-    if per_head:
-        if mask.ndim < 3:
-            raise ValueError(
-                f"a per-head mask needs a head axis (third from the end); got "
-                f"shape {mask.shape}; {how}"
-            )
-        if mask.shape[-3] not in (1, H):
-            raise ValueError(
-                f"per-head mask of shape {mask.shape} has {mask.shape[-3]} "
-                f"at the head axis (third from the end), but there are {H} heads"
-            )
-        target = per_head_shape
-    else:
-        target = shared_shape
-    try:
-        check_mask_shape(mask, target)
-    except ValueError:
-        raise ValueError(
-            f"mask of shape {mask.shape} fits neither the shared layout "
-            f"{shared_shape} nor the per-head layout {per_head_shape}; "
-            f"{how}"
-        ) from None
-    if per_head or mask.ndim < 2:
-        return mask  # a 0-d or (L_k,) mask fits every head
-    return np.expand_dims(mask, -3)  # (..., 1, L_q, L_k): shared by the heads
-
-
 def multi_head_attention(
     queries,
     keys,
@@ -336,7 +261,6 @@ def multi_head_attention(
     params: MultiHeadParams,
     mask=None,
     *,
-    per_head: bool | None = None,
     average_weights: bool = False,
     dropout: float = 0.0,
     rng: np.random.Generator | None = None,
@@ -356,22 +280,18 @@ def multi_head_attention(
     values : array_like, shape (..., L_k, d_value_in)
         Leading (batch) axes broadcast; call their shape ``batch``.
     params : MultiHeadParams
-    mask : array_like of bool, optional; ``True`` = may attend. Either
-        * shared by all heads: broadcastable to ``batch + (L_q, L_k)`` (the layout of
-          :func:`attnlib.attention`, e.g. ``padding_mask(...)`` of shape ``(B, 1, L_k)``), or
-        * per head: broadcastable to ``batch + (H, L_q, L_k)`` with the head axis third
-          from the end (size ``H`` or 1).
+    mask : array_like of bool, optional; ``True`` = may attend. Its number of axes
+        says what it is (the one mask rule of the package docstring), never its sizes:
+        * at most ``len(batch) + 2`` axes: one mask per example, shared by all heads,
+          broadcastable to ``batch + (L_q, L_k)`` (the layout of
+          :func:`attnlib.attention`, e.g. ``padding_mask(...)`` of shape ``(B, 1, L_k)``,
+          whatever ``B`` and ``H`` are);
+        * exactly one axis more: one mask per head, broadcastable to ``batch + (H, L_q,
+          L_k)``, the head axis third from the end (size ``H`` or 1); e.g. ``mask[None]``
+          for one ``(H, L_q, L_k)`` mask used by every example.
         A head in which a query may attend nothing gives that query zero weights and a zero
         contribution (no NaN). Queries, keys and values that no head may use may hold
         anything (even NaN or inf).
-    per_head : bool, optional
-        Which of the two layouts ``mask`` has. By default a mask with exactly one axis more
-        than ``batch + (L_q, L_k)`` is per head and a mask that fits only one layout has
-        that one; a mask that fits both, with an axis of size > 1 third from the end that
-        could be the heads or the inputs' batch axis (say a ``(H, L_q, L_k)`` mask with
-        inputs ``(H, L, d)``, or ``padding_mask`` for ``B = H`` sentences), is refused with
-        ``ValueError`` saying how to write it: a mask is never applied to the wrong axis
-        silently.
     average_weights : bool
         If True, return the weights averaged over heads, shape ``(..., L_q, L_k)``.
         By default every head's weights are returned.
@@ -397,7 +317,7 @@ def multi_head_attention(
     ------
     ValueError
         If an input's width does not match its projection, the leading axes do not
-        broadcast, the mask does not fit or is ambiguous (the shapes are named), or a query,
+        broadcast, the mask does not fit its layout (the shapes are named), or a query,
         key or value that takes part holds NaN or inf.
     TypeError
         If ``mask`` is not boolean or an input is not a float or integer array.
@@ -432,10 +352,7 @@ def multi_head_attention(
     q, k, v = q.astype(work), k.astype(work), v.astype(work)
 
     H = params.num_heads
-    if mask is not None:
-        mask = _head_mask_layout(
-            as_bool_mask(mask), batch, H, q.shape[-2], k.shape[-2], per_head
-        )  # broadcasts to batch + (H, L_q, L_k)
+    mask = mask_for_scores(mask, batch, q.shape[-2], k.shape[-2], H)  # batch+(H,Lq,Lk)
     # Rows that no head may use are set to 0 before the projections, so NaN or inf
     # stored there cannot reach a head through the matrix products; the others must be
     # finite.

@@ -132,7 +132,10 @@ def decoder_layer(
     y : array_like, shape (..., L_t, d_model), the decoder's inputs (targets so far)
     memory : array_like, shape (..., L_s, d_memory), the encoder's output
     params : DecoderLayerParams
-    memory_mask : bool array broadcastable to (..., L_t, L_s), optional (e.g. source padding)
+    memory_mask : bool array, optional (e.g. source padding, ``padding_mask(lens, L_s)``)
+        Read by the one mask rule of :func:`attnlib.multi_head_attention`: at most
+        ``y.ndim`` axes, one mask per example shared by the heads, broadcastable to
+        (..., L_t, L_s); exactly one axis more, one per head, (..., H, L_t, L_s).
     return_intermediates : bool, also return a dict of every step (``self_attended``,
         ``h1``, ``cross_attended``, ``h2``, ``ff_out``, ``output``)
     attention_dropout : float in [0, 1), default 0;  rng : numpy.random.Generator

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_dropout_rate, as_float_array, require_ndim
+from attnlib.core._validation import (
+    as_dropout_rate,
+    as_float_array,
+    mask_for_scores,
+    require_ndim,
+)
 from attnlib.core.attention import attention
 from attnlib.core.heads import (
     MultiHeadParams,
@@ -180,7 +185,9 @@ def self_attention_block(
     ----------
     x : numpy.ndarray, float, shape (..., L, d_model)
     attn : MultiHeadParams with ``H`` heads of width ``d_head``
-    mask : bool array broadcastable to (..., L, L) or (..., H, L, L), optional; True = may attend
+    mask : bool array, optional; True = may attend. As in
+        :func:`attnlib.multi_head_attention`: at most ``x.ndim`` axes, one mask per
+        example shared by the heads (..., L, L); one axis more, one per head (..., H, L, L)
     keep_heads : bool array, shape (..., H), optional
         ``False`` removes that head's output before ``W_O`` (its weights are still returned):
         a head-removal intervention, as a Hugging Face ``head_mask`` of zeros.
@@ -211,10 +218,8 @@ def self_attention_block(
     v = split_heads(
         _affine(x, attn.W_V, attn.b_V), attn.num_heads
     )  # (..., H, L, d_head)
-    if mask is not None and np.ndim(mask) >= 2:
-        mask = np.asarray(mask)
-        if mask.ndim <= x.ndim:  # shared by the heads: add a head axis
-            mask = np.expand_dims(mask, -3)
+    L = x.shape[-2]
+    mask = mask_for_scores(mask, x.shape[:-2], L, L, attn.num_heads)  # the mask rule
     heads, weights = attention(
         q, k, v, mask, dropout=attention_dropout, rng=rng
     )  # (..., H, L, d_head)
@@ -256,8 +261,11 @@ def encoder_layer(
     ----------
     x : array_like, shape (..., L, d_model), floats or integers
     params : EncoderLayerParams
-    mask : bool array, optional, broadcastable to (..., L, L) (or per head (..., H, L, L));
-        e.g. a padding mask. Default: every position may attend to every position.
+    mask : bool array, optional, read by the one mask rule of
+        :func:`attnlib.multi_head_attention`: at most ``x.ndim`` axes, one mask per example
+        shared by the heads, broadcastable to (..., L, L) (e.g. a padding mask); exactly
+        one axis more, one per head, (..., H, L, L). Default: every position may attend
+        to every position.
     keep_heads : bool array, shape (..., H), optional; ``False`` removes a head's output
         (see :func:`self_attention_block`).
     return_intermediates : bool
