@@ -1,0 +1,170 @@
+"""Checker for the harder exercise of the chapter on cost: a complete tiled attention
+with the online softmax, written by the reader in numpy.
+
+* :func:`check_tiled_attention`  the reader's ``fn(Q, K, V, block)`` against
+  :func:`attnlib.attention`, on inputs with large scores and blocks that do not divide
+  the number of keys, then a memory check: the largest block of memory the function
+  holds at once, measured with :mod:`tracemalloc`, must stay well below the full table
+  of scores.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+
+from attnlib.core.attention import attention
+from attnlib.exercises import (
+    WrongKind,
+    check_labelled_cases,
+    checker,
+    try_reader,
+)
+
+
+def _reference(Q, K, V, block):
+    return attention(Q, K, V)[0]
+
+
+def _blocks(Q, K, V, block):
+    scale = 1.0 / np.sqrt(Q.shape[-1])
+    for start in range(0, K.shape[0], int(block)):
+        stop = start + int(block)
+        yield Q @ K[start:stop].T * scale, V[start:stop]  # (L_q, b), (b, d_v)
+
+
+def _variant(Q, K, V, block, *, slip: str):
+    """The online softmax with one step done wrong (see the slips below)."""
+    L_q, d_v = Q.shape[0], V.shape[1]
+    m = np.full((L_q, 1), -np.inf)
+    ell = np.zeros((L_q, 1))
+    acc = np.zeros((L_q, d_v))
+    parts = []
+    for S, Vb in _blocks(Q, K, V, block):
+        if slip == "no_max":
+            E = np.exp(S)
+            ell, acc = ell + E.sum(1, keepdims=True), acc + E @ Vb
+            continue
+        if slip == "per_block":
+            E = np.exp(S - S.max(1, keepdims=True))
+            parts.append(E / E.sum(1, keepdims=True) @ Vb)
+            continue
+        m_new = np.maximum(m, S.max(1, keepdims=True))
+        E = np.exp(S - m_new)
+        rescale = 1.0 if slip == "no_rescale" else np.exp(m - m_new)
+        ell = ell * rescale + E.sum(1, keepdims=True)
+        acc = acc * rescale + E @ Vb
+        m = m_new
+    if slip == "per_block":
+        return np.mean(parts, axis=0)
+    return acc if slip == "no_divide" else acc / ell
+
+
+_SLIPS = [
+    (
+        "no_rescale",
+        "when a block brings a larger maximum, the running sum and the accumulated "
+        "values were computed against the old maximum: multiply both by "
+        "exp(m_old - m_new) before adding the new block.",
+    ),
+    (
+        "per_block",
+        "you normalised each block on its own and averaged the blocks; one softmax "
+        "runs over all keys, so carry the running maximum and sum across blocks.",
+    ),
+    (
+        "no_divide",
+        "you returned the accumulated values without dividing by the running sum l "
+        "at the end.",
+    ),
+    (
+        "no_max",
+        "exp of the raw scores overflows for large scores (e^710 is inf); subtract the "
+        "running maximum before exponentiating.",
+    ),
+]
+
+
+def _cases():
+    rng = np.random.default_rng(3)
+    small = [rng.normal(size=s) for s in ((4, 3), (10, 3), (10, 2))]
+    big = [rng.normal(size=s) for s in ((5, 4), (12, 4), (12, 3))]
+    rising = [rng.normal(size=s) for s in ((3, 2), (9, 2), (9, 2))]
+    rising[1] = rising[1] * np.arange(1, 10)[:, None]  # later keys score higher
+    return [
+        (
+            "4 queries, 10 keys, blocks of 4 (the last block has 2 keys)",
+            (*small, 4),
+            None,
+        ),
+        (
+            "5 queries, 12 keys whose scores reach about 1,000, blocks of 5",
+            (big[0] * 30, big[1] * 30, big[2], 5),
+            None,
+        ),
+        (
+            "3 queries, 9 keys whose scores grow from block to block, blocks of 3",
+            (*rising, 3),
+            None,
+        ),
+        (
+            "the same with one block holding every key",
+            (*rising, 9),
+            "with one block, the online softmax is an ordinary softmax.",
+        ),
+    ]
+
+
+@checker("your function", answers=("fn",))
+def check_tiled_attention(fn, *, n: int = 2048, block: int = 64) -> bool:
+    """Check the reader's ``fn(Q, K, V, block)``: scaled dot-product attention of ``Q``
+    (L_q, d_k), ``K`` (L_k, d_k), ``V`` (L_k, d_v), computed ``block`` keys at a time.
+
+    First four inputs against :func:`attnlib.attention` (diagnosed slips: no rescaling
+    when the maximum grows, each block normalised on its own, no final division by the
+    running sum, no maximum subtracted); then ``n`` queries and keys in blocks of
+    ``block``: the peak memory traced while ``fn`` runs must stay below a quarter of
+    the ``n x n`` float64 scores. (tracemalloc sees numpy's allocations; it cannot see
+    what a compiled library does internally.)
+
+    Source: Milakov & Gimelshein (2018), algorithm 3; Dao et al. (2022), algorithm 1.
+    """
+    slips = [(lambda *a, s=name: _variant(*a, slip=s), hint) for name, hint in _SLIPS]
+    label = getattr(fn, "__name__", "your function")
+    if not callable(fn):
+        raise WrongKind(f"give the function itself; got a {type(fn).__name__}.")
+    if not check_labelled_cases(fn, _reference, _cases(), name=label, slips=slips):
+        return False
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.normal(size=(n, 16)) for _ in range(3))  # (n, 16) each
+    full = n * n * 8  # bytes of the n x n float64 scores
+    tracemalloc.start()
+    try:
+        ok, out = try_reader(lambda: fn(Q, K, V, block), label=label)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    if not ok:
+        return False
+    if not np.allclose(np.asarray(out, dtype=float), _reference(Q, K, V, block)):
+        print(f"Not yet: wrong result for {n} queries and keys in blocks of {block}.")
+        return False
+    if peak > full / 4:
+        print(
+            f"Not yet: the result is right, but {label} held {peak / 2**20:.1f} MiB at "
+            f"once, as much as a quarter of the {full / 2**20:.0f} MiB of scores or "
+            "more."
+        )
+        print(
+            "Hint: build only one block of scores at a time, Q @ K[start:stop].T, "
+            "never Q @ K.T."
+        )
+        return False
+    print(
+        f"Correct: {label} matches attnlib on all {len(_cases())} test inputs; with "
+        f"{n} queries and keys in blocks of {block} it held at most "
+        f"{peak / 2**20:.1f} MiB at once; the full scores would take "
+        f"{full / 2**20:.0f} MiB."
+    )
+    return True
