@@ -46,6 +46,7 @@ data        the book's data: worked examples and synthetic tasks (numpy only)
   examples          the source documents' worked examples as named read-only arrays
   translation_task  a toy language pair with a known word alignment (chapter 2)
   context_task      sentences where context decides the sense of "bank" (chapter 10)
+  learning_task     labelled examples, 2 informative numbers of 20 (the learning primer)
 models      models and experiments built from core, layers and data
   recurrent         the Elman tanh RNN: rnn_encode, rnn_step, rnn_backward (BPTT)
   bottleneck        one context vector against attention over every encoder state
@@ -53,6 +54,7 @@ models      models and experiments built from core, layers and data
   encoder_decoder   a trained recurrent encoder-decoder (Bahdanau et al. 2015)
   translation_training  chapter 2's trained translators (make train)
   adam              the Adam optimiser (Kingma & Ba 2015)
+  linear_classifier  the learning primer's classifier: loss, gradient, early stopping
   context_classifier  a one-layer self-attention classifier, trained by hand
   adversarial_attention  a Jain & Wallace style search for other attention weights
   minilm            a real pretrained encoder (all-MiniLM-L6-v2) in numpy

@@ -184,11 +184,11 @@ def test_all_chapters_together_have_numeric_and_multiple_choice_questions():
 # Right answers worked out independently of attnlib (by hand, with math only).
 _E = math.e
 INDEPENDENT = {
-    "01": math.exp(2) / (math.exp(2) + _E + 1),  # fisherman's weight
+    "01": 1.0,  # distinct vectors after equal-weight averaging
     "02": 32 / (64 * 2),  # the capacity ceiling
-    "05": _E / (_E + 1),  # softmax([1, 0])[0]
-    "08": 7 * 8 / 2,  # causal pairs, n = 7
-    "08b": math.sin(2 * 10000 ** (-2 / 16)),  # PE(2, 2), d = 16
+    "05": math.exp(2) / (2 * math.exp(2) + _E + 1),  # fisherman, a 2nd key scoring 2
+    "08": 100 * 101 / 2,  # causal pairs, n = 100
+    "08b": math.cos(6 - 2),  # rotary score, d = 2: query at 6, key at 2
     "10b": -1.5 / math.sqrt(1.25),  # layer norm of [1..4]
     "09": 2048**2,  # scores of one head
     "12": 1.0,  # causal: first query
