@@ -20,7 +20,7 @@ from attnlib.exercises import check_function, checker
 
 def _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask):
     params = MultiHeadParams(W_Q, W_K, W_V, W_O, num_heads=int(num_heads))
-    out, _ = multi_head_attention(X_q, X_kv, X_kv, params, mask=mask, per_head=False)
+    out, _ = multi_head_attention(X_q, X_kv, X_kv, params, mask=mask)
     return out
 
 
