@@ -144,7 +144,6 @@ def check_masked_multi_head(fn) -> bool:
         fn,
         _reference,
         _cases(),
-        name=getattr(fn, "__name__", "your function"),
         atol=1e-8,
         slips=[(slip_fn(name), hint) for name, hint in _SLIPS],
     )

@@ -106,7 +106,6 @@ def check_gradient_w(fn) -> bool:
         fn,
         _reference,
         _cases(),
-        name=getattr(fn, "__name__", "your function"),
         atol=1e-8,
         slips=[
             (

@@ -111,7 +111,6 @@ def check_rotary(fn) -> bool:
         fn,
         _reference,
         cases,
-        name=getattr(fn, "__name__", "your function"),
         atol=1e-8,
         slips=_slips(),
     ):

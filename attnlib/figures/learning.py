@@ -52,22 +52,11 @@ def descent_figure(grid, losses, path, curve, *, best_step, stopped_at):
     ax_l.set_ylabel("training loss")
     ax_l.set_title("steps along one weight")
     ax_l.legend(frameon=False, fontsize=8)
-    ax_r.plot(
-        curve.steps,
-        curve.train_loss,
-        color=OKABE_ITO[0],
-        ls="--",
-        lw=2,
-        label="training loss",
-    )
-    ax_r.plot(
-        curve.steps,
-        curve.val_loss,
-        color=OKABE_ITO[1],
-        ls="-",
-        lw=2,
-        label="validation loss",
-    )
+    for losses, colour, style, label in (
+        (curve.train_loss, OKABE_ITO[0], "--", "training loss"),
+        (curve.val_loss, OKABE_ITO[1], "-", "validation loss"),
+    ):
+        ax_r.plot(curve.steps, losses, color=colour, ls=style, lw=2, label=label)
     ax_r.axvline(best_step, color="grey", ls=":", lw=1.2, label="best validation loss")
     ax_r.axvline(stopped_at, color="grey", ls="-.", lw=1.2, label="the rule stops")
     ax_r.set_xlabel("step")
