@@ -224,3 +224,30 @@ def numerical_gradient_w(params: Params, X, y, eps: float = 1e-6) -> np.ndarray:
         down = loss(Params(params.w - bump, params.b), X, y)
         out[i] = (up - down) / (2 * eps)
     return out
+
+
+def loss_along(params: Params, X, y, index: int, values) -> np.ndarray:
+    """The loss with weight ``w[index]`` set to each of ``values`` (shape (G,)), every
+    other parameter as in ``params``: one slice through the loss. Returns shape (G,)."""
+    X, y = _check_examples(X, y)
+    out = []
+    for value in np.asarray(values, dtype=np.float64):
+        w = params.w.copy()
+        w[index] = value
+        out.append(_loss(Params(w, params.b), X, y))
+    return np.asarray(out)
+
+
+def descent_along(
+    params: Params, X, y, index: int, learning_rate: float, n_steps: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient descent on the one weight ``w[index]`` (the others held still), on the
+    whole set: the ``n_steps`` values it visits, starting from ``params``, and their
+    losses. Returns two arrays of shape (n_steps,)."""
+    X, y = _check_examples(X, y)
+    w = params.w.copy()
+    visited = []
+    for _ in range(int(n_steps)):
+        visited.append(w[index])
+        w[index] -= float(learning_rate) * _gradient(Params(w, params.b), X, y).w[index]
+    return np.asarray(visited), loss_along(params, X, y, index, visited)
