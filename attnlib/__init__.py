@@ -24,6 +24,7 @@ core        the attention mechanism itself; imports nothing else from attnlib
   tiled         attention tile by tile with an online softmax (FlashAttention-style)
                   tiled_attention(q, k, v, mask=None, causal=False, align=None,
                                   block_size=None)
+  tiles         how tiled attention cuts the work: key tiles, causal tiles, worker threads
   heads         multi-head attention: split/merge heads, projections W_Q, W_K, W_V, W_O
                   split_heads(x, H), merge_heads(x), MultiHeadParams,
                   init_multi_head(rng, d, H),
@@ -36,6 +37,7 @@ core        the attention mechanism itself; imports nothing else from attnlib
   scaling       why scores are divided by sqrt(d_k): the variance argument, simulated
                   score_variance(rng, d_k, n=20000, scaled=False), mean_max_weight(...)
   _validation   the one contract every entry point checks (shapes, dtypes, masks, scale)
+  _numerics     what takes part in attention and what overflows (the contract's numerics)
 layers      the Transformer's parts, built from core
   positional_encoding  sinusoidal encodings, rotary embeddings, ALiBi biases
   layer_norm           layer normalisation over the features of each position

@@ -443,7 +443,7 @@ def test_leading_axes_broadcast_and_integers_become_float64():
 def test_causal_tiles_are_kept_only_up_to_the_default_tile_size():
     """Diagonal tiles are cached for reuse across heads, but never a tile larger than the
     default one: a huge explicit block must not stay in memory after the call."""
-    from attnlib.core import tiled
+    from attnlib.core import tiles as tiled
 
     rng = np.random.default_rng(3)
     q, k, v = (rng.standard_normal((2, 600, 4)) for _ in range(3))  # (H, L, d)

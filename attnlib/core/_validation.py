@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlib.core._numerics import check_no_overflow, taking_part
+
 #: The narrowest dtype attnlib computes in. float16 is upcast to float32, so a dot
 #: product of large float16 numbers cannot overflow and softmax keeps float32 accuracy;
 #: float32 stays float32 (its stability comes from subtracting the row maximum, not from
@@ -169,67 +171,6 @@ def mask_for_scores(
     return mask if mask.ndim < 2 else np.expand_dims(mask, -3)  # (..., 1, L_q, L_k)
 
 
-def as_dropout_rate(dropout, name: str = "dropout") -> float:
-    """The probability ``p`` of dropping an attention weight: a real number in [0, 1).
-
-    ``True`` is not a rate (``TypeError``, as for any non-number); NaN, inf, a negative
-    number, 1 or more, or an array raise ``ValueError``. Every message names ``name``.
-    """
-    kind = "U" if isinstance(dropout, (str, bytes)) else np.asarray(dropout).dtype.kind
-    if kind not in "iuf":
-        raise TypeError(
-            f"{name} must be a real number in [0, 1) (a bool is not a rate); got "
-            f"{dropout!r} of type {type(dropout).__name__}"
-        )
-    if np.ndim(dropout) != 0:
-        raise ValueError(
-            f"{name} must be a single number; got an array of shape {np.shape(dropout)}"
-        )
-    p = float(dropout)
-    if not (0.0 <= p < 1.0):
-        raise ValueError(f"{name} must lie in [0, 1); got {dropout!r}")
-    return p
-
-
-def check_dropout(dropout, rng, keep, scores_shape: tuple):
-    """Check attention dropout's arguments; return ``(p, keep)`` with ``keep`` checked.
-
-    ``p`` comes from :func:`as_dropout_rate`. With ``p = 0`` nothing is dropped: ``rng``
-    may be given (nothing is drawn from it) and ``keep`` must be None. With ``p > 0``
-    exactly one of ``rng`` (a ``numpy.random.Generator``, which draws a new keep-mask)
-    and ``keep`` (a boolean keep-mask that broadcasts to ``scores_shape``, replayed) is
-    needed. Errors name the argument: ``ValueError`` for a missing or superfluous one or
-    a keep-mask that does not fit, ``TypeError`` for an ``rng`` that is not a Generator
-    (an integer seed would drop the same weights at every call) or a keep-mask that is
-    not boolean.
-    """
-    p = as_dropout_rate(dropout)
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)); got "
-            f"{type(rng).__name__}. A seed is refused: it would drop the same weights "
-            "at every call"
-        )
-    if p == 0.0:
-        if keep is not None:
-            raise ValueError("keep is a dropout keep-mask: pass dropout=p > 0 with it")
-        return p, None
-    if keep is not None:
-        if rng is not None:
-            raise ValueError(
-                "pass rng (draw a new keep-mask) or keep (replay one), not both"
-            )
-        keep = as_bool_mask(keep, "keep", "True = kept")
-        check_mask_shape(keep, scores_shape, "attention weights", "keep")
-        return p, keep
-    if rng is None:
-        raise ValueError(
-            f"dropout={p:g} needs rng, a numpy.random.Generator that draws which "
-            "weights are dropped (or keep, a keep-mask to replay)"
-        )
-    return p, rng
-
-
 def broadcast_batch(shape_a: tuple, shape_b: tuple, name_a: str, name_b: str) -> tuple:
     """Broadcast the leading (batch, head) axes of two arrays; ``ValueError`` names both shapes."""
     try:
@@ -259,6 +200,67 @@ def as_length(n, name: str) -> int:
     if n < 0:
         raise ValueError(f"{name} must be non-negative; got {n}")
     return n
+
+
+def check_softmax(scores, mask):
+    """The contract of :func:`attnlib.softmax`; returns ``(s, allowed, out_dtype)``.
+
+    ``s`` is a copy of the scores in the compute dtype (the softmax works in it in
+    place), ``allowed`` the boolean mask or None, ``out_dtype`` the scores' float dtype.
+    A 0-d score has no axis to normalise over: ``numpy.exceptions.AxisError`` (a
+    ``ValueError``) says so. ``TypeError`` for non-real scores or a non-boolean mask,
+    ``ValueError`` for a mask that does not broadcast.
+    """
+    x = as_float_array(scores, "scores")
+    if x.ndim == 0:
+        raise np.exceptions.AxisError(
+            f"scores is a single number ({x.item()!r}) with no axis to normalise over; "
+            "softmax needs at least one axis, e.g. softmax([3.0]) (which is [1.0])"
+        )
+    s = x.astype(compute_dtype(x.dtype))  # a copy: float16 -> float32, else same dtype
+    allowed = None
+    if mask is not None:
+        allowed = as_bool_mask(mask)
+        check_mask_shape(allowed, s.shape)
+    return s, allowed, x.dtype
+
+
+def check_allowed_scores(top: np.ndarray, s: np.ndarray) -> None:
+    """``ValueError`` if an allowed score is NaN or ``+inf``, read from the maxima
+    ``top`` of the masked scores ``s`` (``max`` propagates NaN); names the first."""
+    if not (top < np.inf).all():
+        bad = np.isnan(s) | (s == np.inf)  # masked entries are -inf by now
+        raise ValueError(
+            "scores contain NaN or +inf at positions that may be attended "
+            f"(first at index {tuple(int(i) for i in np.argwhere(bad)[0])}); "
+            "mask them out or fix the scores"
+        )
+
+
+def check_weighted_sum(weights, values):
+    """The contract of :func:`attnlib.weighted_sum`; returns ``(w, v, single_query)``.
+
+    ``w`` has a query axis (added for 1-D weights, ``single_query`` True). Raises
+    ``TypeError`` for non-real inputs, ``ValueError`` naming both shapes when ``L_k``
+    differs or the leading axes do not broadcast, and ``ValueError`` for NaN or inf.
+    """
+    w = as_float_array(weights, "weights")
+    v = as_float_array(values, "values")
+    single_query = w.ndim == 1
+    if single_query:
+        w = w[None, :]
+    require_ndim(v, 2, "values", "(..., L_k, d_v)")
+    if w.shape[-1] != v.shape[-2]:
+        raise ValueError(
+            f"weights {w.shape} and values {v.shape} disagree on the number of "
+            "keys L_k (last axis of weights, second-to-last of values)"
+        )
+    broadcast_batch(w.shape, v.shape, "weights", "values")
+    if not np.isfinite(w).all():
+        raise ValueError(f"weights {w.shape} hold NaN or inf")
+    if not np.isfinite(v).all():
+        raise ValueError(f"values {v.shape} hold NaN or inf")
+    return w, v, single_query
 
 
 def check_qkv(queries, keys, values):
@@ -350,180 +352,6 @@ class AttentionInputs:
     work: np.dtype
 
 
-#: Queries per chunk when a check must look at allowed scores row by row (bounded
-#: memory).
-_CHECK_ROWS = 256
-
-
-def _allowed_rows(allowed, offset, n_keys: int, q0: int, q1: int):
-    """The allowed entries of query rows ``q0:q1``: (mask) & (causal), or None if all allowed."""
-    rows = None if allowed is None else allowed[..., q0:q1, :]
-    if offset is not None:
-        i = np.arange(q0, q1)[:, None]
-        causal = np.arange(n_keys)[None, :] <= i + offset  # (q1 - q0, L_k)
-        rows = causal if rows is None else rows & causal
-    return rows
-
-
-def _used_rows(mask, offset, scores_shape):
-    """Which queries ask for something ``(..., L_q)`` and which keys are used ``(...,
-       L_k)``.
-
-    ``mask`` is the mask as given (not broadcast) or None, ``offset`` the causal
-    pattern's or None. Linear in the lengths for a causal pattern, a mask, or a causal
-    pattern with a key mask ``(..., 1, L_k)``; any other mask is read a few query rows
-    at a time.
-    """
-    n_q, n_k = scores_shape[-2:]
-    key_shape = scores_shape[:-2] + (n_k,)
-    i, j = np.arange(n_q), np.arange(n_k)
-    if mask is not None:
-        mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)  # at least 2-D
-    if offset is None:  # reduce the mask before broadcasting it: no L_q x L_k work
-        return (
-            np.broadcast_to(mask.any(axis=-1), scores_shape[:-1]),
-            np.broadcast_to(mask.any(axis=-2), key_shape),
-        )
-    last_key = np.minimum(i + offset, n_k - 1)  # query i may attend keys 0..last_key
-    if mask is None:
-        return (
-            np.broadcast_to(i + offset >= 0, scores_shape[:-1]),
-            np.broadcast_to(j <= n_q - 1 + offset, key_shape),
-        )
-    if mask.shape[-2] == 1:  # a key mask with a causal pattern: prefix "any"
-        keys = np.broadcast_to(mask[..., 0, :], mask.shape[:-2] + (n_k,))
-        seen = np.logical_or.accumulate(
-            keys, axis=-1
-        )  # (..., L_k): some key <= j allowed
-        asks = np.where(i + offset >= 0, seen[..., np.maximum(last_key, 0)], False)
-        return (
-            np.broadcast_to(asks, scores_shape[:-1]),
-            np.broadcast_to(keys & (j <= n_q - 1 + offset), key_shape),
-        )
-    allowed = np.broadcast_to(mask, scores_shape)
-    asks = np.zeros(scores_shape[:-1], dtype=bool)
-    used = np.zeros(key_shape, dtype=bool)
-    for q0 in range(0, n_q, _CHECK_ROWS):
-        rows = _allowed_rows(allowed, offset, n_k, q0, min(q0 + _CHECK_ROWS, n_q))
-        asks[..., q0 : q0 + rows.shape[-2]] = rows.any(axis=-1)
-        used |= rows.any(axis=-2)
-    return asks, used
-
-
-def _check_no_overflow(
-    q, k, v, mask, allowed, scores_shape, offset, scale: float, work
-):
-    """``OverflowError`` if an allowed score, ``q . k`` before scaling or ``scale * q``
-    lies beyond the largest ``work`` number; returns ``(q, k, v)``.
-
-    Three tests, from cheapest to exact. Every ``|q . k|`` is at most ``d_k * max|q| *
-    max|k|``, which settles the usual case with four reductions over Q and K (no
-    temporary array). Next, Cauchy-Schwarz bounds it by ``||q_i|| ||k_j||`` (norms in
-    float64). Only when both bounds are too large are the queries, keys and values that
-    take no part set to 0 (so that a huge number where it is masked cannot overflow
-    anything) and the allowed scores computed, in float64 and a few query rows at a
-    time.
-    """
-    limit = float(np.finfo(work).max)
-    if q.size == 0 or k.size == 0:
-        return q, k, v
-    q_max, k_max = _largest_magnitude(q), _largest_magnitude(k)  # finite by now
-    factor = max(abs(scale), 1.0)  # bounds both q . k and scale * q . k
-    if q.shape[-1] * q_max * k_max * factor < limit and abs(scale) * q_max < limit:
-        return q, k, v  # (a huge bound is inf in Python floats, not an error)
-    with np.errstate(over="ignore", invalid="ignore"):
-        q64, k64 = q.astype(np.float64), k.astype(np.float64)
-        bound = float(
-            np.linalg.norm(q64, axis=-1).max() * np.linalg.norm(k64, axis=-1).max()
-        )
-        if bound * factor < limit and abs(scale) * q_max < limit:
-            return q, k, v
-        q, k, v = _zero_unused(q, k, v, mask, scores_shape, offset)
-        q64, k64 = q.astype(np.float64), k.astype(np.float64)
-        if not np.all(np.abs(q64) * abs(scale) < limit):
-            raise OverflowError(
-                f"queries times scale = {scale:g} overflow {work}; "
-                "pass float64 inputs or smaller queries"
-            )
-        n_q, n_k = q.shape[-2], k.shape[-2]
-        for q0 in range(0, n_q, _CHECK_ROWS):
-            q1 = min(q0 + _CHECK_ROWS, n_q)
-            dots = q64[..., q0:q1, :] @ np.swapaxes(k64, -1, -2)  # (..., rows, L_k)
-            big = ~(np.abs(dots) < limit) | ~(np.abs(dots * scale) < limit)
-            rows = _allowed_rows(allowed, offset, n_k, q0, q1)
-            if rows is not None:
-                big &= rows
-            if big.any():
-                raise score_overflow(work)
-    return q, k, v
-
-
-def _zero_unused(q, k, v, mask, scores_shape: tuple, causal_offset: int | None):
-    """Replace the queries, keys and values that take no part by 0 (see :func:`taking_part`)."""
-    n_q, n_k = scores_shape[-2:]
-    zero = q.dtype.type(0)
-    if n_q == 0 or n_k == 0:
-        # No key: no query takes part; no query: no key is used (and nothing is
-        # computed).
-        q = np.zeros_like(q) if n_k == 0 else q
-        k, v = (np.zeros_like(k), np.zeros_like(v)) if n_q == 0 else (k, v)
-    elif mask is not None or causal_offset is not None:
-        asks, used = _used_rows(mask, causal_offset, scores_shape)
-        q = np.where(asks[..., None], q, zero)  # (..., L_q, d_k)
-        k = np.where(used[..., None], k, zero)  # (..., L_k, d_k)
-        v = np.where(used[..., None], v, zero)  # (..., L_k, d_v)
-    return q, k, v
-
-
-def score_overflow(work) -> OverflowError:
-    """The error every attention form raises when an allowed score overflows ``work``."""
-    return OverflowError(
-        f"an allowed attention score overflows {work}; "
-        "pass float64 inputs or smaller queries and keys"
-    )
-
-
-def _largest_magnitude(a: np.ndarray) -> float:
-    """``max |a|`` from ``a.max()`` and ``a.min()``, without a temporary array.
-
-    NaN if ``a`` holds a NaN (``max`` and ``min`` propagate it), inf if it holds an inf,
-    so the result is finite exactly when every entry is; 0 for an empty array.
-    """
-    if a.size == 0:
-        return 0.0
-    return float(np.maximum(a.max(), -a.min()))
-
-
-def _all_finite(*arrays) -> bool:
-    return all(math.isfinite(_largest_magnitude(a)) for a in arrays)
-
-
-def taking_part(q, k, v, mask, scores_shape: tuple, causal_offset: int | None = None):
-    """Refuse non-finite queries, keys and values that take part; zero those that do
-       not.
-
-    A query takes part when it may attend some key, a key (and its value) when some
-    query may attend it (``mask``: a boolean mask that broadcasts to ``scores_shape``,
-    or None; plus the causal pattern of ``causal_offset``). When every number is finite
-    the arrays come back as they are (a query or key that takes no part cannot change a
-    result: its scores are masked). Otherwise the ones that take no part are replaced by
-    0 *before* any arithmetic, so NaN or inf stored there cannot leak through ``0 * NaN
-    = NaN``, and the arrays come back broadcast to the leading axes of ``scores_shape``.
-
-    Raises ``ValueError`` if a query, key or value that takes part holds NaN or inf.
-    """
-    if _all_finite(q, k, v):
-        return q, k, v
-    q, k, v = _zero_unused(q, k, v, mask, scores_shape, causal_offset)
-    for name, arr in (("queries", q), ("keys", k), ("values", v)):
-        if not np.isfinite(arr).all():
-            raise ValueError(
-                f"{name} that take part in attention hold NaN or inf "
-                "(mask such positions out)"
-            )
-    return q, k, v
-
-
 def check_attention(
     queries, keys, values, mask=None, scale=None, *, causal_offset: int | None = None
 ) -> AttentionInputs:
@@ -574,7 +402,7 @@ def check_attention(
         v.astype(work, copy=False),
     )
     q, k, v = taking_part(q, k, v, mask, scores_shape, causal_offset)
-    q, k, v = _check_no_overflow(
+    q, k, v = check_no_overflow(
         q, k, v, mask, allowed, scores_shape, causal_offset, scale, work
     )
     return AttentionInputs(

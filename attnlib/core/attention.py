@@ -11,16 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core._validation import (
-    as_float_array,
-    broadcast_batch,
     check_attention,
+    check_weighted_sum,
     compute_dtype,
-    require_ndim,
-    score_overflow,
     to_dtype,
 )
 from attnlib.core.dropout import drop_weights, dropout_keep_mask
-from attnlib.core.softmax import exp_normalise, mask_and_max
+from attnlib.core.softmax import attention_softmax
 
 __all__ = ["attention", "weighted_sum"]
 
@@ -54,26 +51,10 @@ def weighted_sum(weights, values) -> np.ndarray:
     Source: Vaswani et al. (2017), section 3.2 ("a weighted sum of the values");
     Bahdanau et al. (2015), equation (5) (the context vector ``c_i = sum_j a_ij h_j``).
     """
-    w = as_float_array(weights, "weights")
-    v = as_float_array(values, "values")
-    single_query = w.ndim == 1
-    if single_query:
-        w = w[None, :]
-    require_ndim(v, 2, "values", "(..., L_k, d_v)")
-    if w.shape[-1] != v.shape[-2]:
-        raise ValueError(
-            f"weights {w.shape} and values {v.shape} disagree on the number of "
-            "keys L_k (last axis of weights, second-to-last of values)"
-        )
-    broadcast_batch(w.shape, v.shape, "weights", "values")
-    if not np.isfinite(w).all():
-        raise ValueError(f"weights {w.shape} hold NaN or inf")
-    if not np.isfinite(v).all():
-        raise ValueError(f"values {v.shape} hold NaN or inf")
-    out_dtype = np.result_type(w.dtype, v.dtype)
-    work = compute_dtype(out_dtype)
-    out = w.astype(work) @ v.astype(work)
-    out = to_dtype(out, out_dtype, "weighted sums")
+    w, v, single_query = check_weighted_sum(weights, values)  # the contract
+    work = compute_dtype(w.dtype, v.dtype)
+    out = w.astype(work) @ v.astype(work)  # (..., L_q, d_v)
+    out = to_dtype(out, np.result_type(w.dtype, v.dtype), "weighted sums")
     return out[..., 0, :] if single_query else out  # drop the query axis we added
 
 
@@ -169,39 +150,17 @@ def attention(
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1, equation
     (1); dropout: Srivastava et al. (2014), Vaswani et al. (2017), section 5.4.
     """
-    checked = check_attention(queries, keys, values, mask, scale)  # the shared contract
-    keep = dropout_keep_mask(dropout, rng, keep, checked.scores_shape)
-    q, k, v, mask = checked.queries, checked.keys, checked.values, checked.mask
-    scale, scores_shape = checked.scale, checked.scores_shape
-    out_dtype, work = checked.out_dtype, checked.work
+    x = check_attention(queries, keys, values, mask, scale)  # the contract, checked
+    keep = dropout_keep_mask(dropout, rng, keep, x.scores_shape)  # None: no dropout
 
-    with np.errstate(
-        over="ignore", invalid="ignore"
-    ):  # checked below, on the row maxima
-        q = q * work.type(scale)  # (..., L_q, d_k): scale Q, not S
-        scores = q @ np.swapaxes(k, -1, -2)  # (..., L_q, L_k), scaled
-    if scores.shape != scores_shape:  # batch axes may come from v alone
-        scores = np.array(np.broadcast_to(scores, scores_shape))  # a writable copy
-    # Masked scores become -inf; every allowed score is checked through its row's
-    # maximum: NaN or +inf there means an allowed score is NaN or +inf, and -inf in a
-    # row that has an allowed key means all of them overflowed to -inf. (A single
-    # allowed -inf in a row with a finite maximum gets weight 0, which is its weight to
-    # float precision.)
-    top = mask_and_max(scores, -1, mask)  # (..., L_q, 1); mask unbroadcast
-    overflow = ~(top < np.inf)
-    no_max = top == -np.inf
-    if no_max.any():
-        if mask is None:
-            has_keys = scores_shape[-1] > 0
-        else:
-            has_keys = checked.allowed.any(axis=-1, keepdims=True)
-        overflow |= no_max & has_keys
-    if overflow.any():
-        raise score_overflow(work)
-    weights = exp_normalise(scores, top)  # (..., L_q, L_k), rows sum to 1 or 0
-    output = drop_weights(weights, keep, dropout) @ v  # (..., L_q, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked in the softmax
+        q = x.queries * x.work.type(x.scale)  # (..., L_q, d_k): scale Q, not S
+        scores = q @ np.swapaxes(x.keys, -1, -2)  # (..., L_q, L_k)
+    weights = attention_softmax(scores, x)  # (..., L_q, L_k), rows sum to 1 or 0
+    output = drop_weights(weights, keep, dropout) @ x.values  # (..., L_q, d_v)
+
     results = (
-        to_dtype(output, out_dtype, "attention outputs"),
-        to_dtype(weights, out_dtype, "attention weights"),
+        to_dtype(output, x.out_dtype, "attention outputs"),
+        to_dtype(weights, x.out_dtype, "attention weights"),
     )
     return results + (keep,) if return_keep else results

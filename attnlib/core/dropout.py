@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import check_dropout
+from attnlib.core._validation import as_bool_mask, check_mask_shape
 
-__all__ = ["dropout_keep_mask", "drop_weights"]
+__all__ = ["dropout_keep_mask", "drop_weights", "as_dropout_rate"]
 
 
 def dropout_keep_mask(dropout, rng=None, keep=None, shape: tuple = ()):
@@ -50,7 +50,7 @@ def dropout_keep_mask(dropout, rng=None, keep=None, shape: tuple = ()):
     Raises
     ------
     TypeError, ValueError
-        As :func:`attnlib.core._validation.check_dropout`: the message names
+        As :func:`check_dropout`: the message names
         ``dropout``, ``rng`` or ``keep``.
 
     Source: Srivastava et al. (2014), section 4.
@@ -72,3 +72,67 @@ def drop_weights(weights: np.ndarray, keep, dropout: float) -> np.ndarray:
         return weights
     factor = weights.dtype.type(1.0 / (1.0 - dropout))
     return np.where(keep, weights * factor, weights.dtype.type(0))  # (..., L_q, L_k)
+
+
+# --- the arguments' checks ------------------------------------------------------
+
+
+def as_dropout_rate(dropout, name: str = "dropout") -> float:
+    """The probability ``p`` of dropping an attention weight: a real number in [0, 1).
+
+    ``True`` is not a rate (``TypeError``, as for any non-number); NaN, inf, a negative
+    number, 1 or more, or an array raise ``ValueError``. Every message names ``name``.
+    """
+    kind = "U" if isinstance(dropout, (str, bytes)) else np.asarray(dropout).dtype.kind
+    if kind not in "iuf":
+        raise TypeError(
+            f"{name} must be a real number in [0, 1) (a bool is not a rate); got "
+            f"{dropout!r} of type {type(dropout).__name__}"
+        )
+    if np.ndim(dropout) != 0:
+        raise ValueError(
+            f"{name} must be a single number; got an array of shape {np.shape(dropout)}"
+        )
+    p = float(dropout)
+    if not (0.0 <= p < 1.0):
+        raise ValueError(f"{name} must lie in [0, 1); got {dropout!r}")
+    return p
+
+
+def check_dropout(dropout, rng, keep, scores_shape: tuple):
+    """Check attention dropout's arguments; return ``(p, keep)`` with ``keep`` checked.
+
+    ``p`` comes from :func:`as_dropout_rate`. With ``p = 0`` nothing is dropped: ``rng``
+    may be given (nothing is drawn from it) and ``keep`` must be None. With ``p > 0``
+    exactly one of ``rng`` (a ``numpy.random.Generator``, which draws a new keep-mask)
+    and ``keep`` (a boolean keep-mask that broadcasts to ``scores_shape``, replayed) is
+    needed. Errors name the argument: ``ValueError`` for a missing or superfluous one or
+    a keep-mask that does not fit, ``TypeError`` for an ``rng`` that is not a Generator
+    (an integer seed would drop the same weights at every call) or a keep-mask that is
+    not boolean.
+    """
+    p = as_dropout_rate(dropout)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)); got "
+            f"{type(rng).__name__}. A seed is refused: it would drop the same weights "
+            "at every call"
+        )
+    if p == 0.0:
+        if keep is not None:
+            raise ValueError("keep is a dropout keep-mask: pass dropout=p > 0 with it")
+        return p, None
+    if keep is not None:
+        if rng is not None:
+            raise ValueError(
+                "pass rng (draw a new keep-mask) or keep (replay one), not both"
+            )
+        keep = as_bool_mask(keep, "keep", "True = kept")
+        check_mask_shape(keep, scores_shape, "attention weights", "keep")
+        return p, keep
+    if rng is None:
+        raise ValueError(
+            f"dropout={p:g} needs rng, a numpy.random.Generator that draws which "
+            "weights are dropped (or keep, a keep-mask to replay)"
+        )
+    return p, rng

@@ -23,8 +23,6 @@ import numpy as np
 
 from attnlib.core._validation import as_length
 
-_ALIGNMENTS = ("start", "end")
-
 
 def causal_mask(
     n_queries: int, n_keys: int | None = None, *, align: str | None = None
@@ -65,18 +63,29 @@ def causal_mask(
     """
     n_queries = as_length(n_queries, "n_queries")
     n_keys = n_queries if n_keys is None else as_length(n_keys, "n_keys")
-    if align is not None and align not in _ALIGNMENTS:
+    offset = _causal_offset(n_queries, n_keys, align)  # ValueError without align
+    return _up_to_diagonal(n_queries, n_keys, offset)
+
+
+def _causal_offset(n_queries: int, n_keys: int, align, what: str = "mask") -> int:
+    """Where a causal pattern's queries sit: query ``i`` may attend key ``j`` when ``j
+    <= i + offset``.
+
+    ``align="end"``: the queries are the last ``L_q`` of the ``L_k`` positions (offset
+    ``L_k - L_q``); ``"start"`` or equal lengths: offset 0. ``ValueError`` for another
+    ``align``, or for ``L_q != L_k`` without one (there is no silent default: libraries
+    disagree).
+    """
+    if align is not None and align not in ("start", "end"):
         raise ValueError(f"align must be 'start' or 'end'; got {align!r}")
     if n_queries != n_keys and align is None:
         raise ValueError(
-            f"causal mask with L_q={n_queries} != L_k={n_keys}: say which positions "
-            "the queries "
-            "occupy with align='end' (queries are the last L_q positions, "
-            "as when decoding after "
-            "a prefix) or align='start' (queries are the first L_q positions)"
+            f"causal {what} with L_q={n_queries} != L_k={n_keys}: say which positions "
+            "the queries occupy with align='end' (queries are the last L_q positions, "
+            "as when decoding after a prefix) or align='start' (queries are the first "
+            "L_q positions)"
         )
-    offset = n_keys - n_queries if align == "end" else 0
-    return _up_to_diagonal(n_queries, n_keys, offset)
+    return n_keys - n_queries if align == "end" else 0
 
 
 def _up_to_diagonal(n_rows: int, n_cols: int, shift: int) -> np.ndarray:

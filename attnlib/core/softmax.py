@@ -13,13 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import (
-    as_bool_mask,
-    as_float_array,
-    check_mask_shape,
-    compute_dtype,
-    to_dtype,
-)
+from attnlib.core._numerics import check_row_maxima
+from attnlib.core._validation import check_allowed_scores, check_softmax, to_dtype
 
 __all__ = ["softmax"]
 
@@ -62,22 +57,29 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1;
     Bahdanau et al. (2015), equation (6).
     """
-    x = as_float_array(scores, "scores")
-    out_dtype = x.dtype
-    s = x.astype(compute_dtype(x.dtype))  # a copy: float16 -> float32, else same dtype
-    allowed = None
-    if mask is not None:
-        allowed = as_bool_mask(mask)
-        check_mask_shape(allowed, s.shape)
-    top = mask_and_max(s, axis, allowed)  # NaN or +inf if an allowed score is
-    if not (top < np.inf).all():  # NaN (max propagates NaN) or +inf
-        bad = np.isnan(s) | (s == np.inf)  # masked entries are -inf by now
-        raise ValueError(
-            "scores contain NaN or +inf at positions that may be attended "
-            f"(first at index {tuple(int(i) for i in np.argwhere(bad)[0])}); "
-            "mask them out or fix the scores"
-        )
-    return to_dtype(exp_normalise(s, top, axis), out_dtype, "softmax weights")
+    s, allowed, out_dtype = check_softmax(scores, mask)  # s: a copy, compute dtype
+    top = mask_and_max(s, axis, allowed)  # 1. mask, and each slice's largest score
+    check_allowed_scores(top, s)  # NaN or +inf among the allowed scores: ValueError
+    weights = exp_normalise(s, top, axis)  # 2.-3. exp(s - top), divided by its sum
+    return to_dtype(weights, out_dtype, "softmax weights")
+
+
+def attention_softmax(scores: np.ndarray, checked) -> np.ndarray:
+    """The softmax of attention scores over the keys, in place, with the overflow
+    check.
+
+    ``scores`` are ``scale * Q K^T`` computed from ``checked`` (the
+    :class:`attnlib.core._validation.AttentionInputs` of the call); batch axes that
+    only the values have are broadcast in (a writable copy). Masked scores become
+    ``-inf``, every allowed one is checked for overflow through its row's maximum
+    (:func:`attnlib.core._numerics.check_row_maxima`: ``OverflowError``), and the rows
+    become weights that sum to 1, or to 0 when nothing is allowed.
+    """
+    if scores.shape != checked.scores_shape:  # batch axes may come from v alone
+        scores = np.array(np.broadcast_to(scores, checked.scores_shape))
+    top = mask_and_max(scores, -1, checked.mask)  # (..., L_q, 1); mask unbroadcast
+    check_row_maxima(top, checked.scores_shape[-1], checked.allowed, checked.work)
+    return exp_normalise(scores, top)  # (..., L_q, L_k)
 
 
 def mask_and_max(s: np.ndarray, axis: int = -1, allowed=None) -> np.ndarray:

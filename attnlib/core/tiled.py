@@ -27,27 +27,30 @@ et al. (2022), "FlashAttention", section 3.1 and algorithm 1, who also tile the 
 
 from __future__ import annotations
 
-import functools
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import threadpoolctl
 
+from attnlib.core._numerics import check_tile_maxima
 from attnlib.core._validation import (
     as_bool_mask,
     as_float_array,
     as_length,
     check_attention,
     check_mask_shape,
-    score_overflow,
+    to_dtype,
 )
-from attnlib.core.masks import _up_to_diagonal
-
-#: Target number of score entries in one tile: 262,144 float32 numbers are 1 MB, the
-#: size of a typical per-core L2 cache, so a tile is exponentiated, summed and
-#: multiplied by the values while it is still in the cache.
-TILE_ENTRIES = 262_144
+from attnlib.core.softmax import mask_and_max
+from attnlib.core.tiles import (
+    TILE_ENTRIES,
+    as_block_sizes,
+    as_workers,
+    check_causal,
+    default_workers,
+    key_tiles,
+    run_blocks,
+    tile_mask,
+)
 
 
 def default_block_sizes(n_queries: int, n_keys: int) -> tuple[int, int]:
@@ -65,71 +68,6 @@ def default_block_sizes(n_queries: int, n_keys: int) -> tuple[int, int]:
     block_q = 256 if block_k >= 512 else TILE_ENTRIES // block_k
     block_q = min(max(int(n_queries), 1), block_q)
     return block_q, block_k
-
-
-@functools.cache
-def _blas() -> threadpoolctl.ThreadpoolController:
-    """numpy's BLAS (OpenBLAS, MKL, ...), found once by threadpoolctl."""
-    return threadpoolctl.ThreadpoolController().select(user_api="blas")
-
-
-@functools.cache
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """The worker threads of :func:`tiled_attention`, started once per size and then reused
-    (starting and joining two threads at every call cost about 1 ms)."""
-    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attnlib-tiled")
-
-
-def default_workers() -> int:
-    """As many threads as numpy's BLAS uses for a matrix product (1 if it cannot be
-       told).
-
-    That is the number of cores unless the user limited it (``OPENBLAS_NUM_THREADS`` or
-    ``threadpoolctl``), so :func:`tiled_attention` by default uses the processors that
-    ``Q @ K.T`` would use, for the exponentials too.
-    """
-    threads = [lib["num_threads"] for lib in _blas().info()]
-    return max(1, min(threads)) if threads else 1
-
-
-def _block_sizes(block_size, n_queries, n_keys):
-    if block_size is None:
-        return default_block_sizes(n_queries, n_keys)
-    sizes = (block_size, block_size) if np.ndim(block_size) == 0 else tuple(block_size)
-    if len(sizes) != 2:
-        raise ValueError(
-            f"block_size must be an int or a pair (block_q, block_k); got {block_size!r}"
-        )
-    for s in sizes:
-        if (
-            isinstance(s, (bool, np.bool_))
-            or not isinstance(s, (int, np.integer))
-            or s < 1
-        ):
-            raise ValueError(
-                f"block sizes must be positive integers; got {block_size!r}"
-            )
-    return int(sizes[0]), int(sizes[1])
-
-
-def _causal_offset(causal: bool, align, n_queries: int, n_keys: int) -> int | None:
-    """Query ``i`` may attend key ``j`` when ``j <= i + offset`` (as in :func:`causal_mask`)."""
-    if align is not None and align not in ("start", "end"):
-        raise ValueError(f"align must be 'start' or 'end'; got {align!r}")
-    if not causal:
-        if align is not None:
-            raise ValueError(
-                "align only applies to causal attention; pass causal=True or drop align"
-            )
-        return None
-    if n_queries != n_keys and align is None:
-        raise ValueError(
-            f"causal attention with L_q={n_queries} != L_k={n_keys}: say which "
-            "positions the "
-            "queries occupy with align='end' (queries are the last L_q positions) or "
-            "align='start' (queries are the first L_q positions)"
-        )
-    return n_keys - n_queries if align == "end" else 0
 
 
 def tiled_attention(
@@ -216,149 +154,78 @@ def tiled_attention(
     algorithm 1 (the weighted sum of values accumulated block by block, and tiling);
     Vaswani et al. (2017), equation (1).
     """
-    q, k, v = (np.asarray(x) for x in (queries, keys, values))
+    q, k, v = (np.asarray(a) for a in (queries, keys, values))
     n_q, n_k = (q.shape[-2], k.shape[-2]) if q.ndim > 1 and k.ndim > 1 else (0, 0)
-    offset = _causal_offset(causal, align, n_q, n_k)
-    checked = check_attention(
-        q, k, v, mask, scale, causal_offset=offset
-    )  # shared contract
-    q, k, v, allowed = checked.queries, checked.keys, checked.values, checked.allowed
-    scale, batch = checked.scale, checked.batch
-    n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
-    block_q, block_k = _block_sizes(block_size, n_q, n_k)
-    if workers is None:
-        workers = default_workers()
-    if (
-        isinstance(workers, bool)
-        or not isinstance(workers, (int, np.integer))
-        or workers < 1
-    ):
-        raise ValueError(f"workers must be a positive integer; got {workers!r}")
+    offset = check_causal(causal, align, n_q, n_k)  # None, or the causal diagonal's
+    x = check_attention(q, k, v, mask, scale, causal_offset=offset)  # the contract
+    n_q, n_k, d_v = x.queries.shape[-2], x.keys.shape[-2], x.values.shape[-1]
+    block_q, block_k = as_block_sizes(block_size) or default_block_sizes(n_q, n_k)
+    workers = as_workers(workers) or default_workers()
 
-    out_dtype = checked.out_dtype
-    # float16 is computed in float32 and float32/float64 in their own precision, as
-    # FlashAttention does: the running maximum keeps every exponential <= 1, so float32
-    # is stable, and a tile of float32 scores takes half the cache of float64 ones.
-    work = checked.work
-    # One (L, d) matrix per batch/head element: broadcast the leading axes, then flatten
-    # them. Only the O(L * d) inputs are copied, never anything of size L_q * L_k.
-    # check_attention has refused NaN and inf where they take part and replaced them by
-    # 0 where they do not, so every tile below is finite and no tile needs cleaning.
-    n_batch = math.prod(batch)
-
-    def flat(x):  # (..., L, d) -> (n_batch, L, d)
-        x = np.broadcast_to(x.astype(work, copy=False), batch + x.shape[-2:])
-        return x.reshape((n_batch,) + x.shape[-2:])
-
-    q = flat(
-        q.astype(work, copy=False) * work.type(scale)
-    )  # (n_batch, L_q, d_k), scaled
-    k = flat(k)  # (n_batch, L_k, d_k)
-    v = flat(v)  # (n_batch, L_k, d_v)
-
-    output = np.zeros((n_batch, n_q, d_v), dtype=work)
-    lse = np.full((n_batch, n_q), -np.inf, dtype=work)
+    # One (L, d) matrix per batch/head element, in the compute dtype (float32 for
+    # float16/float32: the running maximum keeps every exponential <= 1, as in
+    # FlashAttention). Only the O(L * d) inputs are copied, never anything L_q x L_k.
+    q = flat_batch(x.queries * x.work.type(x.scale), x)  # (n_batch, L_q, d_k), scaled
+    k, v = flat_batch(x.keys, x), flat_batch(x.values, x)  # (n_batch, L_k, d_k / d_v)
+    output = np.zeros(q.shape[:2] + (d_v,), dtype=x.work)  # (n_batch, L_q, d_v)
+    lse = np.full(q.shape[:2], -np.inf, dtype=x.work)  # (n_batch, L_q)
 
     def one_query_block(b, q0):
-        """Attend queries q0 .. q0 + block_q - 1 of batch element b to all keys, block by block."""
         q1 = min(q0 + block_q, n_q)
-        where = np.unravel_index(b, batch) if allowed is not None else None
-        m = np.full(
-            q1 - q0, -np.inf, dtype=work
-        )  # running maximum of each query's scores
-        l = np.zeros(q1 - q0, dtype=work)  # running sum of exp(score - m)
-        acc = np.zeros(
-            (q1 - q0, d_v), dtype=work
-        )  # running sum of exp(score - m) * value
-        # Under a causal mask no query of this block may see a key after q1 - 1 +
-        # offset: the loop stops there, and a tile the diagonal crosses is cut short at
-        # it.
-        keys_end = n_k if offset is None else max(0, min(n_k, q1 + offset))
-        for k0 in range(0, keys_end, block_k):
-            k1 = min(k0 + block_k, keys_end)
-            tile = _tile_mask(allowed, where, offset, q0, q1, k0, k1)
-            if tile is False:
-                continue  # every entry of this tile is masked: it cannot change anything
-            q_t, k_t, v_t = q[b, q0:q1], k[b, k0:k1], v[b, k0:k1]
-            with np.errstate(
-                over="ignore", invalid="ignore"
-            ):  # allowed ones are checked
-                s = q_t @ k_t.T  # 1. this tile's (already scaled) scores
-            if tile is not True:
-                np.copyto(s, -np.inf, where=~tile)  # selection, not a large constant
-            tile_max = s.max(axis=-1)
-            if not (tile_max < np.inf).all():  # NaN (max propagates it) or +inf
-                raise score_overflow(work)
-            m_new = np.maximum(m, tile_max)  # 2. the new running maximum
-            # A query with no allowed key so far keeps m = -inf: use 0 there (no -inf -
-            # -inf).
-            m_safe = np.where(m_new > -np.inf, m_new, 0.0).astype(work, copy=False)
-            alpha = np.exp(m - m_safe)  # 3. re-expresses the old sums w.r.t. m_new
-            s -= m_safe[:, None]
-            np.exp(s, out=s)  # masked entries: exp(-inf) = 0
-            l *= alpha  # 4. update the running sum ...
-            l += s.sum(axis=-1)
-            acc *= alpha[:, None]  # 5. ... and the running weighted values
-            acc += s @ v_t
-            m = m_new
-        seen = l > 0  # 6. normalise once, at the end
+        where = np.unravel_index(b, x.batch) if x.allowed is not None else None
+        tiles = key_tiles(x.allowed, where, offset, q0, q1, n_k, block_k)
+        m, l, acc = online_softmax(q[b, q0:q1], k[b], v[b], tiles, x.work)
+        seen = l > 0  # normalise once, at the end: acc / l (zero if nothing allowed)
         np.divide(acc, l[:, None], out=output[b, q0:q1], where=seen[:, None])
         lse[b, q0:q1] = np.where(seen, m + np.log(np.where(seen, l, 1.0)), -np.inf)
 
-    blocks = [(b, q0) for b in range(n_batch) for q0 in range(0, n_q, block_q)]
-    if workers > 1 and len(blocks) > 1:
-        # Query blocks are independent; numpy releases the GIL inside matmul and ufuncs,
-        # so threads spread all the work, exponentials included, over the cores. Each
-        # thread's matrix products use one BLAS thread: BLAS threads on top of these
-        # would only compete with them for the same cores.
-        with _blas().limit(limits=1):
-            list(_pool(workers).map(lambda block: one_query_block(*block), blocks))
-    else:
-        for b, q0 in blocks:
-            one_query_block(b, q0)
-    output = output.reshape(batch + (n_q, d_v)).astype(out_dtype, copy=False)
-    lse = lse.reshape(batch + (n_q,))
+    blocks = [(b, q0) for b in range(q.shape[0]) for q0 in range(0, n_q, block_q)]
+    run_blocks(one_query_block, blocks, workers)  # on `workers` threads
+    output = output.reshape(x.batch + (n_q, d_v))
+    output = to_dtype(output, x.out_dtype, "attention outputs")
+    lse = lse.reshape(x.batch + (n_q,))
     return (output, lse) if return_lse else output
 
 
-def _causal_tile(n_rows: int, n_cols: int, shift: int) -> np.ndarray:
-    """A tile the causal diagonal crosses: entry (i, j) is allowed when ``j <= i +
-       shift``.
+def online_softmax(q, k, v, tiles, work):
+    """One block of queries attends every key, one tile of keys at a time.
 
-    Every head, and every row of tiles with the same geometry, needs the same tile:
-    tiles of up to :data:`TILE_ENTRIES` entries (the default size) are built once and
-    kept (read-only, shared by the worker threads; at most 16 of them); larger ones,
-    which only an explicit ``block_size`` asks for, are built for each use and not kept.
+    Keeps, for every query, the running maximum ``m`` of its scores, the running sum
+    ``l`` of ``exp(score - m)`` and the running sum ``acc`` of ``exp(score - m) *
+    value``. ``q`` (already scaled) is ``(rows, d_k)``, ``k`` and ``v`` are ``(L_k,
+    d)``, ``tiles`` yields ``(k0, k1, mask)`` (:func:`attnlib.core.tiles.key_tiles`).
+    Returns ``(m, l, acc)``; the attention output is ``acc / l``.
+
+    Sources: Milakov & Gimelshein (2018), algorithm 3; Dao et al. (2022), algorithm 1.
     """
-    if n_rows * n_cols <= TILE_ENTRIES:
-        return _kept_causal_tile(n_rows, n_cols, shift)
-    return _up_to_diagonal(n_rows, n_cols, shift)
+    m = np.full(len(q), -np.inf, dtype=work)  # running maximum of each query's scores
+    l = np.zeros(len(q), dtype=work)  # running sum of exp(score - m)
+    acc = np.zeros((len(q), v.shape[-1]), dtype=work)  # running sum, exp(s - m) * v
+    for k0, k1, tile in tiles:
+        with np.errstate(over="ignore", invalid="ignore"):  # checked on the maxima
+            s = q @ k[k0:k1].T  # 1. this tile's scores (rows, k1 - k0)
+        top = mask_and_max(s, -1, None if tile is True else tile)[:, 0]  # masked: -inf
+        check_tile_maxima(top, work)  # OverflowError for NaN or +inf
+        m_new = np.maximum(m, top)  # 2. the new running maximum
+        m_safe = np.where(m_new > -np.inf, m_new, 0.0).astype(work, copy=False)
+        alpha = np.exp(m - m_safe)  # 3. re-expresses the old sums w.r.t. m_new
+        s -= m_safe[:, None]
+        np.exp(s, out=s)  # masked entries: exp(-inf) = 0
+        l *= alpha  # 4. update the running sum ...
+        l += s.sum(axis=-1)
+        acc *= alpha[:, None]  # 5. ... and the running weighted values
+        acc += s @ v[k0:k1]
+        m = m_new
+    return m, l, acc
 
 
-@functools.lru_cache(maxsize=16)
-def _kept_causal_tile(n_rows, n_cols, shift):
-    tile = _up_to_diagonal(n_rows, n_cols, shift)  # (n_rows, n_cols)
-    tile.setflags(write=False)
-    return tile
-
-
-def _tile_mask(allowed, where, offset, q0, q1, k0, k1):
-    """The tile's boolean mask, or ``True`` (all allowed) / ``False`` (all masked)."""
-    tile = True
-    if offset is not None:
-        if k0 > q1 - 1 + offset:  # every key lies after every query's last allowed key
-            return False
-        if k1 - 1 > q0 + offset:  # the diagonal crosses the tile
-            tile = _causal_tile(q1 - q0, k1 - k0, q0 + offset - k0)
-    if allowed is None:
-        return tile  # all allowed, or crossed by the diagonal: some allowed, some not
-    sub = allowed[where + (slice(q0, q1), slice(k0, k1))]
-    tile = sub if tile is True else sub & tile
-    if not tile.any():
-        return False
-    if tile.all():
-        return True
-    return tile
+def flat_batch(a: np.ndarray, checked) -> np.ndarray:
+    """``(..., L, d) -> (n_batch, L, d)``: the leading axes broadcast to the call's
+    batch and flattened, in the compute dtype."""
+    a = np.broadcast_to(
+        a.astype(checked.work, copy=False), checked.batch + a.shape[-2:]
+    )
+    return a.reshape((math.prod(checked.batch),) + a.shape[-2:])
 
 
 #: Codes of :func:`tile_plan`.
@@ -401,8 +268,9 @@ def tile_plan(
     """
     n_queries = as_length(n_queries, "n_queries")
     n_keys = n_queries if n_keys is None else as_length(n_keys, "n_keys")
-    block_q, block_k = _block_sizes(block_size, n_queries, n_keys)
-    offset = _causal_offset(causal, align, n_queries, n_keys)
+    sizes = as_block_sizes(block_size)
+    block_q, block_k = sizes or default_block_sizes(n_queries, n_keys)
+    offset = check_causal(causal, align, n_queries, n_keys)
     allowed = None
     if mask is not None:
         allowed = as_bool_mask(mask)
@@ -416,7 +284,7 @@ def tile_plan(
     plan = np.zeros((len(q_starts), len(k_starts)), dtype=int)
     for a, q0 in enumerate(q_starts):
         for b, k0 in enumerate(k_starts):
-            tile = _tile_mask(
+            tile = tile_mask(
                 allowed,
                 (),
                 offset,
@@ -468,7 +336,7 @@ def online_softmax_trace(scores, values, block_size: int = 1) -> list[dict]:
         )
     if not np.isfinite(s).all() or not np.isfinite(v).all():
         raise ValueError("scores and values must be finite")
-    block, _ = _block_sizes(block_size, 1, 1)
+    block, _ = as_block_sizes(block_size) or (1, 1)
     m, l, acc, steps = -np.inf, 0.0, np.zeros(v.shape[1]), []
     for k0 in range(0, s.size, block):
         blk = s[k0 : k0 + block]

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_dropout_rate, as_float_array, require_ndim
+from attnlib.core._validation import as_float_array, require_ndim
+from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
 from attnlib.core.masks import causal_mask
 from attnlib.layers.feed_forward import feed_forward, init_feed_forward

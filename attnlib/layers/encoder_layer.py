@@ -24,12 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.core._validation import (
-    as_dropout_rate,
     as_float_array,
     mask_for_scores,
     require_ndim,
 )
 from attnlib.core.attention import attention
+from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import (
     MultiHeadParams,
     init_multi_head,
