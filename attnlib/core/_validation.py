@@ -202,41 +202,6 @@ def as_length(n, name: str) -> int:
     return n
 
 
-def check_softmax(scores, mask):
-    """The contract of :func:`attnlib.softmax`; returns ``(s, allowed, out_dtype)``.
-
-    ``s`` is a copy of the scores in the compute dtype (the softmax works in it in
-    place), ``allowed`` the boolean mask or None, ``out_dtype`` the scores' float dtype.
-    A 0-d score has no axis to normalise over: ``numpy.exceptions.AxisError`` (a
-    ``ValueError``) says so. ``TypeError`` for non-real scores or a non-boolean mask,
-    ``ValueError`` for a mask that does not broadcast.
-    """
-    x = as_float_array(scores, "scores")
-    if x.ndim == 0:
-        raise np.exceptions.AxisError(
-            f"scores is a single number ({x.item()!r}) with no axis to normalise over; "
-            "softmax needs at least one axis, e.g. softmax([3.0]) (which is [1.0])"
-        )
-    s = x.astype(compute_dtype(x.dtype))  # a copy: float16 -> float32, else same dtype
-    allowed = None
-    if mask is not None:
-        allowed = as_bool_mask(mask)
-        check_mask_shape(allowed, s.shape)
-    return s, allowed, x.dtype
-
-
-def check_allowed_scores(top: np.ndarray, s: np.ndarray) -> None:
-    """``ValueError`` if an allowed score is NaN or ``+inf``, read from the maxima
-    ``top`` of the masked scores ``s`` (``max`` propagates NaN); names the first."""
-    if not (top < np.inf).all():
-        bad = np.isnan(s) | (s == np.inf)  # masked entries are -inf by now
-        raise ValueError(
-            "scores contain NaN or +inf at positions that may be attended "
-            f"(first at index {tuple(int(i) for i in np.argwhere(bad)[0])}); "
-            "mask them out or fix the scores"
-        )
-
-
 def check_weighted_sum(weights, values):
     """The contract of :func:`attnlib.weighted_sum`; returns ``(w, v, single_query)``.
 
@@ -288,6 +253,51 @@ def check_qkv(queries, keys, values):
     batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
     batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
     return q, k, v, batch
+
+
+def check_multi_head(queries, keys, values, mask, params):
+    """The contract of :func:`attnlib.multi_head_attention`, checked in one place.
+
+    Returns ``(q, k, v, mask, batch, out_dtype)``: the inputs in the compute dtype, the
+    mask by the one mask rule (:func:`mask_for_scores`, with a head axis), the broadcast
+    leading axes and the dtype of the results. Rows that no head may use are set to 0
+    (so NaN or inf stored there cannot reach a head through the projections); the
+    others must be finite. Raises ``ValueError`` naming the shapes when an input's width
+    does not match its projection, ``L_k`` differs between keys and values, the leading
+    axes do not broadcast or the mask does not fit; ``TypeError`` for non-real inputs
+    or a non-boolean mask; ``ValueError`` for NaN or inf that takes part.
+    """
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    v = as_float_array(values, "values")
+    for name, arr, W in (
+        ("queries", q, params.W_Q),
+        ("keys", k, params.W_K),
+        ("values", v, params.W_V),
+    ):
+        require_ndim(arr, 2, name, "(..., L, d)")
+        if arr.shape[-1] != W.shape[0]:
+            raise ValueError(
+                f"{name} of shape {arr.shape} do not fit a projection of shape "
+                f"{W.shape}: their last axis must equal its rows"
+            )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"keys {k.shape} and values {v.shape} must have the same number of "
+            "positions L_k (second-to-last axis)"
+        )
+    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
+    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    work = compute_dtype(out_dtype)
+    q, k, v = q.astype(work), k.astype(work), v.astype(work)
+    H, scores = params.num_heads, batch + (q.shape[-2], k.shape[-2])
+    mask = mask_for_scores(mask, batch, q.shape[-2], k.shape[-2], H)
+    in_any_head = None  # (..., L_q, L_k): may some head attend?
+    if mask is not None:
+        in_any_head = np.broadcast_to(mask, batch + (H,) + scores[-2:]).any(axis=-3)
+    q, k, v = taking_part(q, k, v, in_any_head, scores)
+    return q, k, v, mask, batch, out_dtype
 
 
 def as_scale(scale, d_k: int) -> float:

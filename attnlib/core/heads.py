@@ -24,11 +24,8 @@ import numpy as np
 
 from attnlib.core._validation import (
     as_float_array,
-    broadcast_batch,
-    compute_dtype,
-    mask_for_scores,
+    check_multi_head,
     require_ndim,
-    taking_part,
     to_dtype,
 )
 from attnlib.core.attention import attention
@@ -118,7 +115,8 @@ class MultiHeadParams:
     num_heads : int, dividing d_model
     b_Q, b_K, b_V : (d_model,) or None;  b_O : (d_out,) or None  (BERT-style biases)
 
-    The arrays are converted to float arrays on construction and checked: a wrong shape
+    The arrays are converted to float arrays on construction and checked: NaN or inf
+    raises ``ValueError`` naming the array, a wrong shape
     raises ``ValueError`` naming the shapes involved, ``d_model`` not divisible by
     ``num_heads`` raises ``ValueError`` saying so.
 
@@ -141,7 +139,10 @@ class MultiHeadParams:
             if (
                 value is not None
             ):  # frozen dataclass: set the converted array explicitly
-                object.__setattr__(self, name, as_float_array(value, name))
+                value = as_float_array(value, name)
+                if not np.isfinite(value).all():
+                    raise ValueError(f"{name} holds NaN or inf")
+                object.__setattr__(self, name, value)
         for name in ("W_Q", "W_K", "W_V", "W_O"):
             if getattr(self, name).ndim != 2:
                 raise ValueError(
@@ -237,9 +238,16 @@ def init_multi_head(
 
 
 def _project(x, W, b):
-    """``x W + b``: one projection applied to every position."""
-    y = x @ W
-    return y if b is None else y + b
+    """``x W + b``: one projection applied to every position; ``OverflowError`` if a
+    projected number does not fit the dtype (never a silent inf)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = x @ W if b is None else x @ W + b
+    if not np.isfinite(y).all():
+        raise OverflowError(
+            f"a projection of inputs {x.shape} by {W.shape} overflows {y.dtype}; "
+            "pass float64 inputs or smaller ones"
+        )
+    return y
 
 
 def _params_in(params: MultiHeadParams, work) -> MultiHeadParams:
@@ -326,45 +334,10 @@ def multi_head_attention(
 
     Source: Vaswani et al. (2017), section 3.2.2.
     """
-    q = as_float_array(queries, "queries")
-    k = as_float_array(keys, "keys")
-    v = as_float_array(values, "values")
-    for name, arr, W in (
-        ("queries", q, params.W_Q),
-        ("keys", k, params.W_K),
-        ("values", v, params.W_V),
-    ):
-        require_ndim(arr, 2, name, "(..., L, d)")
-        if arr.shape[-1] != W.shape[0]:
-            raise ValueError(
-                f"{name} of shape {arr.shape} do not fit a projection of shape "
-                f"{W.shape}: their last axis must equal its rows"
-            )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"keys {k.shape} and values {v.shape} must have the same number of "
-            "positions L_k (second-to-last axis)"
-        )
-    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
-    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
-    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
-    work = compute_dtype(out_dtype)
-    q, k, v = q.astype(work), k.astype(work), v.astype(work)
-
-    H = params.num_heads
-    mask = mask_for_scores(mask, batch, q.shape[-2], k.shape[-2], H)  # batch+(H,Lq,Lk)
-    # Rows that no head may use are set to 0 before the projections, so NaN or inf
-    # stored there cannot reach a head through the matrix products; the others must be
-    # finite.
-    shared_shape = batch + (q.shape[-2], k.shape[-2])
-    in_any_head = (
-        None
-        if mask is None
-        else np.broadcast_to(mask, batch + (H,) + shared_shape[-2:]).any(axis=-3)
-    )  # (..., L_q, L_k)
-    q, k, v = taking_part(q, k, v, in_any_head, shared_shape)
-    params = _params_in(params, work)
-
+    q, k, v, mask, batch, out_dtype = check_multi_head(
+        queries, keys, values, mask, params
+    )  # the contract: q, k, v in the compute dtype; NaN only where no head looks
+    H, params = params.num_heads, _params_in(params, q.dtype)
     qh = split_heads(_project(q, params.W_Q, params.b_Q), H)  # (..., H, L_q, d_head)
     kh = split_heads(_project(k, params.W_K, params.b_K), H)  # (..., H, L_k, d_head)
     vh = split_heads(_project(v, params.W_V, params.b_V), H)  # (..., H, L_k, d_head)

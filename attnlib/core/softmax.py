@@ -14,7 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core._numerics import check_row_maxima
-from attnlib.core._validation import check_allowed_scores, check_softmax, to_dtype
+from attnlib.core._validation import (
+    as_bool_mask,
+    as_float_array,
+    check_mask_shape,
+    compute_dtype,
+    to_dtype,
+)
 
 __all__ = ["softmax"]
 
@@ -128,3 +134,41 @@ def exp_normalise(s: np.ndarray, top: np.ndarray, axis: int = -1) -> np.ndarray:
     total[total == 0] = 1.0
     s /= total
     return s
+
+
+# --- the contract's checks ------------------------------------------------------
+
+
+def check_softmax(scores, mask):
+    """The contract of :func:`attnlib.softmax`; returns ``(s, allowed, out_dtype)``.
+
+    ``s`` is a copy of the scores in the compute dtype (the softmax works in it in
+    place), ``allowed`` the boolean mask or None, ``out_dtype`` the scores' float dtype.
+    A 0-d score has no axis to normalise over: ``numpy.exceptions.AxisError`` (a
+    ``ValueError``) says so. ``TypeError`` for non-real scores or a non-boolean mask,
+    ``ValueError`` for a mask that does not broadcast.
+    """
+    x = as_float_array(scores, "scores")
+    if x.ndim == 0:
+        raise np.exceptions.AxisError(
+            f"scores is a single number ({x.item()!r}) with no axis to normalise over; "
+            "softmax needs at least one axis, e.g. softmax([3.0]) (which is [1.0])"
+        )
+    s = x.astype(compute_dtype(x.dtype))  # a copy: float16 -> float32, else same dtype
+    allowed = None
+    if mask is not None:
+        allowed = as_bool_mask(mask)
+        check_mask_shape(allowed, s.shape)
+    return s, allowed, x.dtype
+
+
+def check_allowed_scores(top: np.ndarray, s: np.ndarray) -> None:
+    """``ValueError`` if an allowed score is NaN or ``+inf``, read from the maxima
+    ``top`` of the masked scores ``s`` (``max`` propagates NaN); names the first."""
+    if not (top < np.inf).all():
+        bad = np.isnan(s) | (s == np.inf)  # masked entries are -inf by now
+        raise ValueError(
+            "scores contain NaN or +inf at positions that may be attended "
+            f"(first at index {tuple(int(i) for i in np.argwhere(bad)[0])}); "
+            "mask them out or fix the scores"
+        )
