@@ -57,19 +57,22 @@ def to_dtype(x: np.ndarray, dtype, what: str) -> np.ndarray:
     """Cast a result back to ``dtype``; ``OverflowError`` if it does not fit.
 
     Casting 70000.0 to float16 would silently give ``inf`` (and a RuntimeWarning);
-    attnlib refuses instead and says which result is too large for which dtype.
+    attnlib refuses instead and says which result is too large for which dtype. A
+    number that rounds to the largest finite value fits: float32 65504.004 becomes
+    float16 65504 (only from 65520 on does the cast give inf).
     """
     dtype = np.dtype(dtype)
     if dtype == x.dtype:
         return x
-    limit = np.finfo(dtype).max
-    finite = np.isfinite(x)
-    if np.any(np.abs(x[finite]) > limit):
+    with np.errstate(over="ignore"):  # checked: a finite number that became inf
+        y = x.astype(dtype)
+    if not np.array_equal(np.isfinite(y), np.isfinite(x)):
+        limit = np.finfo(dtype).max
         raise OverflowError(
             f"{what} exceed the largest {dtype} number ({limit:g}); "
             f"pass the inputs as float32 or float64 instead"
         )
-    return x.astype(dtype)
+    return y
 
 
 def as_bool_mask(

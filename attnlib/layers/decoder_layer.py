@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, require_ndim
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
 from attnlib.core.masks import causal_mask
+from attnlib.layers._validation import add, check_layer_input
 from attnlib.layers.feed_forward import feed_forward, init_feed_forward
 from attnlib.layers.layer_norm import DEFAULT_EPS, layer_norm
 
@@ -147,7 +147,8 @@ def decoder_layer(
 
     Returns
     -------
-    output : numpy.ndarray, shape (..., L_t, d_model)
+    output : numpy.ndarray, shape (..., L_t, d_model), in the common dtype of ``y`` and
+        the parameters (as are both weights)
     self_weights : numpy.ndarray, shape (..., H, L_t, L_t), zero above the diagonal
     cross_weights : numpy.ndarray, shape (..., H, L_t, L_s)
     (intermediates : dict, only with ``return_intermediates=True``)
@@ -159,28 +160,28 @@ def decoder_layer(
         named), or an input holds NaN or inf.
     TypeError
         If an input is not real or a mask not boolean.
+    OverflowError
+        If a projection, a score, a residual sum or an output does not fit the dtype.
 
     Source: Vaswani et al. (2017), sections 3.1, 3.2.3 ("masking out ... all values in
     the input of the softmax which correspond to illegal connections") and 3.3.
     """
-    y = as_float_array(y, "y")
-    memory = as_float_array(memory, "memory")
-    require_ndim(y, 2, "y", "(..., L_t, d_model)")
-    require_ndim(memory, 2, "memory", "(..., L_s, d_memory)")
-    p = params
-    causal = causal_mask(y.shape[-2])  # (L_t, L_t)
+    y = check_layer_input(y, "y", params.d_model, params)  # (..., L_t, d), finite
     as_dropout_rate(attention_dropout, "attention_dropout")  # named as here
-    drop = {"dropout": attention_dropout, "rng": rng}
-    a, self_w = multi_head_attention(
-        y, y, y, p.self_attn, causal, **drop
-    )  # (..., L_t, d)
-    h1 = layer_norm(y + a, p.ln1_gain, p.ln1_bias, p.eps)  # (..., L_t, d)
+    p, drop = params, {"dropout": attention_dropout, "rng": rng}
+    causal = causal_mask(y.shape[-2])  # (L_t, L_t)
+    a, self_w = multi_head_attention(y, y, y, p.self_attn, causal, **drop)
+    h1 = layer_norm(add(y, a, "Y + A"), p.ln1_gain, p.ln1_bias, p.eps)  # (..., L_t, d)
     c, cross_w = multi_head_attention(
         h1, memory, memory, p.cross_attn, memory_mask, **drop
+    )
+    h2 = layer_norm(
+        add(h1, c, "H1 + C"), p.ln2_gain, p.ln2_bias, p.eps
     )  # (..., L_t, d)
-    h2 = layer_norm(h1 + c, p.ln2_gain, p.ln2_bias, p.eps)  # (..., L_t, d)
     f = feed_forward(h2, p.W_1, p.b_1, p.W_2, p.b_2, p.activation)  # (..., L_t, d)
-    out = layer_norm(h2 + f, p.ln3_gain, p.ln3_bias, p.eps)  # (..., L_t, d)
+    out = layer_norm(
+        add(h2, f, "H2 + F"), p.ln3_gain, p.ln3_bias, p.eps
+    )  # (..., L_t, d)
     if return_intermediates:
         steps = {
             "self_attended": a,

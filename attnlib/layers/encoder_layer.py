@@ -23,11 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import (
-    as_float_array,
-    mask_for_scores,
-    require_ndim,
-)
+from attnlib.core._validation import as_float_array, mask_for_scores
 from attnlib.core.attention import attention
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import (
@@ -36,6 +32,7 @@ from attnlib.core.heads import (
     merge_heads,
     split_heads,
 )
+from attnlib.layers._validation import add, check_layer_input
 from attnlib.layers.feed_forward import _affine, feed_forward, init_feed_forward
 from attnlib.layers.layer_norm import DEFAULT_EPS, layer_norm
 
@@ -280,8 +277,11 @@ def encoder_layer(
 
     Returns
     -------
-    output : numpy.ndarray, shape (..., L, d_model), float64 for float64 input
+    output : numpy.ndarray, shape (..., L, d_model)
     weights : numpy.ndarray, shape (..., H, L, L), every head's attention weights
+        Both in the common dtype of ``x`` and the parameters (float64 parameters, as
+        :func:`init_encoder_layer` makes them, give float64; float32 ``x`` with float32
+        parameters gives float32).
     (intermediates : dict, only with ``return_intermediates=True``)
 
     Raises
@@ -291,22 +291,17 @@ def encoder_layer(
         input holds NaN or inf.
     TypeError
         If ``x`` is not a real array or the mask is not boolean.
+    OverflowError
+        If a projection, a score, a residual sum or an output does not fit the dtype.
 
     Source: Vaswani et al. (2017), sections 3.1-3.3; Devlin et al. (2019), section 3.
     """
-    x = as_float_array(x, "x")
-    require_ndim(x, 2, "x", "(..., L, d_model)")
-    if x.shape[-1] != params.d_model:
-        raise ValueError(
-            f"x {x.shape} does not fit a layer of width d_model={params.d_model}"
-        )
-    if not np.isfinite(x).all():
-        raise ValueError(f"x {x.shape} holds NaN or inf")
+    x = check_layer_input(x, "x", params.d_model, params)  # (..., L, d), finite
     as_dropout_rate(attention_dropout, "attention_dropout")  # named as here
     steps = self_attention_block(
         x, params.attn, mask, keep_heads, attention_dropout=attention_dropout, rng=rng
     )
-    steps["residual_1"] = x + steps["attended"]  # (..., L, d)
+    steps["residual_1"] = add(x, steps["attended"], "residual sums")  # (..., L, d)
     steps["h"] = layer_norm(
         steps["residual_1"], params.ln1_gain, params.ln1_bias, params.eps
     )
@@ -319,7 +314,7 @@ def encoder_layer(
         params.activation,
         return_hidden=True,
     )  # (..., L, d), hidden (..., L, d_ff)
-    steps["residual_2"] = steps["h"] + steps["ff_out"]  # (..., L, d)
+    steps["residual_2"] = add(steps["h"], steps["ff_out"], "residual sums")
     out = layer_norm(steps["residual_2"], params.ln2_gain, params.ln2_bias, params.eps)
     steps["output"] = out
     if return_intermediates:

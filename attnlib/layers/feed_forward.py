@@ -14,12 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import (
-    as_float_array,
-    compute_dtype,
-    require_ndim,
-    to_dtype,
-)
+from attnlib.core._validation import as_float_array, to_dtype
+from attnlib.layers._validation import check_feed_forward, fits
 
 
 def erf(x) -> np.ndarray:
@@ -39,7 +35,8 @@ def erf(x) -> np.ndarray:
         0.254829592
         + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
     )
-    return s * (1.0 - poly * np.exp(-a * a))
+    with np.errstate(over="ignore"):  # a * a = inf for |x| > 1e154: exp(-inf) = 0
+        return s * (1.0 - poly * np.exp(-a * a))
 
 
 def gelu(x) -> np.ndarray:
@@ -90,11 +87,14 @@ def init_feed_forward(rng, d_model: int, d_ff: int):
 
 
 def _affine(x, W, b):
-    """``x @ W + b`` for x of shape (..., d_in), as one matrix product over all rows."""
+    """``x @ W + b`` for x of shape (..., d_in), as one matrix product over all rows;
+    ``OverflowError`` if a result does not fit the dtype (finite inputs assumed)."""
     flat = np.ascontiguousarray(x).reshape(-1, x.shape[-1])  # (rows, d_in)
-    y = flat @ W  # (rows, d_out)
-    if b is not None:
-        y += b
+    with np.errstate(over="ignore", invalid="ignore"):  # checked by fits
+        y = flat @ W  # (rows, d_out)
+        if b is not None:
+            y += b
+    y = fits(y, "affine maps (x W + b)")
     return y.reshape(x.shape[:-1] + (W.shape[1],))  # (..., d_out)
 
 
@@ -124,41 +124,14 @@ def feed_forward(
         holds NaN or inf.
     TypeError
         If an input is not a real array.
+    OverflowError
+        If a hidden or output number does not fit the compute or the result dtype.
 
     Source: Vaswani et al. (2017), section 3.3, equation (2); Hendrycks & Gimpel (2016).
     """
-    if activation not in ACTIVATIONS:
-        raise ValueError(
-            f"activation must be one of {sorted(ACTIVATIONS)}; got {activation!r}"
-        )
-    x = as_float_array(x, "x")
-    require_ndim(x, 1, "x", "(..., d_model)")
-    W_1, W_2 = as_float_array(W_1, "W_1"), as_float_array(W_2, "W_2")
-    if W_1.ndim != 2 or W_2.ndim != 2:
-        raise ValueError(f"W_1 {W_1.shape} and W_2 {W_2.shape} must be matrices")
-    if x.shape[-1] != W_1.shape[0]:
-        raise ValueError(
-            f"x {x.shape} does not fit W_1 {W_1.shape}: its last axis must equal "
-            "the rows of W_1 (d_model)"
-        )
-    if W_1.shape[1] != W_2.shape[0]:
-        raise ValueError(f"W_1 {W_1.shape} and W_2 {W_2.shape} must agree on d_ff")
-    b_1 = None if b_1 is None else as_float_array(b_1, "b_1")
-    b_2 = None if b_2 is None else as_float_array(b_2, "b_2")
-    for name, b, size in (("b_1", b_1, W_1.shape[1]), ("b_2", b_2, W_2.shape[1])):
-        if b is not None and b.shape != (size,):
-            raise ValueError(f"{name} must have shape ({size},); got {b.shape}")
-    arrays = [a for a in (x, W_1, b_1, W_2, b_2) if a is not None]
-    for name, a in zip(("x", "W_1", "b_1", "W_2", "b_2"), (x, W_1, b_1, W_2, b_2)):
-        if a is not None and not np.isfinite(a).all():
-            raise ValueError(f"{name} holds NaN or inf")
-    out_dtype = np.result_type(*arrays)
-    work = compute_dtype(out_dtype)
-    x, W_1, W_2 = (
-        x.astype(work, copy=False),
-        W_1.astype(work, copy=False),
-        W_2.astype(work, copy=False),
-    )
+    x, W_1, b_1, W_2, b_2, out_dtype = check_feed_forward(
+        x, W_1, b_1, W_2, b_2, activation, ACTIVATIONS
+    )  # the contract: finite arrays, shapes that fit
     hidden = ACTIVATIONS[activation](_affine(x, W_1, b_1))  # (..., L, d_ff)
     out = _affine(hidden, W_2, b_2)  # (..., L, d_model_out)
     out = to_dtype(out, out_dtype, "feed-forward outputs")

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, compute_dtype, to_dtype
+from attnlib.core._validation import to_dtype
+from attnlib.layers._validation import check_layer_norm, fits
 
 #: PyTorch's default; BERT-style checkpoints such as all-MiniLM-L6-v2 use 1e-12.
 DEFAULT_EPS = 1e-5
@@ -44,48 +45,39 @@ def layer_norm(x, gain=None, bias=None, eps: float = DEFAULT_EPS) -> np.ndarray:
         ``(d,)`` (both shapes named), ``eps`` is not a positive finite number, or an input
         holds NaN or inf.
     TypeError
-        If an input is not a real array.
+        If an input is not a real array, or ``eps`` is not a real number.
+    OverflowError
+        If ``gain`` or ``bias`` lift an output beyond the largest number of the dtype.
+        Large inputs themselves are fine: float32 ``[1e20, -1e20]`` gives ``[1, -1]``
+        (rows that could overflow are rescaled by a power of 2 first, which is exact).
 
     Source: Ba, Kiros & Hinton (2016), section 3, equation (4) (statistics over the
     hidden units of one position).
     """
-    x = as_float_array(x, "x")
-    if x.ndim == 0 or x.shape[-1] == 0:
-        raise ValueError(f"x must have shape (..., d) with d >= 1; got {x.shape}")
-    d = x.shape[-1]
-    eps = float(eps)
-    if not (np.isfinite(eps) and eps > 0):
-        raise ValueError(f"eps must be a positive finite number; got {eps}")
-    params = []
-    for name, value in (("gain", gain), ("bias", bias)):
-        if value is not None:
-            value = as_float_array(value, name)
-            if value.shape != (d,):
-                raise ValueError(
-                    f"{name} must have shape ({d},) to match x {x.shape}; "
-                    f"got {value.shape}"
-                )
-            if not np.isfinite(value).all():
-                raise ValueError(f"{name} holds NaN or inf")
-        params.append(value)
-    if not np.isfinite(x).all():
-        raise ValueError(f"x {x.shape} holds NaN or inf")
-    out_dtype = x.dtype
-    work = compute_dtype(out_dtype, *(p.dtype for p in params if p is not None))
-    xw = x.astype(work, copy=False)
-    mean = xw.mean(axis=-1, keepdims=True)  # (..., 1)
-    centred = xw - mean  # (..., d)
-    var = (centred * centred).mean(
-        axis=-1, keepdims=True
-    )  # (..., 1), population variance
+    x, gain, bias, eps, out_dtype = check_layer_norm(x, gain, bias, eps)  # contract
+    x, eps = _rescaled(x, eps)  # exact powers of 2, so that no square overflows
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    centred = x - mean  # (..., d)
+    var = (centred * centred).mean(axis=-1, keepdims=True)  # (..., 1), population
     out = centred / np.sqrt(var + eps)  # (..., d)
-    gain, bias = params
-    if gain is not None:
-        out = out * gain
-    if bias is not None:
-        out = out + bias
-    return to_dtype(
-        out,
-        np.result_type(out_dtype, *(p.dtype for p in params if p is not None)),
-        "layer-norm outputs",
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # checked by fits
+        out = out if gain is None else out * gain
+        out = out if bias is None else out + bias
+    return to_dtype(fits(out, "layer-norm outputs"), out_dtype, "layer-norm outputs")
+
+
+def _rescaled(x: np.ndarray, eps: float):
+    """Rows of ``x`` so large that ``(x - mean)^2`` could overflow, divided by a power
+    of 2 (exact), and ``eps`` divided by its square for those rows.
+
+    Layer normalisation does not change when a row and ``sqrt(eps)`` are scaled
+    together, and a power of 2 changes no digit, so the result is the same number; rows
+    that cannot overflow (all usual inputs) are left exactly as they are. Returns ``(x,
+    eps)``, ``eps`` a float or an array of shape ``(..., 1)``.
+    """
+    top = np.max(np.abs(x), axis=-1, keepdims=True)  # (..., 1)
+    safe = np.sqrt(np.finfo(x.dtype).max / (4.0 * x.shape[-1]))  # |x - mean| < 2 top
+    if not (top > safe).any():
+        return x, eps
+    shift = np.where(top > safe, np.frexp(top)[1], 0)  # top < 2^shift
+    return np.ldexp(x, -shift), np.ldexp(x.dtype.type(eps), -2 * shift)

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, as_length, require_ndim
+from attnlib.core._validation import as_float_array, as_length
+from attnlib.layers._validation import finite_array, fits
 
 #: The base of the wavelengths in Vaswani et al. (2017), section 3.5 (and of RoFormer).
 BASE = 10_000.0
@@ -195,16 +196,17 @@ def rotary_embedding(x, positions=None, base: float = BASE) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``x`` has fewer than 2 axes, an odd or zero last axis, ``positions`` is not one
-        integer per row, or ``base <= 1``.
+        If ``x`` has fewer than 2 axes, an odd or zero last axis, holds NaN or inf,
+        ``positions`` is not one integer per row, or ``base <= 1``.
     TypeError
         If ``x`` is not a real array or ``positions`` are not integers.
+    OverflowError
+        If a rotated coordinate exceeds the largest float64 (inputs near 1.8e308).
 
     Source: Su et al. (2021), RoFormer, section 3.4 (the rotation matrix and its
     efficient pairwise form).
     """
-    x = as_float_array(x, "x").astype(np.float64)
-    require_ndim(x, 2, "x", "(..., L, d)")
+    x = finite_array(x, "x", "(..., L, d)", 2).astype(np.float64)
     L, d = x.shape[-2], x.shape[-1]
     theta = frequencies(_even_width(d, "the last axis of x"), base)  # (d/2,)
     if positions is None:
@@ -223,9 +225,10 @@ def rotary_embedding(x, positions=None, base: float = BASE) -> np.ndarray:
     c, s = np.cos(angles), np.sin(angles)
     even, odd = x[..., 0::2], x[..., 1::2]  # (..., L, d/2) each
     out = np.empty_like(x)
-    out[..., 0::2] = even * c - odd * s
-    out[..., 1::2] = even * s + odd * c
-    return out
+    with np.errstate(over="ignore", invalid="ignore"):  # checked by fits
+        out[..., 0::2] = even * c - odd * s
+        out[..., 1::2] = even * s + odd * c
+    return fits(out, "rotated coordinates")
 
 
 def alibi_slopes(num_heads: int) -> np.ndarray:
@@ -324,12 +327,12 @@ def similarity_by_distance(embeddings, max_distance: int) -> np.ndarray:
         raise ValueError(
             f"max_distance must be below the number of positions {E.shape[0]}; got {K}"
         )
-    norms = np.linalg.norm(E, axis=1)
-    if np.any(norms == 0):
+    if np.any(np.all(E == 0, axis=1)):
         raise ValueError(
             "embeddings have a zero row: its cosine similarity is undefined"
         )
-    U = E / norms[:, None]  # (L, d), unit rows
+    E = E / np.max(np.abs(E), axis=1, keepdims=True)  # the same directions; no overflow
+    U = E / np.linalg.norm(E, axis=1)[:, None]  # (L, d), unit rows
     return np.array(
         [np.mean(np.sum(U[: E.shape[0] - k] * U[k:], axis=1)) for k in range(K + 1)]
     )
