@@ -73,12 +73,17 @@ def params_dtype(params) -> np.dtype:
     return np.result_type(*dtypes)
 
 
-def check_layer_input(x, name: str, d_model: int, params) -> np.ndarray:
+def check_layer_input(
+    x, name: str, d_model: int, params, width: str = "d_model"
+) -> np.ndarray:
     """A layer's input: finite, shape ``(..., L, d_model)``, cast to the common dtype of
-    the input and the parameters (the dtype of the layer's results)."""
+    the input and the parameters (the dtype of the layer's results). The messages name
+    ``name`` and the width ``d_model`` it must have."""
     x = finite_array(x, name, "(..., L, d_model)", 2)
     if x.shape[-1] != d_model:
-        raise ValueError(f"{name} {x.shape} does not fit a layer of width d_model={d_model}")
+        raise ValueError(
+            f"{name} {x.shape} does not fit a layer of width d_model={d_model}"
+        )
     return x.astype(np.result_type(x.dtype, params_dtype(params)), copy=False)
 
 

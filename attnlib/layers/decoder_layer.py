@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlib.core._validation import compute_dtype, to_dtype
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
 from attnlib.core.masks import causal_mask
@@ -167,29 +168,27 @@ def decoder_layer(
     the input of the softmax which correspond to illegal connections") and 3.3.
     """
     y = check_layer_input(y, "y", params.d_model, params)  # (..., L_t, d), finite
+    d_memory = params.cross_attn.W_K.shape[0]
+    memory = check_layer_input(memory, "memory", d_memory, params, "d_memory")
+    dtype = np.result_type(y.dtype, memory.dtype)  # of the results
+    y, m = (a.astype(compute_dtype(dtype), copy=False) for a in (y, memory))
     as_dropout_rate(attention_dropout, "attention_dropout")  # named as here
     p, drop = params, {"dropout": attention_dropout, "rng": rng}
     causal = causal_mask(y.shape[-2])  # (L_t, L_t)
     a, self_w = multi_head_attention(y, y, y, p.self_attn, causal, **drop)
     h1 = layer_norm(add(y, a, "Y + A"), p.ln1_gain, p.ln1_bias, p.eps)  # (..., L_t, d)
-    c, cross_w = multi_head_attention(
-        h1, memory, memory, p.cross_attn, memory_mask, **drop
-    )
+    c, cross_w = multi_head_attention(h1, m, m, p.cross_attn, memory_mask, **drop)
     h2 = layer_norm(
         add(h1, c, "H1 + C"), p.ln2_gain, p.ln2_bias, p.eps
     )  # (..., L_t, d)
     f = feed_forward(h2, p.W_1, p.b_1, p.W_2, p.b_2, p.activation)  # (..., L_t, d)
-    out = layer_norm(
-        add(h2, f, "H2 + F"), p.ln3_gain, p.ln3_bias, p.eps
-    )  # (..., L_t, d)
+    out = layer_norm(add(h2, f, "H2 + F"), p.ln3_gain, p.ln3_bias, p.eps)
+
+    out = to_dtype(out, dtype, "decoder-layer outputs")  # (..., L_t, d)
+    self_w = to_dtype(self_w, dtype, "attention weights")  # (..., H, L_t, L_t)
+    cross_w = to_dtype(cross_w, dtype, "attention weights")  # (..., H, L_t, L_s)
     if return_intermediates:
-        steps = {
-            "self_attended": a,
-            "h1": h1,
-            "cross_attended": c,
-            "h2": h2,
-            "ff_out": f,
-            "output": out,
-        }
+        steps = {"self_attended": a, "h1": h1, "cross_attended": c, "h2": h2}
+        steps.update(ff_out=f, output=out)
         return out, self_w, cross_w, steps
     return out, self_w, cross_w

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, mask_for_scores
+from attnlib.core._validation import (
+    as_float_array,
+    compute_dtype,
+    mask_for_scores,
+    to_dtype,
+)
 from attnlib.core.attention import attention
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import (
@@ -297,6 +302,7 @@ def encoder_layer(
     Source: Vaswani et al. (2017), sections 3.1-3.3; Devlin et al. (2019), section 3.
     """
     x = check_layer_input(x, "x", params.d_model, params)  # (..., L, d), finite
+    dtype, x = x.dtype, x.astype(compute_dtype(x.dtype), copy=False)  # float16: 32
     as_dropout_rate(attention_dropout, "attention_dropout")  # named as here
     steps = self_attention_block(
         x, params.attn, mask, keep_heads, attention_dropout=attention_dropout, rng=rng
@@ -316,7 +322,6 @@ def encoder_layer(
     )  # (..., L, d), hidden (..., L, d_ff)
     steps["residual_2"] = add(steps["h"], steps["ff_out"], "residual sums")
     out = layer_norm(steps["residual_2"], params.ln2_gain, params.ln2_bias, params.eps)
-    steps["output"] = out
-    if return_intermediates:
-        return out, steps["weights"], steps
-    return out, steps["weights"]
+    steps["output"] = out = to_dtype(out, dtype, "encoder-layer outputs")
+    weights = to_dtype(steps["weights"], dtype, "attention weights")
+    return (out, weights, steps) if return_intermediates else (out, weights)
