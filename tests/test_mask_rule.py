@@ -32,7 +32,7 @@ from attnlib import (
     tiled_attention,
 )
 
-# --- the issue's reproductions, with its values ---------------------------------------
+# --- the issue's reproductions, with its values
 
 
 def test_issue_padding_mask_with_batch_2_and_2_heads_works_like_batch_3():
@@ -102,7 +102,7 @@ def test_masks_with_too_many_axes_or_the_wrong_size_name_the_layouts():
         attention(x, x, x, np.ones((1, 2, 3, 3), dtype=bool))
 
 
-# --- the property: every entry point against a per-example, per-head loop -------------
+# --- the property: every entry point against a per-example, per-head loop
 
 #: mask layouts: name -> (shape from B, H, L_q, L_k; per-head view (b, h) -> (L_q, L_k))
 LAYOUTS = {

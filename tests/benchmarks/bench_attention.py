@@ -4,14 +4,15 @@
 Candidates, all computing ``softmax(Q K^T / sqrt(d)) V`` for 8 heads, d = 64:
 
 * ``plain``       attnlib.attention (all n x n scores at once, in place);
-* ``tiled``       attnlib.tiled_attention with its default settings (``causal=True`` when
-  causal: it skips fully masked tiles);
-* ``reference``   a short careful numpy version (:func:`reference_attention` below): in place,
-  the scale folded into Q, the finiteness check on the row maxima, nothing else;
-* ``torch_fast``  torch.nn.functional.scaled_dot_product_attention with 4-D ``(1, H, n, d)``
-  inputs, which takes PyTorch's fused CPU kernel (``is_causal=True`` when causal);
-* ``torch_math``  the same function forced onto PyTorch's *math path* (``SDPBackend.MATH``),
-  the unfused fallback that 3-D inputs also fall into. Labelled as such everywhere.
+* ``tiled``       attnlib.tiled_attention with its default settings (``causal=True``
+  when causal: it skips fully masked tiles);
+* ``reference``   a short careful numpy version (:func:`reference_attention` below): in
+  place, the scale folded into Q, the finiteness check on the row maxima, nothing else;
+* ``torch_fast``  torch.nn.functional.scaled_dot_product_attention with 4-D ``(1, H, n,
+  d)`` inputs, which takes PyTorch's fused CPU kernel (``is_causal=True`` when causal);
+* ``torch_math``  the same function forced onto PyTorch's *math path*
+  (``SDPBackend.MATH``), the unfused fallback that 3-D inputs also fall into. Labelled
+  as such everywhere.
 
 And the *ceiling*: the two attention-shaped matrix products alone, ``Q K^T`` (H, n, d) x
 (H, d, n) and ``W V`` (H, n, n) x (H, n, d), timed with numpy in the same rounds. No
@@ -55,6 +56,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -217,7 +219,8 @@ def best_of(call, reps: int) -> float:
 
 
 def time_configuration(threads, dtype, causal, n, rounds=None, reps=None) -> list[dict]:
-    """Rounds of best-of-``reps`` times for every candidate; one CSV row per candidate."""
+    """Rounds of best-of-``reps`` times for every candidate; one CSV row per
+    candidate."""
     rounds = ROUNDS if rounds is None else rounds
     reps = reps_for(n) if reps is None else reps
     set_threads(threads)
@@ -391,6 +394,28 @@ def plan(quick: bool) -> list[tuple]:
     return key + rest
 
 
+def expected_cost(step: tuple, quick: bool) -> float:
+    """A rough relative cost of one measurement, for the progress bar's estimate of the
+    time left: the attention scores it computes (every call of every candidate in every
+    round), plus, for a memory measurement, the start of a fresh process."""
+    if step[0] == "time":
+        _, threads, dtype, causal, n = step
+        calls = (2 if quick else ROUNDS) * reps_for(n) * len(CANDIDATES)
+        work = calls * HEADS * n * n * (2 if dtype == "float64" else 1)
+        return work / threads / (2 if causal else 1)
+    _, candidate, n, heads, causal = step
+    return 3e8 + 8 * heads * n * n
+
+
+def describe(step: tuple) -> str:
+    """One measurement in a few words, for the progress bar."""
+    if step[0] == "time":
+        _, threads, dtype, causal, n = step
+        return f"time, {threads} thr, {dtype}, {'causal' if causal else 'full'}, n={n}"
+    _, candidate, n, heads, causal = step
+    return f"memory, {candidate}, H={heads}, n={n}{', causal' if causal else ''}"
+
+
 # ---------------------------------------------------------------------------------
 # parent
 def parent_main(args) -> None:
@@ -402,7 +427,8 @@ def parent_main(args) -> None:
     except ImportError:
         torch_version = None
         print(
-            "torch is not installed: `make bench` installs it (tests/benchmarks/requirements.txt)"
+            "torch is not installed: `make bench` installs it "
+            "(tests/benchmarks/requirements.txt)"
         )
     import threadpoolctl
 
@@ -493,7 +519,17 @@ def parent_main(args) -> None:
         }
     done_time = {(r["threads"], r["dtype"], r["causal"], r["n"]) for r in rows}
     done_memory = {(r["candidate"], r["n"], r["heads"], r["causal"]) for r in mem_rows}
+    costs = [expected_cost(step, args.quick) for step in todo]
+    progress = tqdm(
+        total=sum(costs),
+        bar_format="{percentage:3.0f}%|{bar:24}| {postfix} "
+        "[{elapsed} so far, about {remaining} left]",
+        file=sys.stderr,
+    )
     for i, step in enumerate(todo):
+        if i:  # the previous measurement is done (or was skipped)
+            progress.update(costs[i - 1])
+        progress.set_postfix_str(f"{i + 1}/{len(todo)} {describe(step)}")
         if step[0] == "time":
             _, threads, dtype, causal, n = step
             if step[1:] in done_time or n > args.max_n:
@@ -517,10 +553,9 @@ def parent_main(args) -> None:
                 ratios.append(
                     f"tiled/torch_fast {show['tiled']['vs_torch_fast_median']:.2f}"
                 )
-            print(
+            tqdm.write(
                 f"{threads} thr {dtype} {'causal' if causal else 'full  '} n={n}: "
-                f"{line}; {'; '.join(ratios)} (load {show['plain']['load_end']:.1f})",
-                flush=True,
+                f"{line}; {'; '.join(ratios)} (load {show['plain']['load_end']:.1f})"
             )
         else:
             _, candidate, n, heads, causal = step
@@ -560,7 +595,7 @@ def parent_main(args) -> None:
                 continue
             row = measure_memory(candidate, n, heads, causal=causal)
             mem_rows.append(row)
-            print(
+            tqdm.write(
                 f"memory {candidate:>10} H={heads} n={n:>6}{' causal' * causal}: "
                 + (
                     f"peak {row['peak_mib']:8.1f} MiB = {row['bytes_per_score']:.2f} "
@@ -568,8 +603,7 @@ def parent_main(args) -> None:
                     f"score"
                     if row["status"] == "ok"
                     else row["status"]
-                ),
-                flush=True,
+                )
             )
         meta["duration_s"] = round(time.time() - started)
         meta["load_average_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -579,6 +613,8 @@ def parent_main(args) -> None:
             write_csv(CSV_PATH, rows)  # what it measured, and says so in the metadata
             write_csv(MEM_PATH, mem_rows)
             META_PATH.write_text(json.dumps(meta, indent=2) + "\n")
+    progress.update(costs[-1])
+    progress.close()
     set_threads(os.cpu_count() or 1)
     if args.quick and not args.out:
         print(json.dumps(meta, indent=1))
@@ -592,7 +628,8 @@ def parent_main(args) -> None:
 
 
 def use_output_dir(out: Path) -> None:
-    """Write (and read, for --replot and --resume) the results in ``out``, not the book's."""
+    """Write (and read, for --replot and --resume) the results in ``out``, not the
+    book's."""
     global CSV_PATH, MEM_PATH, META_PATH, PNG_PATH, MEM_PNG_PATH
     CSV_PATH, MEM_PATH = out / "bench.csv", out / "bench_memory.csv"
     META_PATH = out / "bench_meta.json"

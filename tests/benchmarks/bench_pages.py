@@ -23,7 +23,8 @@ a busy machine are not the page's. Results: a table on stdout and
 ``_build/page_timings.csv`` (one row per page, and one per run in
 ``_build/page_timings_runs.csv``).
 
-Usage:  python tests/benchmarks/bench_pages.py [--runs 5] [--page chapters/04_scoring.html]
+Usage:  python tests/benchmarks/bench_pages.py [--runs 5]
+            [--page chapters/04_scoring.html]
 Not a test: pytest does not collect it, and nothing here asserts a time.
 """
 
@@ -176,7 +177,8 @@ def main(argv=None) -> int:
                 rows.append(row)
                 cells = [f"{row[k + '_best']:>5}/{row[k + '_median']:>6}" for k in KEYS]
                 print(
-                    f"{page_path:34} {size / 1e6:5.2f} {' '.join(f'{c:>12}' for c in cells)}"
+                    f"{page_path:34} {size / 1e6:5.2f} "
+                    f"{' '.join(f'{c:>12}' for c in cells)}"
                     f"  {load_before:.1f} -> {load_after:.1f}",
                     flush=True,
                 )
