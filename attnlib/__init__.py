@@ -11,7 +11,8 @@ core        the attention mechanism itself; imports nothing else from attnlib
                   dot_product_scores(q, k), scaled_dot_product_scores(q, k),
                   additive_scores(q, k, W_q, W_k, w_v)
   masks         causal, bidirectional, key-padding and query-padding masks
-                  causal_mask(L_q, L_k=None, align=None), bidirectional_mask(L_q, L_k=None),
+                  causal_mask(L_q, L_k=None, align=None),
+                  bidirectional_mask(L_q, L_k=None),
                   padding_mask(valid_lens, L_k, side="right"),
                   query_padding_mask(valid_lens, L_q)
   attention     scaled dot-product attention (output and weights) and the weighted sum
@@ -24,7 +25,7 @@ core        the attention mechanism itself; imports nothing else from attnlib
   tiled         attention tile by tile with an online softmax (FlashAttention-style)
                   tiled_attention(q, k, v, mask=None, causal=False, align=None,
                                   block_size=None)
-  tiles         how tiled attention cuts the work: key tiles, causal tiles, worker threads
+  tiles         how tiled attention cuts the work: key tiles, causal tiles, threads
   heads         multi-head attention: split/merge heads, projections W_Q, W_K, W_V, W_O
                   split_heads(x, H), merge_heads(x), MultiHeadParams,
                   init_multi_head(rng, d, H),
@@ -37,13 +38,16 @@ core        the attention mechanism itself; imports nothing else from attnlib
   scaling       why scores are divided by sqrt(d_k): the variance argument, simulated
                   score_variance(rng, d_k, n=20000, scaled=False), mean_max_weight(...)
   _validation   the one contract every entry point checks (shapes, dtypes, masks, scale)
-  _numerics     what takes part in attention and what overflows (the contract's numerics)
+  _numerics     what takes part in attention and what overflows (the contract's
+                numerics)
 layers      the Transformer's parts, built from core
   positional_encoding  sinusoidal encodings, rotary embeddings, ALiBi biases
   layer_norm           layer normalisation over the features of each position
   feed_forward         the position-wise feed-forward network, GELU and ReLU
-  encoder_layer        one post-LN encoder layer: self-attention, residuals, norms, feed-forward
-  decoder_layer        one decoder layer: causal self-attention, cross-attention, feed-forward
+  encoder_layer        one post-LN encoder layer: self-attention, residuals, norms,
+                       feed-forward
+  decoder_layer        one decoder layer: causal self-attention, cross-attention,
+                       feed-forward
 data        the book's data: worked examples and synthetic tasks (numpy only)
   examples          the source documents' worked examples as named read-only arrays
   translation_task  a toy language pair with a known word alignment (chapter 2)
@@ -61,7 +65,8 @@ models      models and experiments built from core, layers and data
   adversarial_attention  a Jain & Wallace style search for other attention weights
   minilm            a real pretrained encoder (all-MiniLM-L6-v2) in numpy
 figures     the book's figures and explorers (may use everything above)
-  style, heatmaps, charts, diagrams   matplotlib figures (re-exported by attnlib.figures)
+  style, heatmaps, charts, diagrams   matplotlib figures (re-exported by
+                                      attnlib.figures)
   svg               small SVG drawings of explorer states
   precomputed       explorers for the static website: controls linked to stored states
   explorers/        one module per family of explorer (weights, query_key, masks, ...)
@@ -73,10 +78,11 @@ and figures are imported from their layer (``from attnlib.models import minilm``
 
 Semantics (decided once, tested in tests/)
 ------------------------------------------
-* Shapes: arrays are ``(..., L, d)``: any leading batch and head axes, then positions, then
-  features. Scores and weights are ``(..., L_q, L_k)``: one row per query, one column per key.
-  Leading axes broadcast. Multi-head weights are ``(..., H, L_q, L_k)`` (averaged over heads
-  only with ``average_weights=True``). Any length may be 0 (empty results, no error).
+* Shapes: arrays are ``(..., L, d)``: any leading batch and head axes, then positions,
+  then features. Scores and weights are ``(..., L_q, L_k)``: one row per query, one
+  column per key. Leading axes broadcast. Multi-head weights are ``(..., H, L_q, L_k)``
+  (averaged over heads only with ``average_weights=True``). Any length may be 0 (empty
+  results, no error).
 * Masks are boolean and ``True`` means "may attend". A float or integer mask raises
   ``TypeError`` naming its dtype. **One mask rule** (``attnlib.core._validation.
   mask_for_scores``, used by every function that takes a mask: ``attention``,
@@ -94,40 +100,41 @@ Semantics (decided once, tested in tests/)
   shape and both layouts. ``attention`` and ``tiled_attention`` know no heads: called
   on per-head arrays ``(B, H, L, d)`` they need the head axis written, ``mask[:,
   None]``.
-* Causal masks: the diagonal is allowed. When ``L_q != L_k`` you must say where the queries
-  sit among the keys, ``align="end"`` (the last ``L_q`` positions, as when decoding after a
-  cached prefix) or ``align="start"``; there is no silent default.
-* A query with no allowed key gets all-zero weights and a zero output: no NaN, no warning.
-  Rows of weights therefore sum to 1, or to 0 when fully masked.
-* Masked keys never influence the output, whatever their keys or values hold (even NaN or
-  inf). Padding never changes the real tokens' results, on the left or the right. A batch
-  element gives the same result alone as inside a batch. Heads never mix tokens.
-* Masking selects entries (``numpy.copyto(..., where=)``: masked scores become exactly ``-inf`` before the
-  maximum is subtracted); it never adds a "large negative constant", so it is exact in every
-  dtype.
-* Numerics: float16 inputs are upcast to float32 inside; float32 and float64 are computed
-  in their own precision (float32 stays as fast as the hardware's float32 matrix products).
-  Softmax always subtracts the row maximum before exponentiating, so no exponential can
-  overflow at any magnitude. Results come back in the input dtype (integers give float64).
-  A result too large for its dtype (say float16 outputs above 65504, or float32 scores
-  beyond 3.4e38) raises ``OverflowError`` instead of becoming ``inf`` (for attention, an
-  allowed score, ``q . k`` before scaling or ``scale * q`` beyond the compute dtype;
-  checked before any score is computed, so no warning is emitted). NaN or
-  +inf in a score, query, key or value that takes part raises ``ValueError``; a score of
-  -inf simply gets weight 0.
+* Causal masks: the diagonal is allowed. When ``L_q != L_k`` you must say where the
+  queries sit among the keys, ``align="end"`` (the last ``L_q`` positions, as when
+  decoding after a cached prefix) or ``align="start"``; there is no silent default.
+* A query with no allowed key gets all-zero weights and a zero output: no NaN, no
+  warning. Rows of weights therefore sum to 1, or to 0 when fully masked.
+* Masked keys never influence the output, whatever their keys or values hold (even NaN
+  or inf). Padding never changes the real tokens' results, on the left or the right. A
+  batch element gives the same result alone as inside a batch. Heads never mix tokens.
+* Masking selects entries (``numpy.copyto(..., where=)``: masked scores become exactly
+  ``-inf`` before the maximum is subtracted); it never adds a "large negative constant",
+  so it is exact in every dtype.
+* Numerics: float16 inputs are upcast to float32 inside; float32 and float64 are
+  computed in their own precision (float32 stays as fast as the hardware's float32
+  matrix products). Softmax always subtracts the row maximum before exponentiating, so
+  no exponential can overflow at any magnitude. Results come back in the input dtype
+  (integers give float64). A result too large for its dtype (say float16 outputs above
+  65504, or float32 scores beyond 3.4e38) raises ``OverflowError`` instead of becoming
+  ``inf`` (for attention, an allowed score, ``q . k`` before scaling or ``scale * q``
+  beyond the compute dtype; checked before any score is computed, so no warning is
+  emitted). NaN or +inf in a score, query, key or value that takes part raises
+  ``ValueError``; a score of -inf simply gets weight 0.
 * Errors: shape mismatches raise ``ValueError`` naming both shapes; a model width not
   divisible by the number of heads raises ``ValueError`` saying so; a wrong dtype raises
   ``TypeError`` naming it (booleans are refused as scores, values or plotted weights: a
   mask in the wrong place); a length that is not an integer raises ``TypeError``.
-* ``scale`` (the factor of ``Q K^T``, default ``1 / sqrt(d_k)``) is a single real number:
-  ``int``, ``float`` or a numpy integer or floating scalar; zero and negative are allowed.
-  A boolean is not a number here: ``scale=True`` raises ``TypeError``, as do complex
-  numbers and strings; NaN, inf or an array raise ``ValueError``.
+* ``scale`` (the factor of ``Q K^T``, default ``1 / sqrt(d_k)``) is a single real
+  number: ``int``, ``float`` or a numpy integer or floating scalar; zero and negative
+  are allowed. A boolean is not a number here: ``scale=True`` raises ``TypeError``, as
+  do complex numbers and strings; NaN, inf or an array raise ``ValueError``.
 * One contract for every entry point that takes queries, keys, values and a mask
   (``attention``, ``tiled_attention``, ``multi_head_attention`` per head,
-  ``attention_backward``): all four call one check, ``attnlib.core._validation.check_attention``,
-  so they accept the same inputs, refuse the same inputs with the same error class, and
-  agree on the results (tested as one property in tests/test_contract.py).
+  ``attention_backward``): all four call one check,
+  ``attnlib.core._validation.check_attention``, so they accept the same inputs, refuse
+  the same inputs with the same error class, and agree on the results (tested as one
+  property in tests/test_contract.py).
 * Dropout (training only; off by default, and then every result is exactly the one
   without it): ``attention``, ``multi_head_attention`` and ``attention_backward`` take
   ``dropout=p`` (a number in [0, 1)) with ``rng=`` (a ``numpy.random.Generator``,

@@ -19,7 +19,8 @@ _CHECK_ROWS = 256
 
 
 def _allowed_rows(allowed, offset, n_keys: int, q0: int, q1: int):
-    """The allowed entries of query rows ``q0:q1``: (mask) & (causal), or None if all allowed."""
+    """The allowed entries of query rows ``q0:q1``: (mask) & (causal), or None if all
+    are allowed."""
     rows = None if allowed is None else allowed[..., q0:q1, :]
     if offset is not None:
         i = np.arange(q0, q1)[:, None]
@@ -120,7 +121,8 @@ def check_no_overflow(q, k, v, mask, allowed, scores_shape, offset, scale: float
 
 
 def _zero_unused(q, k, v, mask, scores_shape: tuple, causal_offset: int | None):
-    """Replace the queries, keys and values that take no part by 0 (see :func:`taking_part`)."""
+    """Replace the queries, keys and values that take no part by 0 (see
+    :func:`taking_part`)."""
     n_q, n_k = scores_shape[-2:]
     zero = q.dtype.type(0)
     if n_q == 0 or n_k == 0:
@@ -137,7 +139,8 @@ def _zero_unused(q, k, v, mask, scores_shape: tuple, causal_offset: int | None):
 
 
 def score_overflow(work) -> OverflowError:
-    """The error every attention form raises when an allowed score overflows ``work``."""
+    """The error every attention form raises when an allowed score overflows
+    ``work``."""
     return OverflowError(
         f"an allowed attention score overflows {work}; "
         "pass float64 inputs or smaller queries and keys"

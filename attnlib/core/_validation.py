@@ -49,7 +49,8 @@ def as_float_array(x, name: str) -> np.ndarray:
 
 
 def compute_dtype(*dtypes) -> np.dtype:
-    """The dtype attnlib computes in: float32 for float16/float32, else the inputs' own dtype."""
+    """The dtype attnlib computes in: float32 for float16/float32, else the inputs'
+    own dtype."""
     return np.promote_types(np.result_type(*dtypes), WORK_DTYPE)
 
 
@@ -175,7 +176,8 @@ def mask_for_scores(
 
 
 def broadcast_batch(shape_a: tuple, shape_b: tuple, name_a: str, name_b: str) -> tuple:
-    """Broadcast the leading (batch, head) axes of two arrays; ``ValueError`` names both shapes."""
+    """Broadcast the leading (batch, head) axes of two arrays; ``ValueError`` names
+    both shapes."""
     try:
         return np.broadcast_shapes(shape_a[:-2], shape_b[:-2])
     except ValueError:
@@ -193,7 +195,8 @@ def require_ndim(arr: np.ndarray, ndim: int, name: str, layout: str) -> None:
 
 
 def as_length(n, name: str) -> int:
-    """A sequence length: a non-negative integer (``TypeError`` for 2.5, ``ValueError`` for -1)."""
+    """A sequence length: a non-negative integer (``TypeError`` for 2.5,
+    ``ValueError`` for -1)."""
     try:
         n = operator.index(n)
     except TypeError:
@@ -232,8 +235,8 @@ def check_weighted_sum(weights, values):
 
 
 def check_qkv(queries, keys, values):
-    """Validate attention inputs; return ``(q, k, v, batch)`` with ``batch`` the broadcast
-    leading axes of all three.
+    """Validate attention inputs; return ``(q, k, v, batch)`` with ``batch`` the
+    broadcast leading axes of all three.
 
     Raises ``TypeError`` for non-real inputs and ``ValueError`` naming both shapes when
     ``d_k`` or ``L_k`` disagree or the leading axes do not broadcast.
@@ -378,14 +381,17 @@ def check_attention(
 
     Parameters
     ----------
-    queries, keys, values : array_like, shapes (..., L_q, d_k), (..., L_k, d_k), (..., L_k, d_v)
+    queries, keys, values : array_like
+        Shapes (..., L_q, d_k), (..., L_k, d_k) and (..., L_k, d_v).
         Real (float or integer) arrays; leading axes broadcast, from any of the three.
     mask : array_like of bool, optional
-        Broadcastable to ``batch + (L_q, L_k)`` without enlarging it; ``True`` = may attend.
+        Broadcastable to ``batch + (L_q, L_k)`` without enlarging it; ``True`` = may
+        attend.
     scale : real number, optional (see :func:`as_scale`)
     causal_offset : int, optional
-        A causal pattern applied on top of ``mask`` (query ``i`` may attend key ``j`` when
-        ``j <= i + causal_offset``), as :func:`attnlib.tiled_attention` generates it.
+        A causal pattern applied on top of ``mask`` (query ``i`` may attend key ``j``
+        when ``j <= i + causal_offset``), as :func:`attnlib.tiled_attention` generates
+        it.
 
     Returns
     -------
@@ -394,13 +400,14 @@ def check_attention(
     Raises
     ------
     TypeError
-        A non-real input, a non-boolean mask (dtype named), or a scale that is not a number.
+        A non-real input, a non-boolean mask (dtype named), or a scale that is not a
+        number.
     ValueError
-        Shapes that disagree (both named), a mask that does not fit, a bad scale, or NaN or
-        inf in a query, key or value that takes part.
+        Shapes that disagree (both named), a mask that does not fit, a bad scale, or NaN
+        or inf in a query, key or value that takes part.
     OverflowError
-        If an allowed score (or ``q . k`` before scaling, or ``scale * q``) lies beyond the
-        largest number of the compute dtype (float32 for float16/float32 inputs).
+        If an allowed score (or ``q . k`` before scaling, or ``scale * q``) lies beyond
+        the largest number of the compute dtype (float32 for float16/float32 inputs).
     """
     q, k, v, batch = check_qkv(queries, keys, values)
     scores_shape = batch + (q.shape[-2], k.shape[-2])  # (..., L_q, L_k)

@@ -35,18 +35,19 @@ def weighted_sum(weights, values) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray, shape (..., L_q, d_v) (or (..., d_v) for 1-D weights), in the inputs' common
-    float dtype (integers give float64); computed in float32 for float16/float32 inputs, else float64.
+    numpy.ndarray, shape (..., L_q, d_v) (or (..., d_v) for 1-D weights), in the inputs'
+    common float dtype (integers give float64); computed in float32 for float16/float32
+    inputs, else float64.
 
     Raises
     ------
     TypeError
         If an input is not a float or integer array (its dtype is named).
     ValueError
-        If ``L_k`` differs between the two or the leading axes do not broadcast (both shapes
-        named), or ``weights`` or ``values`` hold NaN or inf (a weight of 0 does not
-        cancel NaN: 0 * NaN is NaN. To exclude poisoned positions use :func:`attention`
-        with a mask).
+        If ``L_k`` differs between the two or the leading axes do not broadcast (both
+        shapes named), or ``weights`` or ``values`` hold NaN or inf (a weight of 0 does
+        not cancel NaN: 0 * NaN is NaN. To exclude poisoned positions use
+        :func:`attention` with a mask).
 
     Source: Vaswani et al. (2017), section 3.2 ("a weighted sum of the values");
     Bahdanau et al. (2015), equation (5) (the context vector ``c_i = sum_j a_ij h_j``).
@@ -83,9 +84,10 @@ def attention(
         Leading (batch, head) axes broadcast. ``L_q`` may differ from ``L_k``
         (cross-attention) and ``d_v`` may differ from ``d_k``. Any length may be 0.
     mask : array_like of bool, optional
-        Broadcastable to ``(..., L_q, L_k)`` without enlarging it; ``True`` = may attend.
-        A query with no allowed key gets all-zero weights and a zero output. Masked keys
-        never influence the output, whatever their keys or values hold (even NaN or inf).
+        Broadcastable to ``(..., L_q, L_k)`` without enlarging it; ``True`` = may
+        attend. A query with no allowed key gets all-zero weights and a zero output.
+        Masked keys never influence the output, whatever their keys or values hold (even
+        NaN or inf).
     scale : float, optional
         Multiplies ``Q K^T``. Default ``1 / sqrt(d_k)``; use ``scale=1.0`` for plain
         dot-product attention.
@@ -118,29 +120,30 @@ def attention(
 
     Notes
     -----
-    The computation is the textbook one, done in place to stay close to what numpy can do:
-    the scale multiplies the queries (``L_q * d_k`` numbers, not ``L_q * L_k`` scores); the
-    ``(..., L_q, L_k)`` scores are computed once and become the weights in place (masked
-    entries set to ``-inf``, the row maximum subtracted, exponentiated, divided by the row
-    sum); and every allowed score is checked for overflow through its row's maximum alone.
-    The contract's checks on the inputs cost passes over Q, K and V, never over the scores:
-    their largest and smallest entries say whether all are finite and bound every score.
-    Beyond the scores themselves (which are returned as the weights) it allocates only
-    arrays of size ``L_q * d`` or ``L_k * d``, plus, with a mask, one boolean array of the
-    mask's own (unbroadcast) shape.
+    The computation is the textbook one, done in place to stay close to what numpy can
+    do: the scale multiplies the queries (``L_q * d_k`` numbers, not ``L_q * L_k``
+    scores); the ``(..., L_q, L_k)`` scores are computed once and become the weights in
+    place (masked entries set to ``-inf``, the row maximum subtracted, exponentiated,
+    divided by the row sum); and every allowed score is checked for overflow through its
+    row's maximum alone. The contract's checks on the inputs cost passes over Q, K and
+    V, never over the scores: their largest and smallest entries say whether all are
+    finite and bound every score. Beyond the scores themselves (which are returned as
+    the weights) it allocates only arrays of size ``L_q * d`` or ``L_k * d``, plus, with
+    a mask, one boolean array of the mask's own (unbroadcast) shape.
 
     Raises
     ------
     TypeError
-        If ``mask`` is not boolean or an input is not a float or integer array (the dtype
-        is named), or ``scale`` is not a real number (``True`` is not a number here).
+        If ``mask`` is not boolean or an input is not a float or integer array (the
+        dtype is named), or ``scale`` is not a real number (``True`` is not a number
+        here).
     ValueError
         If shapes disagree (both shapes are named), ``d_k`` is 0 without an explicit
-        ``scale``, ``scale`` is NaN, inf or an array, or a query, key or value that takes
-        part (is allowed by the mask) holds NaN or inf. With dropout: ``dropout``
+        ``scale``, ``scale`` is NaN, inf or an array, or a query, key or value that
+        takes part (is allowed by the mask) holds NaN or inf. With dropout: ``dropout``
         outside [0, 1), ``dropout > 0`` without ``rng`` or ``keep``, both given, or a
-        ``keep`` that does not fit (each message names the argument; ``TypeError`` for
-        a ``dropout`` that is not a number, an ``rng`` that is not a Generator or a
+        ``keep`` that does not fit (each message names the argument; ``TypeError`` for a
+        ``dropout`` that is not a number, an ``rng`` that is not a Generator or a
         ``keep`` that is not boolean).
     OverflowError
         If an allowed score overflows the compute dtype: float32 for float16 and float32

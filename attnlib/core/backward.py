@@ -59,14 +59,16 @@ def softmax_backward(weights, grad_weights, axis: int = -1, mask=None) -> np.nda
     mask : array_like of bool, optional
         The mask used in the forward pass (``True`` = may attend), broadcastable to
         ``weights.shape``. Masked entries get gradient exactly 0 (they already do when
-        ``weights`` is 0 there; the mask makes it explicit even if ``grad_weights`` holds
-        NaN or inf at masked entries).
+        ``weights`` is 0 there; the mask makes it explicit even if ``grad_weights``
+        holds NaN or inf at masked entries).
 
     Returns
     -------
-    numpy.ndarray, the shape of ``weights``, float64 (or the inputs' common float dtype):
+    numpy.ndarray, the shape of ``weights``, float64 (or the inputs' common float
+    dtype):
         ``dLoss/dscores``. Each unmasked slice sums to zero: adding a constant to every
-        score of a row does not change softmax, so the gradient has no component along it.
+        score of a row does not change softmax, so the gradient has no component along
+        it.
 
     Raises
     ------
@@ -97,7 +99,8 @@ def softmax_backward(weights, grad_weights, axis: int = -1, mask=None) -> np.nda
 
 
 def _sum_to_shape(grad: np.ndarray, shape: tuple) -> np.ndarray:
-    """Sum a gradient over the axes that broadcasting added or stretched, back to ``shape``."""
+    """Sum a gradient over the axes that broadcasting added or stretched, back to
+    ``shape``."""
     extra = grad.ndim - len(shape)
     if extra:
         grad = grad.sum(axis=tuple(range(extra)))
@@ -138,9 +141,9 @@ def attention_backward(
     grad_output : array_like, shape (..., L_q, d_v)
         ``dLoss/dOutput``, broadcast to the output's shape.
     mask : array_like of bool, optional
-        The forward pass's mask (``True`` = may attend), broadcastable to ``(..., L_q, L_k)``.
-        Masked scores get zero gradient, so a key or value that no query may attend gets
-        ``dK = dV = 0`` and a query that may attend nothing gets ``dQ = 0``.
+        The forward pass's mask (``True`` = may attend), broadcastable to ``(..., L_q,
+        L_k)``. Masked scores get zero gradient, so a key or value that no query may
+        attend gets ``dK = dV = 0`` and a query that may attend nothing gets ``dQ = 0``.
     scale : float, optional
         The forward pass's scale; default ``1 / sqrt(d_k)``.
     dropout, rng, keep
@@ -153,17 +156,18 @@ def attention_backward(
     -------
     grad_queries, grad_keys, grad_values : numpy.ndarray
         float64 arrays (computed in float64 whatever the input dtype) with the shapes of
-        ``queries``, ``keys`` and ``values``: gradients of leading axes that broadcasting
-        added or stretched, in any of the three, are summed back.
+        ``queries``, ``keys`` and ``values``: gradients of leading axes that
+        broadcasting added or stretched, in any of the three, are summed back.
 
     Raises
     ------
     ValueError, TypeError, OverflowError
         Exactly as :func:`attnlib.attention` (the same shared check,
-        :func:`attnlib.core._validation.check_attention`, on the inputs as given, so float32
-        inputs whose scores overflow float32 are refused here too); ``ValueError`` naming
-        both shapes if ``grad_output`` does not broadcast to the output's shape; the
-        dropout arguments' errors exactly as :func:`attnlib.attention`.
+        :func:`attnlib.core._validation.check_attention`, on the inputs as given, so
+        float32 inputs whose scores overflow float32 are refused here too);
+        ``ValueError`` naming both shapes if ``grad_output`` does not broadcast to the
+        output's shape; the dropout arguments' errors exactly as
+        :func:`attnlib.attention`.
 
     Source: Vaswani et al. (2017), equation (1), differentiated by the chain rule;
     Srivastava et al. (2014) for dropout.
@@ -211,8 +215,9 @@ def numerical_gradient(f, x, *, eps: float = 1e-5) -> np.ndarray:
     ----------
     f : callable taking an array shaped like ``x`` and returning a real number
     x : array_like of float (float64 recommended: float32 cannot reach 1e-6 agreement)
-    eps : float, the step ``h`` (1e-5 balances the truncation error, about eps**2, against
-        float64 rounding, about 1e-16 / eps)
+    eps : float, the step ``h``
+        1e-5 balances the truncation error, about eps**2, against float64 rounding,
+        about 1e-16 / eps.
 
     Returns
     -------

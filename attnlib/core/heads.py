@@ -110,7 +110,8 @@ class MultiHeadParams:
 
     Attributes
     ----------
-    W_Q : (d_query_in, d_model)   W_K : (d_key_in, d_model)   W_V : (d_value_in, d_model)
+    W_Q : (d_query_in, d_model)   W_K : (d_key_in, d_model)
+    W_V : (d_value_in, d_model)
     W_O : (d_model, d_out)
     num_heads : int, dividing d_model
     b_Q, b_K, b_V : (d_model,) or None;  b_O : (d_out,) or None  (BERT-style biases)
@@ -196,17 +197,19 @@ def init_multi_head(
 
     Parameters
     ----------
-    rng : numpy.random.Generator or int seed (e.g. ``np.random.default_rng(0)``, reproducible)
+    rng : numpy.random.Generator or int seed
+        E.g. ``np.random.default_rng(0)``: reproducible.
     d_model : int, total width of the heads
     num_heads : int, dividing ``d_model``
     d_query_in, d_key_in, d_value_in, d_out : int, optional
-        Widths of the queries, keys and values fed in and of the output; default ``d_model``.
+        Widths of the queries, keys and values fed in and of the output; default
+        ``d_model``.
 
     Returns
     -------
-    MultiHeadParams without biases, float64: ``W_Q`` of shape (d_query_in, d_model), ``W_K``
-    (d_key_in, d_model), ``W_V`` (d_value_in, d_model), ``W_O`` (d_model, d_out), each drawn
-    from ``U(-a, a)`` with ``a = sqrt(6 / (n_in + n_out))``.
+    MultiHeadParams without biases, float64: ``W_Q`` of shape (d_query_in, d_model),
+    ``W_K`` (d_key_in, d_model), ``W_V`` (d_value_in, d_model), ``W_O`` (d_model,
+    d_out), each drawn from ``U(-a, a)`` with ``a = sqrt(6 / (n_in + n_out))``.
 
     Raises
     ------
@@ -251,7 +254,8 @@ def _project(x, W, b):
 
 
 def _params_in(params: MultiHeadParams, work) -> MultiHeadParams:
-    """The parameters cast to the compute dtype of the inputs (float32 stays float32)."""
+    """The parameters cast to the compute dtype of the inputs (float32 stays
+    float32)."""
     if params.W_Q.dtype == work and params.W_O.dtype == work:
         return params
     fields = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
@@ -292,14 +296,14 @@ def multi_head_attention(
         says what it is (the one mask rule of the package docstring), never its sizes:
         * at most ``len(batch) + 2`` axes: one mask per example, shared by all heads,
           broadcastable to ``batch + (L_q, L_k)`` (the layout of
-          :func:`attnlib.attention`, e.g. ``padding_mask(...)`` of shape ``(B, 1, L_k)``,
-          whatever ``B`` and ``H`` are);
+          :func:`attnlib.attention`, e.g. ``padding_mask(...)`` of shape ``(B, 1,
+          L_k)``, whatever ``B`` and ``H`` are);
         * exactly one axis more: one mask per head, broadcastable to ``batch + (H, L_q,
-          L_k)``, the head axis third from the end (size ``H`` or 1); e.g. ``mask[None]``
-          for one ``(H, L_q, L_k)`` mask used by every example.
-        A head in which a query may attend nothing gives that query zero weights and a zero
-        contribution (no NaN). Queries, keys and values that no head may use may hold
-        anything (even NaN or inf).
+          L_k)``, the head axis third from the end (size ``H`` or 1); e.g.
+          ``mask[None]`` for one ``(H, L_q, L_k)`` mask used by every example.
+        A head in which a query may attend nothing gives that query zero weights and a
+        zero contribution (no NaN). Queries, keys and values that no head may use may
+        hold anything (even NaN or inf).
     average_weights : bool
         If True, return the weights averaged over heads, shape ``(..., L_q, L_k)``.
         By default every head's weights are returned.
@@ -314,10 +318,10 @@ def multi_head_attention(
     -------
     output : numpy.ndarray, shape (..., L_q, d_out)
     weights : numpy.ndarray, shape (..., H, L_q, L_k), or (..., L_q, L_k) if averaged
-        Both in the common float dtype of ``queries``, ``keys`` and ``values`` (float16 in,
-        float16 out); computed in float32 (float16/float32 in) or float64, the parameters
-        cast to that dtype. Each head runs :func:`attnlib.attention`, so the shared contract
-        (errors, masks, non-finite numbers, overflow) holds per head.
+        Both in the common float dtype of ``queries``, ``keys`` and ``values`` (float16
+        in, float16 out); computed in float32 (float16/float32 in) or float64, the
+        parameters cast to that dtype. Each head runs :func:`attnlib.attention`, so the
+        shared contract (errors, masks, non-finite numbers, overflow) holds per head.
     keep : numpy.ndarray of bool, shape batch + (H, L_q, L_k), or None; only with
         ``return_keep=True``
 

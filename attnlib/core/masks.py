@@ -8,10 +8,12 @@ Broadcasting aligns axes from the right, so a key-padding mask of shape ``(B, 1,
 fits scores ``(B, L_q, L_k)``; for scores with a head axis ``(B, H, L_q, L_k)`` insert
 it first (``mask[:, None]``), or let :func:`attnlib.multi_head_attention` do it.
 
-* ``causal_mask``         a position sees itself and earlier positions (decoders, language models)
+* ``causal_mask``         a position sees itself and earlier positions (decoders,
+                          language models)
 * ``bidirectional_mask``  every position sees every position (encoders such as BERT)
 * ``padding_mask``        only the first (or last) ``valid_len`` keys are real tokens
-* ``query_padding_mask``  only the real queries produce output (padding queries get zeros)
+* ``query_padding_mask``  only the real queries produce output (padding queries get
+                          zeros)
 
 Source: Vaswani et al. (2017), section 3.2.3 (masking illegal connections in the
 decoder).
@@ -37,11 +39,12 @@ def causal_mask(
     n_keys : int, optional
         ``L_k``; defaults to ``n_queries`` (self-attention). The diagonal is allowed.
     align : {"start", "end"}, required when ``n_keys != n_queries``
-        Which positions the queries occupy among the keys. ``"end"``: the queries are the
-        *last* ``L_q`` positions of the ``L_k`` keys (decoding new tokens after a cached
-        prefix: query ``i`` sees keys ``j <= i + L_k - L_q``). ``"start"``: the queries are
-        the *first* ``L_q`` positions (query ``i`` sees keys ``j <= i``). There is no silent
-        default because the two conventions disagree (different libraries chose differently).
+        Which positions the queries occupy among the keys. ``"end"``: the queries are
+        the *last* ``L_q`` positions of the ``L_k`` keys (decoding new tokens after a
+        cached prefix: query ``i`` sees keys ``j <= i + L_k - L_q``). ``"start"``: the
+        queries are the *first* ``L_q`` positions (query ``i`` sees keys ``j <= i``).
+        There is no silent default because the two conventions disagree (different
+        libraries chose differently).
 
     Returns
     -------
@@ -52,8 +55,8 @@ def causal_mask(
     TypeError
         If a length is not an integer.
     ValueError
-        If a length is negative, ``align`` is unknown, or the lengths differ and ``align``
-        is not given.
+        If a length is negative, ``align`` is unknown, or the lengths differ and
+        ``align`` is not given.
 
     Example: ``causal_mask(3)`` is ``[[T, F, F], [T, T, F], [T, T, T]]``;
     ``causal_mask(2, 4, align="end")`` is ``[[T, T, T, F], [T, T, T, T]]``.
@@ -137,14 +140,14 @@ def padding_mask(valid_lens, n_keys: int, *, side: str = "right") -> np.ndarray:
     n_keys : int
         ``L_k``, the padded length.
     side : {"right", "left"}
-        Where the padding sits. ``"right"``: keys ``j < valid_len`` are real. ``"left"``:
-        keys ``j >= L_k - valid_len`` are real.
+        Where the padding sits. ``"right"``: keys ``j < valid_len`` are real.
+        ``"left"``: keys ``j >= L_k - valid_len`` are real.
 
     Returns
     -------
     numpy.ndarray of bool
-        Shape ``(B, 1, L_k)`` for ``(B,)`` lengths (broadcasts over queries), or
-        ``(B, L_q, L_k)`` for per-query lengths. A length of 0 gives an all-``False`` row,
+        Shape ``(B, 1, L_k)`` for ``(B,)`` lengths (broadcasts over queries), or ``(B,
+        L_q, L_k)`` for per-query lengths. A length of 0 gives an all-``False`` row,
         which attention turns into all-zero weights and a zero output.
 
     Raises
@@ -152,8 +155,8 @@ def padding_mask(valid_lens, n_keys: int, *, side: str = "right") -> np.ndarray:
     TypeError
         If the lengths are not integers (their dtype is named).
     ValueError
-        If a length is negative or larger than ``n_keys``, ``valid_lens`` has more than two
-        axes, or ``side`` is unknown.
+        If a length is negative or larger than ``n_keys``, ``valid_lens`` has more than
+        two axes, or ``side`` is unknown.
 
     Example: ``padding_mask([2, 0], 4)[:, 0]`` is ``[[T, T, F, F], [F, F, F, F]]``;
     with ``side="left"`` the first row becomes ``[F, F, T, T]``.

@@ -64,8 +64,8 @@ def random_dot_products(
 
     Raises
     ------
-    TypeError if ``rng`` is not a Generator; ValueError if ``d_k`` or ``n_samples`` is not a
-    positive integer.
+    TypeError if ``rng`` is not a Generator; ValueError if ``d_k`` or ``n_samples`` is
+    not a positive integer.
 
     Source: Vaswani et al. (2017), section 3.2.1, footnote 4.
     """
@@ -92,19 +92,21 @@ def score_variance(
     Parameters
     ----------
     rng, d_k, scaled : as for :func:`random_dot_products`
-    n_samples : int >= 1, the number of scores (shape ``(n_samples,)``) whose variance is taken
+    n_samples : int >= 1
+        The number of scores (shape ``(n_samples,)``) whose variance is taken.
 
     Returns
     -------
     float
         The sample variance (mean of squared deviations) of ``n_samples`` scores. With
-        independent standard-normal components its expectation is ``d_k`` (raw) or 1 (scaled);
-        its relative standard error is about ``sqrt((2 + 6 / d_k) / n_samples)``.
+        independent standard-normal components its expectation is ``d_k`` (raw) or 1
+        (scaled); its relative standard error is about ``sqrt((2 + 6 / d_k) /
+        n_samples)``.
 
     Raises
     ------
-    TypeError if ``rng`` is not a Generator; ValueError if ``d_k`` or ``n_samples`` is not a
-    positive integer.
+    TypeError if ``rng`` is not a Generator; ValueError if ``d_k`` or ``n_samples`` is
+    not a positive integer.
 
     Source: Vaswani et al. (2017), section 3.2.1, footnote 4.
     """
@@ -136,13 +138,13 @@ def mean_max_weight(
     Returns
     -------
     float in [1 / n_keys, 1]
-        The mean over ``n_samples`` queries of the largest entry of a softmax row of shape
-        ``(n_keys,)``.
+        The mean over ``n_samples`` queries of the largest entry of a softmax row of
+        shape ``(n_keys,)``.
 
     Raises
     ------
-    TypeError if ``rng`` is not a Generator; ValueError if ``d_k``, ``n_keys`` or ``n_samples``
-    is not a positive integer.
+    TypeError if ``rng`` is not a Generator; ValueError if ``d_k``, ``n_keys`` or
+    ``n_samples`` is not a positive integer.
 
     Source: Vaswani et al. (2017), section 3.2.1 (large dot products push softmax into
     regions with extremely small gradients).

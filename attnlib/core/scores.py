@@ -2,9 +2,10 @@
 
 Three ways to score, each batched over many queries and keys:
 
-* ``dot_product_scores``        ``q · k``                       Luong et al. (2015), eq. (8)
-* ``scaled_dot_product_scores`` ``q · k / sqrt(d_k)``           Vaswani et al. (2017), eq. (1)
-* ``additive_scores``           ``w_v · tanh(q W_q + k W_k)``   Bahdanau et al. (2015), eq. (6)
+* ``dot_product_scores``        ``q · k``, Luong et al. (2015), eq. (8)
+* ``scaled_dot_product_scores`` ``q · k / sqrt(d_k)``, Vaswani et al. (2017), eq. (1)
+* ``additive_scores``           ``w_v · tanh(q W_q + k W_k)``, Bahdanau et al. (2015),
+                                eq. (6)
 
 Arrays follow the row-vector convention of the book: a query is a row ``q`` of length
 ``d_k`` and a projection is ``q @ W`` (the papers' ``W q`` with ``W`` transposed).
@@ -28,7 +29,8 @@ from attnlib.core._validation import (
 
 
 def _queries_and_keys(queries, keys):
-    """Check queries (..., L_q, d_k) and keys (..., L_k, d_k); return them and the output dtype."""
+    """Check queries (..., L_q, d_k) and keys (..., L_k, d_k); return them and the
+    output dtype."""
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
     require_ndim(q, 2, "queries", "(..., L_q, d_k)")
@@ -49,7 +51,8 @@ def _queries_and_keys(queries, keys):
 
 
 def _dot(q, k):
-    """``q @ k^T`` over the last two axes, batched over the leading ones, in q's dtype."""
+    """``q @ k^T`` over the last two axes, batched over the leading ones, in q's
+    dtype."""
     with np.errstate(over="ignore", invalid="ignore"):  # reported just below, by name
         s = q @ np.swapaxes(k, -1, -2)
     if not np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(k).all():
@@ -63,7 +66,8 @@ def dot_product_scores(queries, keys) -> np.ndarray:
     Parameters
     ----------
     queries : array_like, shape (..., L_q, d_k), real
-    keys : array_like, shape (..., L_k, d_k), real; leading axes broadcast with ``queries``
+    keys : array_like, shape (..., L_k, d_k), real
+        Leading axes broadcast with ``queries``.
 
     Returns
     -------
@@ -105,15 +109,16 @@ def scaled_dot_product_scores(queries, keys) -> np.ndarray:
     -------
     numpy.ndarray, shape (..., L_q, L_k)
         ``S[..., i, j] = q_i · k_j / sqrt(d_k)``, in the inputs' common float dtype
-        (integers give float64). Computed in float32 for float16/float32 inputs, else float64.
+        (integers give float64). Computed in float32 for float16/float32 inputs, else
+        float64.
 
     Raises
     ------
     TypeError
         If an input is not a float or integer array (its dtype is named).
     ValueError
-        If the feature sizes differ or are 0 (no ``sqrt(0)`` division), the leading axes do
-        not broadcast (both shapes named), or an input has fewer than 2 axes.
+        If the feature sizes differ or are 0 (no ``sqrt(0)`` division), the leading axes
+        do not broadcast (both shapes named), or an input has fewer than 2 axes.
     OverflowError
         If a score does not fit the output dtype.
 
@@ -141,8 +146,9 @@ def additive_scores(queries, keys, W_q, W_k, w_v) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (..., L_q, L_k)
-        ``e[..., i, j]`` for every query ``i`` and key ``j``, in the common float dtype of
-        ``queries`` and ``keys`` (integers give float64). Computed in float32 for float16/float32 inputs, else float64.
+        ``e[..., i, j]`` for every query ``i`` and key ``j``, in the common float dtype
+        of ``queries`` and ``keys`` (integers give float64). Computed in float32 for
+        float16/float32 inputs, else float64.
 
     Raises
     ------

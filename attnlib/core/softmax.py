@@ -38,16 +38,17 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
     axis : int
         The axis that is normalised (the keys, for attention scores). Default: the last.
     mask : array_like of bool, optional
-        Broadcastable to ``scores.shape`` without enlarging it. ``True`` means "may attend".
-        Masked entries get weight exactly 0 and may hold any value (even NaN or inf).
+        Broadcastable to ``scores.shape`` without enlarging it. ``True`` means "may
+        attend". Masked entries get weight exactly 0 and may hold any value (even NaN or
+        inf).
 
     Returns
     -------
     numpy.ndarray
         Same shape as ``scores`` and the same float dtype (float16 in gives float16 out;
-        computed in float32 for float16/float32, else float64). Each slice along ``axis``
-        sums to 1, or is all zeros when every entry of it is masked (no NaN, no warning).
-        An empty axis gives an empty result.
+        computed in float32 for float16/float32, else float64). Each slice along
+        ``axis`` sums to 1, or is all zeros when every entry of it is masked (no NaN, no
+        warning). An empty axis gives an empty result.
 
     Raises
     ------
@@ -55,8 +56,8 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
         If ``mask`` is not boolean, or ``scores`` is not a float or integer array
         (the dtype is named).
     ValueError
-        If ``mask`` does not broadcast to ``scores`` (both shapes are named), or an allowed
-        score is NaN or +inf. A score of -inf is allowed and receives weight 0.
+        If ``mask`` does not broadcast to ``scores`` (both shapes are named), or an
+        allowed score is NaN or +inf. A score of -inf is allowed and receives weight 0.
     numpy.exceptions.AxisError
         If ``axis`` does not exist (a subclass of ``ValueError``).
 

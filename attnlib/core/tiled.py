@@ -96,30 +96,30 @@ def tiled_attention(
     values : array_like, shape (..., L_k, d_v)
         Leading (batch, head) axes broadcast, as in :func:`attnlib.attention`.
     mask : array_like of bool, optional
-        Broadcastable to ``(..., L_q, L_k)``; ``True`` = may attend. It is sliced one tile at
-        a time (a broadcast mask such as ``(B, 1, L_k)`` costs no extra memory).
+        Broadcastable to ``(..., L_q, L_k)``; ``True`` = may attend. It is sliced one
+        tile at a time (a broadcast mask such as ``(B, 1, L_k)`` costs no extra memory).
     causal : bool
-        Also apply a causal mask, generated tile by tile (no ``L_q x L_k`` array is built).
-        Tiles that lie entirely above the diagonal are skipped, and a tile the diagonal
-        crosses is computed only up to the last key its queries may see.
+        Also apply a causal mask, generated tile by tile (no ``L_q x L_k`` array is
+        built). Tiles that lie entirely above the diagonal are skipped, and a tile the
+        diagonal crosses is computed only up to the last key its queries may see.
     align : {"start", "end"}, required when ``causal`` and ``L_q != L_k``
         Where the queries sit among the keys, exactly as in :func:`attnlib.causal_mask`.
     scale : float, optional
         Multiplies ``Q K^T``; default ``1 / sqrt(d_k)``.
     block_size : int or (int, int), optional
-        ``block_q`` and ``block_k``, the tile's height (queries) and width (keys). Any positive
-        sizes work, including sizes that do not divide the lengths or exceed them. Default:
-        :func:`default_block_sizes` (a tile that fits the L2 cache).
+        ``block_q`` and ``block_k``, the tile's height (queries) and width (keys). Any
+        positive sizes work, including sizes that do not divide the lengths or exceed
+        them. Default: :func:`default_block_sizes` (a tile that fits the L2 cache).
     workers : int, optional
-        Number of threads that share the query blocks. Default: :func:`default_workers`, as
-        many as numpy's BLAS uses (the number of cores, unless limited with
+        Number of threads that share the query blocks. Default: :func:`default_workers`,
+        as many as numpy's BLAS uses (the number of cores, unless limited with
         ``OPENBLAS_NUM_THREADS`` or ``threadpoolctl``). numpy releases the GIL in matrix
-        products and element-wise functions, so 2 threads use 2 cores for the exponentials
-        too, which numpy alone computes on one. While more than one worker runs, numpy's
-        BLAS is limited to one thread per call (``threadpoolctl``), so that BLAS threads do
-        not compete with the workers for the cores; this applies to the whole process for
-        the duration of the call. Each query block's arithmetic is the same for any number of
-        workers.
+        products and element-wise functions, so 2 threads use 2 cores for the
+        exponentials too, which numpy alone computes on one. While more than one worker
+        runs, numpy's BLAS is limited to one thread per call (``threadpoolctl``), so
+        that BLAS threads do not compete with the workers for the cores; this applies to
+        the whole process for the duration of the call. Each query block's arithmetic is
+        the same for any number of workers.
     return_lse : bool
         Also return the log-sum-exp of each query's allowed scaled scores,
         ``log(sum_j exp(s_j))``, shape ``(..., L_q)`` in the compute dtype (float32 for
@@ -137,17 +137,18 @@ def tiled_attention(
     Raises
     ------
     TypeError
-        If ``mask`` is not boolean (its dtype is named), an input is not real, or ``scale``
-        is not a real number (``True`` is not a number here), exactly as
+        If ``mask`` is not boolean (its dtype is named), an input is not real, or
+        ``scale`` is not a real number (``True`` is not a number here), exactly as
         :func:`attnlib.attention`.
     ValueError
         If shapes disagree (both shapes named), a block size is not a positive integer,
-        ``causal`` with ``L_q != L_k`` lacks ``align``, ``d_k = 0`` comes without ``scale``,
-        ``scale`` is NaN or inf, or a query, key or value that takes part in attention
-        holds NaN or inf.
+        ``causal`` with ``L_q != L_k`` lacks ``align``, ``d_k = 0`` comes without
+        ``scale``, ``scale`` is NaN or inf, or a query, key or value that takes part in
+        attention holds NaN or inf.
     OverflowError
-        If an allowed score does not fit the compute dtype, as in :func:`attnlib.attention`
-        (checked before any tile is computed, so no warning is emitted).
+        If an allowed score does not fit the compute dtype, as in
+        :func:`attnlib.attention` (checked before any tile is computed, so no warning is
+        emitted).
 
     Sources: Milakov & Gimelshein (2018), algorithm 3 (the online softmax normaliser);
     Rabe & Staats (2021), sections 2-3, and Dao et al. (2022), "FlashAttention",
@@ -255,7 +256,8 @@ def tile_plan(
     -------
     numpy.ndarray of int, shape (ceil(L_q / block_q), ceil(L_k / block_k))
         :data:`SKIPPED` (0) for a tile whose every entry is masked (never computed),
-        :data:`PARTLY_MASKED` (1) for a tile that needs its mask, :data:`FULL` (2) otherwise.
+        :data:`PARTLY_MASKED` (1) for a tile that needs its mask, :data:`FULL` (2)
+        otherwise.
 
     Raises
     ------
@@ -263,8 +265,8 @@ def tile_plan(
         For a negative length, a bad block size, alignment or mask shape (as
         :func:`tiled_attention`).
     TypeError
-        If a length is not an integer (``tile_plan(2.5, 2)``, as ``causal_mask(2.5)``) or
-        ``mask`` is not boolean.
+        If a length is not an integer (``tile_plan(2.5, 2)``, as ``causal_mask(2.5)``)
+        or ``mask`` is not boolean.
     """
     n_queries = as_length(n_queries, "n_queries")
     n_keys = n_queries if n_keys is None else as_length(n_keys, "n_keys")
@@ -313,10 +315,10 @@ def online_softmax_trace(scores, values, block_size: int = 1) -> list[dict]:
     Returns
     -------
     list of dict, one per block, with keys ``"keys"`` (the positions in the block),
-    ``"block max"``, ``"running max m"``, ``"rescale exp(m_old - m)"``, ``"running sum l"``
-    and ``"output so far"`` (``acc / l``: the attention output over the keys seen so far).
-    After the last block, ``m + log(l)`` is the log-sum-exp of the scores and the output is
-    ``softmax(scores) @ values``.
+    ``"block max"``, ``"running max m"``, ``"rescale exp(m_old - m)"``, ``"running sum
+    l"`` and ``"output so far"`` (``acc / l``: the attention output over the keys seen
+    so far). After the last block, ``m + log(l)`` is the log-sum-exp of the scores and
+    the output is ``softmax(scores) @ values``.
 
     Raises
     ------

@@ -31,8 +31,9 @@ def _blas() -> threadpoolctl.ThreadpoolController:
 
 @functools.cache
 def _pool(workers: int) -> ThreadPoolExecutor:
-    """The worker threads of :func:`tiled_attention`, started once per size and then reused
-    (starting and joining two threads at every call cost about 1 ms)."""
+    """The worker threads of :func:`attnlib.tiled_attention`, started once per size
+    and then reused (starting and joining two threads at every call cost about 1
+    ms)."""
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attnlib-tiled")
 
 
@@ -126,8 +127,8 @@ def key_tiles(allowed, where, offset, q0: int, q1: int, n_keys: int, block_k: in
 
 
 def check_causal(causal: bool, align, n_queries: int, n_keys: int) -> int | None:
-    """The causal offset of :func:`attnlib.core.masks._causal_offset` when ``causal``, else None (and then
-    ``align`` must not be given: ``ValueError``)."""
+    """The causal offset of :func:`attnlib.core.masks._causal_offset` when ``causal``,
+    else None (and then ``align`` must not be given: ``ValueError``)."""
     if not causal:
         if align is not None:
             raise ValueError(
@@ -145,7 +146,8 @@ def as_block_sizes(block_size) -> tuple[int, int] | None:
     sizes = (block_size, block_size) if np.ndim(block_size) == 0 else tuple(block_size)
     if len(sizes) != 2:
         raise ValueError(
-            f"block_size must be an int or a pair (block_q, block_k); got {block_size!r}"
+            "block_size must be an int or a pair (block_q, block_k); "
+            f"got {block_size!r}"
         )
     for n in sizes:
         integer = isinstance(n, (int, np.integer)) and not isinstance(

@@ -82,7 +82,7 @@ def check_layer_input(
     x = finite_array(x, name, "(..., L, d_model)", 2)
     if x.shape[-1] != d_model:
         raise ValueError(
-            f"{name} {x.shape} does not fit a layer of width d_model={d_model}"
+            f"{name} {x.shape} does not fit a layer of width {width}={d_model}"
         )
     return x.astype(np.result_type(x.dtype, params_dtype(params)), copy=False)
 

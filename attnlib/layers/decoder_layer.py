@@ -1,15 +1,16 @@
-"""One Transformer decoder layer: causal self-attention, cross-attention to the encoder, and a
-feed-forward network, each followed by a residual connection and layer normalisation.
+"""One Transformer decoder layer: causal self-attention, cross-attention to the
+encoder, and a feed-forward network, each followed by a residual connection and layer
+normalisation.
 
 For the decoder inputs ``Y`` (``L_t`` target positions) and the encoder output ``M``
 (``L_s`` source positions, the "memory")::
 
-    A = MultiHead(Y, Y, Y, causal mask)      (L_t, d)   position t sees targets 0..t only
-    H1 = LayerNorm(Y + A)                    (L_t, d)
-    C = MultiHead(H1, M, M)                  (L_t, d)   queries from the decoder, keys and
-    H2 = LayerNorm(H1 + C)                   (L_t, d)   values from the encoder: (L_t, L_s)
-    F = act(H2 W_1 + b_1) W_2 + b_2          (L_t, d)
-    out = LayerNorm(H2 + F)                  (L_t, d)
+    A = MultiHead(Y, Y, Y, causal mask)   (L_t, d)   position t sees targets 0..t only
+    H1 = LayerNorm(Y + A)                 (L_t, d)
+    C = MultiHead(H1, M, M)               (L_t, d)   queries from the decoder, keys and
+    H2 = LayerNorm(H1 + C)                (L_t, d)   values from the encoder: (L_t, L_s)
+    F = act(H2 W_1 + b_1) W_2 + b_2       (L_t, d)
+    out = LayerNorm(H2 + F)               (L_t, d)
 
 Source: Vaswani et al. (2017), section 3.1 (decoder: "a third sub-layer, which performs
 multi-head attention over the output of the encoder stack"), 3.2.3 and 3.3.
@@ -36,8 +37,8 @@ class DecoderLayerParams:
 
     Attributes
     ----------
-    self_attn, cross_attn : MultiHeadParams of width d_model (cross_attn's ``W_K``, ``W_V``
-        read the encoder's width, which may differ)
+    self_attn, cross_attn : MultiHeadParams of width d_model
+        (cross_attn's ``W_K``, ``W_V`` read the encoder's width, which may differ)
     ln1_gain, ln1_bias, ln2_gain, ln2_bias, ln3_gain, ln3_bias : (d_model,)
     W_1 : (d_model, d_ff), b_1 : (d_ff,), W_2 : (d_ff, d_model), b_2 : (d_model,)
     eps : float;  activation : "gelu" or "relu"
@@ -82,7 +83,8 @@ def init_decoder_layer(
     ----------
     rng : numpy.random.Generator or int seed
     d_model : int, divisible by ``num_heads``;  num_heads : int
-    d_ff : int, default ``4 * d_model``;  d_memory : int, the encoder's width (default d_model)
+    d_ff : int, default ``4 * d_model``
+    d_memory : int, the encoder's width (default d_model)
 
     Returns
     -------
@@ -134,7 +136,8 @@ def decoder_layer(
     y : array_like, shape (..., L_t, d_model), the decoder's inputs (targets so far)
     memory : array_like, shape (..., L_s, d_memory), the encoder's output
     params : DecoderLayerParams
-    memory_mask : bool array, optional (e.g. source padding, ``padding_mask(lens, L_s)``)
+    memory_mask : bool array, optional
+        E.g. source padding, ``padding_mask(lens, L_s)``.
         Read by the one mask rule of :func:`attnlib.multi_head_attention`: at most
         ``y.ndim`` axes, one mask per example shared by the heads, broadcastable to
         (..., L_t, L_s); exactly one axis more, one per head, (..., H, L_t, L_s).
@@ -157,8 +160,8 @@ def decoder_layer(
     Raises
     ------
     ValueError
-        If the widths do not fit the parameters or the leading axes do not broadcast (shapes
-        named), or an input holds NaN or inf.
+        If the widths do not fit the parameters or the leading axes do not broadcast
+        (shapes named), or an input holds NaN or inf.
     TypeError
         If an input is not real or a mask not boolean.
     OverflowError

@@ -1,12 +1,13 @@
-"""One Transformer encoder layer: self-attention and a feed-forward network, each followed by a
-residual connection and layer normalisation ("post-LN", as in Vaswani et al. and BERT).
+"""One Transformer encoder layer: self-attention and a feed-forward network, each
+followed by a residual connection and layer normalisation ("post-LN", as in Vaswani et
+al. and BERT).
 
 For the inputs ``X`` of one sequence, shape ``(L, d_model)``::
 
-    A  = MultiHead(X, X, X)                 (L, d_model)   every position attends to every one
-    H  = LayerNorm(X + A)                   (L, d_model)   residual connection, then normalise
-    F  = act(H W_1 + b_1) W_2 + b_2         (L, d_model)   position-wise feed-forward, d_ff inside
-    Y  = LayerNorm(H + F)                   (L, d_model)   residual connection, then normalise
+    A = MultiHead(X, X, X)           (L, d_model)   every position attends to every one
+    H = LayerNorm(X + A)             (L, d_model)   residual connection, then normalise
+    F = act(H W_1 + b_1) W_2 + b_2   (L, d_model)   position-wise feed-forward (d_ff)
+    Y = LayerNorm(H + F)             (L, d_model)   residual connection, then normalise
 
 The output has the input's shape, so layers stack. Only the attention step mixes
 positions; everything else acts on each position separately.
@@ -49,7 +50,8 @@ class EncoderLayerParams:
 
     Attributes
     ----------
-    attn : MultiHeadParams, ``W_Q, W_K, W_V`` (d_model, d_model), ``W_O`` (d_model, d_model)
+    attn : MultiHeadParams
+        ``W_Q, W_K, W_V`` (d_model, d_model), ``W_O`` (d_model, d_model)
     ln1_gain, ln1_bias : (d_model,)  layer norm after the attention sub-layer
     W_1 : (d_model, d_ff), b_1 : (d_ff,), W_2 : (d_ff, d_model), b_2 : (d_model,)
     ln2_gain, ln2_bias : (d_model,)  layer norm after the feed-forward sub-layer
@@ -132,7 +134,8 @@ def init_encoder_layer(
 
     Returns
     -------
-    EncoderLayerParams with ``W_1`` of shape (d_model, d_ff) and ``W_2`` (d_ff, d_model).
+    EncoderLayerParams with ``W_1`` of shape (d_model, d_ff) and ``W_2`` (d_ff,
+    d_model).
 
     Raises
     ------
@@ -189,10 +192,12 @@ def self_attention_block(
     attn : MultiHeadParams with ``H`` heads of width ``d_head``
     mask : bool array, optional; True = may attend. As in
         :func:`attnlib.multi_head_attention`: at most ``x.ndim`` axes, one mask per
-        example shared by the heads (..., L, L); one axis more, one per head (..., H, L, L)
+        example shared by the heads (..., L, L); one axis more, one per head (..., H, L,
+        L)
     keep_heads : bool array, shape (..., H), optional
-        ``False`` removes that head's output before ``W_O`` (its weights are still returned):
-        a head-removal intervention, as a Hugging Face ``head_mask`` of zeros.
+        ``False`` removes that head's output before ``W_O`` (its weights are still
+        returned): a head-removal intervention, as a Hugging Face ``head_mask`` of
+        zeros.
     attention_dropout : float in [0, 1), default 0;  rng : numpy.random.Generator
         Dropout on the attention weights, as ``dropout`` and ``rng`` of
         :func:`attnlib.attention` (``rng`` required when ``attention_dropout > 0``).
@@ -206,8 +211,8 @@ def self_attention_block(
     Raises
     ------
     ValueError, TypeError
-        As :func:`attnlib.attention` for bad masks; ``ValueError`` if ``keep_heads`` does not
-        end in ``H``.
+        As :func:`attnlib.attention` for bad masks; ``ValueError`` if ``keep_heads``
+        does not end in ``H``.
 
     Source: Vaswani et al. (2017), section 3.2.2.
     """
@@ -264,17 +269,17 @@ def encoder_layer(
     x : array_like, shape (..., L, d_model), floats or integers
     params : EncoderLayerParams
     mask : bool array, optional, read by the one mask rule of
-        :func:`attnlib.multi_head_attention`: at most ``x.ndim`` axes, one mask per example
-        shared by the heads, broadcastable to (..., L, L) (e.g. a padding mask); exactly
-        one axis more, one per head, (..., H, L, L). Default: every position may attend
-        to every position.
+        :func:`attnlib.multi_head_attention`: at most ``x.ndim`` axes, one mask per
+        example shared by the heads, broadcastable to (..., L, L) (e.g. a padding mask);
+        exactly one axis more, one per head, (..., H, L, L). Default: every position may
+        attend to every position.
     keep_heads : bool array, shape (..., H), optional; ``False`` removes a head's output
         (see :func:`self_attention_block`).
     return_intermediates : bool
         If True, also return a dict with every step: the entries of
-        :func:`self_attention_block`, then ``residual_1`` = X + A, ``h`` (after the first
-        layer norm), ``ff_hidden`` (..., L, d_ff) after the activation, ``ff_out``,
-        ``residual_2`` = H + F, and ``output``.
+        :func:`self_attention_block`, then ``residual_1`` = X + A, ``h`` (after the
+        first layer norm), ``ff_hidden`` (..., L, d_ff) after the activation,
+        ``ff_out``, ``residual_2`` = H + F, and ``output``.
     attention_dropout : float in [0, 1), default 0;  rng : numpy.random.Generator
         Dropout on the attention weights (inverted, as in :func:`attnlib.attention`;
         ``rng`` required when ``attention_dropout > 0``). Off by default. The residual
@@ -292,8 +297,8 @@ def encoder_layer(
     Raises
     ------
     ValueError
-        If ``x`` does not end in ``d_model`` (both shapes named), the mask does not fit, or an
-        input holds NaN or inf.
+        If ``x`` does not end in ``d_model`` (both shapes named), the mask does not fit,
+        or an input holds NaN or inf.
     TypeError
         If ``x`` is not a real array or the mask is not boolean.
     OverflowError

@@ -105,7 +105,8 @@ def feed_forward(
 
     Parameters
     ----------
-    x : array_like, shape (..., L, d_model) (any leading axes; only the last one is mixed)
+    x : array_like, shape (..., L, d_model)
+        Any leading axes; only the last one is mixed.
     W_1 : array_like, shape (d_model, d_ff);  b_1 : shape (d_ff,) or None
     W_2 : array_like, shape (d_ff, d_model_out);  b_2 : shape (d_model_out,) or None
     activation : "gelu" (default, BERT) or "relu" (Vaswani et al.)
@@ -113,15 +114,15 @@ def feed_forward(
 
     Returns
     -------
-    numpy.ndarray, shape (..., L, d_model_out), in the inputs' common float dtype, computed in
-    float32 (float16/float32) or float64; with ``return_hidden``, the pair ``(output, hidden)``,
-    ``hidden`` of shape (..., L, d_ff) in the working dtype.
+    numpy.ndarray, shape (..., L, d_model_out), in the inputs' common float dtype,
+    computed in float32 (float16/float32) or float64; with ``return_hidden``, the pair
+    ``(output, hidden)``, ``hidden`` of shape (..., L, d_ff) in the working dtype.
 
     Raises
     ------
     ValueError
-        If a shape does not fit (the shapes are named), the activation is unknown, or an input
-        holds NaN or inf.
+        If a shape does not fit (the shapes are named), the activation is unknown, or an
+        input holds NaN or inf.
     TypeError
         If an input is not a real array.
     OverflowError

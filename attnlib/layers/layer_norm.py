@@ -1,5 +1,5 @@
-"""Layer normalisation: each position's vector rescaled to mean 0 and variance 1, then scaled
-and shifted by learned numbers.
+"""Layer normalisation: each position's vector rescaled to mean 0 and variance 1, then
+scaled and shifted by learned numbers.
 
 ``LayerNorm(x) = (x - mean(x)) / sqrt(var(x) + eps) * gain + bias``, the mean and the
 (population) variance taken over the features of one position, never across positions or
@@ -34,16 +34,16 @@ def layer_norm(x, gain=None, bias=None, eps: float = DEFAULT_EPS) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray, shape (..., d), in the dtype of ``x`` (integers give float64), computed in
-    float32 (float16/float32 input) or float64. Without gain and bias every row has mean 0 and
-    variance ``var / (var + eps)``, i.e. 1 up to ``eps``.
+    numpy.ndarray, shape (..., d), in the dtype of ``x`` (integers give float64),
+    computed in float32 (float16/float32 input) or float64. Without gain and bias every
+    row has mean 0 and variance ``var / (var + eps)``, i.e. 1 up to ``eps``.
 
     Raises
     ------
     ValueError
-        If ``x`` has no axis or an empty last axis, ``gain`` or ``bias`` does not have shape
-        ``(d,)`` (both shapes named), ``eps`` is not a positive finite number, or an input
-        holds NaN or inf.
+        If ``x`` has no axis or an empty last axis, ``gain`` or ``bias`` does not have
+        shape ``(d,)`` (both shapes named), ``eps`` is not a positive finite number, or
+        an input holds NaN or inf.
     TypeError
         If an input is not a real array, or ``eps`` is not a real number.
     OverflowError

@@ -62,8 +62,8 @@ def frequencies(d_model: int, base: float = BASE) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray, shape (d_model / 2,), float64: from 1 (pair 0, wavelength ``2 pi``) down to
-    ``base^(-(d_model - 2) / d_model)`` (wavelength nearly ``2 pi base``).
+    numpy.ndarray, shape (d_model / 2,), float64: from 1 (pair 0, wavelength ``2 pi``)
+    down to ``base^(-(d_model - 2) / d_model)`` (wavelength nearly ``2 pi base``).
 
     Raises
     ------
@@ -121,7 +121,8 @@ def sinusoidal_encoding(
 
 
 def _rotation_blocks(angles: np.ndarray) -> np.ndarray:
-    """Block-diagonal matrix of 2 x 2 rotations ``[[cos a, sin a], [-sin a, cos a]]``."""
+    """Block-diagonal matrix of 2 x 2 rotations ``[[cos a, sin a], [-sin a, cos
+    a]]``."""
     d = 2 * angles.size
     R = np.zeros((d, d))
     c, s = np.cos(angles), np.sin(angles)
@@ -151,8 +152,8 @@ def sinusoidal_shift_matrix(
 
     Returns
     -------
-    numpy.ndarray, shape (d_model, d_model), float64, orthogonal (``R_k R_k^T = I``) with
-    ``R_{-k} = R_k^T`` and ``R_j R_k = R_{j+k}``.
+    numpy.ndarray, shape (d_model, d_model), float64, orthogonal (``R_k R_k^T = I``)
+    with ``R_{-k} = R_k^T`` and ``R_j R_k = R_{j+k}``.
 
     Raises
     ------
@@ -240,7 +241,8 @@ def alibi_slopes(num_heads: int) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray, shape (num_heads,), float64, decreasing from ``2^(-8/H)`` to ``2^(-8)``.
+    numpy.ndarray, shape (num_heads,), float64, decreasing from ``2^(-8/H)`` to
+    ``2^(-8)``.
 
     Raises
     ------
@@ -275,7 +277,8 @@ def alibi_bias(
 
     Returns
     -------
-    numpy.ndarray, shape (num_heads, L_q, L_k), float64, zero on the diagonal, at most 0.
+    numpy.ndarray, shape (num_heads, L_q, L_k), float64, zero on the diagonal, at most
+    0.
 
     Raises
     ------
@@ -308,8 +311,8 @@ def similarity_by_distance(embeddings, max_distance: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``embeddings`` is not 2-D, has a zero row or NaN/inf, or ``max_distance`` is out
-        of range.
+        If ``embeddings`` is not 2-D, has a zero row or NaN/inf, or ``max_distance`` is
+        out of range.
     TypeError
         If ``embeddings`` is not real or ``max_distance`` not an integer.
 

@@ -522,14 +522,14 @@ def parent_main(args) -> None:
     costs = [expected_cost(step, args.quick) for step in todo]
     progress = tqdm(
         total=sum(costs),
-        bar_format="{percentage:3.0f}%|{bar:24}| {postfix} "
+        bar_format="{percentage:3.0f}%|{bar:24}| {desc} "
         "[{elapsed} so far, about {remaining} left]",
         file=sys.stderr,
     )
     for i, step in enumerate(todo):
         if i:  # the previous measurement is done (or was skipped)
             progress.update(costs[i - 1])
-        progress.set_postfix_str(f"{i + 1}/{len(todo)} {describe(step)}")
+        progress.set_description_str(f"{i + 1}/{len(todo)} {describe(step)}")
         if step[0] == "time":
             _, threads, dtype, causal, n = step
             if step[1:] in done_time or n > args.max_n:
