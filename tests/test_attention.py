@@ -549,8 +549,9 @@ def test_weighted_sum_errors():
 
 
 def test_plain_attention_allocates_little_beyond_its_float32_scores():
-    """The scores become the weights in place: beyond them (4 bytes per score, returned),
-    one boolean complement of the (L_q, L_k) mask and arrays of the size of Q, K and V."""
+    """The scores become the weights in place: beyond them (4 bytes per score,
+    returned), one boolean complement of the (L_q, L_k) mask and arrays of the size of
+    Q, K and V."""
     import tracemalloc
 
     heads, n, d = 8, 256, 16

@@ -54,7 +54,8 @@ BAD_SCALES = (
 
 
 def reference(q, k, v, mask, scale):
-    """Output of attention, or the exception class the contract demands, by explicit loops."""
+    """Output of attention, or the exception class the contract demands, by explicit
+    loops."""
     if scale is not None and (isinstance(scale, (bool, np.bool_, str, complex))):
         return TypeError
     if scale is not None and (np.ndim(scale) or not math.isfinite(float(scale))):
@@ -115,7 +116,8 @@ def reference(q, k, v, mask, scale):
 
 @st.composite
 def sub_shape(draw, shape):
-    """A shape that broadcasts to ``shape``: some leading axes dropped, some others set to 1."""
+    """A shape that broadcasts to ``shape``: some leading axes dropped, some others set
+    to 1."""
     drop = draw(st.integers(0, len(shape)))
     return tuple(n if draw(st.booleans()) else 1 for n in shape[drop:])
 
@@ -179,7 +181,8 @@ def run(f, *args, **kwargs):
 
 
 def one_head_params(d_k, d_v, scale):
-    """Identity projections that make multi_head_attention plain attention with ``scale``."""
+    """Identity projections that make multi_head_attention plain attention with
+    ``scale``."""
     d_model = max(d_k, d_v)
     eye = np.eye(max(d_model, d_k, d_v))
     s = 1.0 / math.sqrt(d_k) if scale is None else float(scale)

@@ -1,5 +1,5 @@
-"""Encoder and decoder layers: rebuilt by hand from attnlib's pieces and from loops, equal to the
-real MiniLM layer, permutation-equivariant, causal where they must be."""
+"""Encoder and decoder layers: rebuilt by hand from attnlib's pieces and from loops,
+equal to the real MiniLM layer, permutation-equivariant, causal where they must be."""
 
 from __future__ import annotations
 

@@ -30,7 +30,8 @@ seeds = st.integers(0, 2**32 - 1)
 
 
 def loop_multi_head(q, k, v, p, mask=None):
-    """q (B, L_q, d_q), k (B, L_k, d_k), v (B, L_k, d_v); mask (B, H, L_q, L_k) or None."""
+    """q (B, L_q, d_q), k (B, L_k, d_k), v (B, L_k, d_v); mask (B, H, L_q, L_k) or
+    None."""
     H = p.num_heads
     dh = p.W_Q.shape[1] // H
     B, Lq = q.shape[:2]

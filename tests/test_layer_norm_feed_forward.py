@@ -1,4 +1,5 @@
-"""Layer normalisation and the position-wise feed-forward network, against hand formulas."""
+"""Layer normalisation and the position-wise feed-forward network, against hand
+formulas."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Position encodings: values by hand (math.sin/cos), the rotation property, offset-only rotary
-scores, ALiBi's slopes, and the similarity-by-distance measurement."""
+"""Position encodings: values by hand (math.sin/cos), the rotation property, offset-only
+rotary scores, ALiBi's slopes, and the similarity-by-distance measurement."""
 
 from __future__ import annotations
 
@@ -92,7 +92,8 @@ def test_rotary_by_hand_and_norm_preserving():
 
 
 def test_rotary_attention_is_shift_invariant():
-    """Shifting every position by the same amount leaves rotary attention weights unchanged."""
+    """Shifting every position by the same amount leaves rotary attention weights
+    unchanged."""
     rng = np.random.default_rng(2)
     q, k, v = rng.normal(size=(3, 6, 8))
     pos = np.arange(6)

@@ -1,4 +1,5 @@
-"""attnlib.core.scaling: the variance argument for dividing by sqrt(d_k), checked by simulation."""
+"""attnlib.core.scaling: the variance argument for dividing by sqrt(d_k), checked by
+simulation."""
 
 import math
 

@@ -38,7 +38,8 @@ def loop_dot(q, k):
 
 
 def loop_additive(q, k, Wq, Wk, wv):
-    """e[b, i, j] = sum_h wv[h] tanh(sum_f q[b,i,f] Wq[f,h] + sum_g k[b,j,g] Wk[g,h])."""
+    """e[b, i, j] = sum_h wv[h] tanh(sum_f q[b,i,f] Wq[f,h] + sum_g k[b,j,g]
+    Wk[g,h])."""
     B, Lq, _ = q.shape
     Lk = k.shape[1]
     e = np.zeros((B, Lq, Lk))

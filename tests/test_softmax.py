@@ -28,7 +28,8 @@ def reference_softmax(row, allowed):
 
 @pytest.fixture
 def no_warnings():
-    """Turn every warning inside the test into an error (the issue says "no warnings")."""
+    """Turn every warning inside the test into an error (the issue says "no
+    warnings")."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         yield

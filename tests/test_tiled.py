@@ -130,7 +130,8 @@ def test_issue3_case2_worked_by_hand():
 
 
 def test_issue3_case3_causal_zero_scores():
-    """Zero scores, values 1, 2, 3: position t averages the first t values -> 1, 1.5, 2."""
+    """Zero scores, values 1, 2, 3: position t averages the first t values:
+    1, 1.5, 2."""
     q = np.zeros((3, 1))
     k = np.zeros((3, 1))
     v = np.array([[1.0], [2.0], [3.0]])
@@ -140,7 +141,8 @@ def test_issue3_case3_causal_zero_scores():
 
 
 def test_causal_alignment_for_cross_lengths():
-    """Lq=2, Lk=4, zero scores, values 1..4: 'start' sees keys <= i, 'end' keys <= i + 2."""
+    """Lq=2, Lk=4, zero scores, values 1..4: 'start' sees keys <= i, 'end' keys
+    <= i + 2."""
     q, k = np.zeros((2, 1)), np.zeros((4, 1))
     v = np.arange(1.0, 5.0)[:, None]
     start = tiled_attention(q, k, v, causal=True, align="start", block_size=1)
@@ -171,7 +173,8 @@ def test_fully_masked_rows_give_zeros_without_warnings():
 
 
 def test_entirely_masked_tiles_are_skipped_whatever_they_hold():
-    """Keys 4..7 form one tile that no query may attend; NaN and inf there change nothing."""
+    """Keys 4..7 form one tile that no query may attend; NaN and inf there change
+    nothing."""
     rng = np.random.default_rng(2)
     q, k, v = _inputs(rng, (), 6, 12, 4, 3, np.float64)
     mask = np.ones((6, 12), dtype=bool)
@@ -351,8 +354,8 @@ def test_peak_memory_grows_like_n_times_block_not_n_squared():
 
 
 def test_tile_plan_for_a_causal_mask_counts_tiles_by_hand():
-    """12 positions in blocks of 4: the 3 tiles above the diagonal are skipped, the 3 on it
-    are partly masked, the 3 below it are used whole."""
+    """12 positions in blocks of 4: the 3 tiles above the diagonal are skipped, the 3 on
+    it are partly masked, the 3 below it are used whole."""
     plan = tile_plan(12, 12, 4, causal=True)
     np.testing.assert_array_equal(
         plan,
@@ -393,7 +396,8 @@ def test_skipped_tiles_really_hold_no_allowed_entry(n, block, seed):
 
 
 def test_online_softmax_trace_of_the_scores_2_4_1():
-    """Blocks [2, 4] then [1]: the max becomes 4 at once; the last block adds e^(1-4)."""
+    """Blocks [2, 4] then [1]: the max becomes 4 at once; the last block adds
+    e^(1 - 4)."""
     steps = online_softmax_trace([2.0, 4.0, 1.0], np.eye(3), block_size=2)
     assert [s["keys"] for s in steps] == [[0, 1], [2]]
     assert steps[0]["running max m"] == 4.0 and steps[1]["running max m"] == 4.0
@@ -441,8 +445,8 @@ def test_leading_axes_broadcast_and_integers_become_float64():
 
 
 def test_causal_tiles_are_kept_only_up_to_the_default_tile_size():
-    """Diagonal tiles are cached for reuse across heads, but never a tile larger than the
-    default one: a huge explicit block must not stay in memory after the call."""
+    """Diagonal tiles are cached for reuse across heads, but never a tile larger than
+    the default one: a huge explicit block must not stay in memory after the call."""
     from attnlib.core import tiles as tiled
 
     rng = np.random.default_rng(3)

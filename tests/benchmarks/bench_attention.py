@@ -396,15 +396,16 @@ def plan(quick: bool) -> list[tuple]:
 
 def expected_cost(step: tuple, quick: bool) -> float:
     """A rough relative cost of one measurement, for the progress bar's estimate of the
-    time left: the attention scores it computes (every call of every candidate in every
-    round), plus, for a memory measurement, the start of a fresh process."""
+    time left, in scores computed: every call of every candidate in every round; for a
+    memory measurement one call, traced (about twice the work), plus the start of a
+    fresh process (about 0.5 s, some 2.5e7 scores at numpy's pace on this machine)."""
     if step[0] == "time":
         _, threads, dtype, causal, n = step
         calls = (2 if quick else ROUNDS) * reps_for(n) * len(CANDIDATES)
         work = calls * HEADS * n * n * (2 if dtype == "float64" else 1)
         return work / threads / (2 if causal else 1)
     _, candidate, n, heads, causal = step
-    return 3e8 + 8 * heads * n * n
+    return 2.5e7 + 2 * heads * n * n
 
 
 def describe(step: tuple) -> str:
