@@ -212,6 +212,16 @@ BAD = [
     ),
     (lambda: init_encoder_layer(0, 7, 2), ValueError, "divisible"),
     (lambda: dataclasses.replace(ENC, b_1=np.ones(3)), ValueError, "b_1"),
+    (lambda: dataclasses.replace(DEC, ln3_gain=np.ones(7)), ValueError, "ln3_gain"),
+    (lambda: dataclasses.replace(DEC, W_2=np.ones((16, 7))), ValueError, "W_2"),
+    (lambda: dataclasses.replace(DEC, b_2=np.array(["a"] * 8)), TypeError, "b_2"),
+    (
+        lambda: dataclasses.replace(
+            DEC, cross_attn=init_decoder_layer(0, 4, 2).self_attn
+        ),
+        ValueError,
+        "cross_attn",
+    ),
 ]
 
 

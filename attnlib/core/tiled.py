@@ -166,8 +166,8 @@ def tiled_attention(
     # One (L, d) matrix per batch/head element, in the compute dtype (float32 for
     # float16/float32: the running maximum keeps every exponential <= 1, as in
     # FlashAttention). Only the O(L * d) inputs are copied, never anything L_q x L_k.
-    q = flat_batch(x.queries * x.work.type(x.scale), x)  # (n_batch, L_q, d_k), scaled
-    k, v = flat_batch(x.keys, x), flat_batch(x.values, x)  # (n_batch, L_k, d_k / d_v)
+    q = _flat_batch(x.queries * x.work.type(x.scale), x)  # (n_batch, L_q, d_k), scaled
+    k, v = _flat_batch(x.keys, x), _flat_batch(x.values, x)  # (n_batch, L_k, d_k / d_v)
     output = np.zeros(q.shape[:2] + (d_v,), dtype=x.work)  # (n_batch, L_q, d_v)
     lse = np.full(q.shape[:2], -np.inf, dtype=x.work)  # (n_batch, L_q)
 
@@ -220,7 +220,7 @@ def online_softmax(q, k, v, tiles, work):
     return m, l, acc
 
 
-def flat_batch(a: np.ndarray, checked) -> np.ndarray:
+def _flat_batch(a: np.ndarray, checked) -> np.ndarray:
     """``(..., L, d) -> (n_batch, L, d)``: the leading axes broadcast to the call's
     batch and flattened, in the compute dtype."""
     a = np.broadcast_to(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import compute_dtype, to_dtype
+from attnlib.core._validation import as_float_array, compute_dtype, to_dtype
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
 from attnlib.core.masks import causal_mask
@@ -43,6 +43,9 @@ class DecoderLayerParams:
     W_1 : (d_model, d_ff), b_1 : (d_ff,), W_2 : (d_ff, d_model), b_2 : (d_model,)
     eps : float;  activation : "gelu" or "relu"
 
+    Raises ``ValueError`` on construction if the shapes do not fit together (named),
+    ``TypeError`` if an array is not real.
+
     Source: Vaswani et al. (2017), section 3.1.
     """
 
@@ -60,6 +63,30 @@ class DecoderLayerParams:
     ln3_bias: np.ndarray
     eps: float = DEFAULT_EPS
     activation: str = "relu"
+
+    def __post_init__(self):
+        d, d_ff = self.self_attn.W_Q.shape[0], np.shape(self.W_1)[-1]
+        for name, attn in (
+            ("self_attn", self.self_attn),
+            ("cross_attn", self.cross_attn),
+        ):
+            if attn.W_Q.shape[0] != d or attn.W_O.shape[1] != d or attn.d_model != d:
+                raise ValueError(
+                    f"{name} must read and write width d_model={d}: W_Q "
+                    f"{attn.W_Q.shape}, W_O {attn.W_O.shape}"
+                )
+        expected = {"W_1": (d, d_ff), "b_1": (d_ff,), "W_2": (d_ff, d), "b_2": (d,)}
+        expected.update(
+            {f"ln{i}_{p}": (d,) for i in (1, 2, 3) for p in ("gain", "bias")}
+        )
+        for name, shape in expected.items():
+            value = as_float_array(getattr(self, name), name)
+            if value.shape != shape:
+                raise ValueError(
+                    f"{name} must have shape {shape} for d_model={d}, d_ff={d_ff}; "
+                    f"got {value.shape}"
+                )
+            object.__setattr__(self, name, value)
 
     @property
     def d_model(self) -> int:
