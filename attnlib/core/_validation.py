@@ -234,6 +234,18 @@ def check_weighted_sum(weights, values):
     return w, v, single_query
 
 
+def _keys_values_batch(q, k, v) -> tuple:
+    """The broadcast leading axes of queries, keys and values, after checking that keys
+    and values have the same number of positions (``ValueError`` naming both shapes)."""
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"keys {k.shape} and values {v.shape} must have the same number of "
+            "positions L_k (second-to-last axis)"
+        )
+    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
+    return broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+
+
 def check_qkv(queries, keys, values):
     """Validate attention inputs; return ``(q, k, v, batch)`` with ``batch`` the
     broadcast leading axes of all three.
@@ -251,13 +263,7 @@ def check_qkv(queries, keys, values):
         raise ValueError(
             f"queries {q.shape} and keys {k.shape} must have the same d_k (last axis)"
         )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"keys {k.shape} and values {v.shape} must have the same number of "
-            "positions L_k (second-to-last axis)"
-        )
-    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
-    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    batch = _keys_values_batch(q, k, v)
     return q, k, v, batch
 
 
@@ -287,13 +293,7 @@ def check_multi_head(queries, keys, values, mask, params):
                 f"{name} of shape {arr.shape} do not fit a projection of shape "
                 f"{W.shape}: their last axis must equal its rows"
             )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"keys {k.shape} and values {v.shape} must have the same number of "
-            "positions L_k (second-to-last axis)"
-        )
-    batch = broadcast_batch(q.shape, k.shape, "queries", "keys")
-    batch = broadcast_batch(batch + (1, 1), v.shape, "queries/keys", "values")
+    batch = _keys_values_batch(q, k, v)
     out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
     work = compute_dtype(out_dtype)
     q, k, v = q.astype(work), k.astype(work), v.astype(work)
@@ -304,6 +304,24 @@ def check_multi_head(queries, keys, values, mask, params):
         in_any_head = np.broadcast_to(mask, batch + (H,) + scores[-2:]).any(axis=-3)
     q, k, v = taking_part(q, k, v, in_any_head, scores)
     return q, k, v, mask, batch, out_dtype
+
+
+def as_real_number(value, name: str) -> float:
+    """A single real number as a float: a Python ``int`` or ``float``, a numpy integer
+    or floating scalar, or a 0-d array of one. Booleans, complex numbers, strings and
+    other objects raise ``TypeError`` naming ``name`` and the type (a boolean is a mask
+    or a switch, never a number here); an array with axes raises ``ValueError``."""
+    kind = "U" if isinstance(value, (str, bytes)) else np.asarray(value).dtype.kind
+    if kind not in "iuf":
+        raise TypeError(
+            f"{name} must be a real number (int or float; a bool is not a number "
+            f"here); got {value!r} of type {type(value).__name__}"
+        )
+    if np.ndim(value) != 0:
+        raise ValueError(
+            f"{name} must be a single number; got an array of shape {np.shape(value)}"
+        )
+    return float(value)
 
 
 def as_scale(scale, d_k: int) -> float:
@@ -325,17 +343,7 @@ def as_scale(scale, d_k: int) -> float:
                 "is undefined; pass scale= explicitly"
             )
         return 1.0 / math.sqrt(d_k)
-    kind = np.asarray(scale).dtype.kind if not isinstance(scale, (str, bytes)) else "U"
-    if kind not in "iuf":
-        raise TypeError(
-            f"scale must be a real number (int or float; a bool is not a "
-            f"number here); got {scale!r} of type {type(scale).__name__}"
-        )
-    if np.ndim(scale) != 0:
-        raise ValueError(
-            f"scale must be a single number; got an array of shape {np.shape(scale)}"
-        )
-    value = float(scale)
+    value = as_real_number(scale, "scale")
     if not math.isfinite(value):
         raise ValueError(f"scale must be a finite real number; got {scale!r}")
     return value

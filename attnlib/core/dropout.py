@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import as_bool_mask, check_mask_shape
+from attnlib.core._validation import as_bool_mask, as_real_number, check_mask_shape
 
 __all__ = ["dropout_keep_mask", "drop_weights", "as_dropout_rate"]
 
@@ -83,17 +83,7 @@ def as_dropout_rate(dropout, name: str = "dropout") -> float:
     ``True`` is not a rate (``TypeError``, as for any non-number); NaN, inf, a negative
     number, 1 or more, or an array raise ``ValueError``. Every message names ``name``.
     """
-    kind = "U" if isinstance(dropout, (str, bytes)) else np.asarray(dropout).dtype.kind
-    if kind not in "iuf":
-        raise TypeError(
-            f"{name} must be a real number in [0, 1) (a bool is not a rate); got "
-            f"{dropout!r} of type {type(dropout).__name__}"
-        )
-    if np.ndim(dropout) != 0:
-        raise ValueError(
-            f"{name} must be a single number; got an array of shape {np.shape(dropout)}"
-        )
-    p = float(dropout)
+    p = as_real_number(dropout, name)
     if not (0.0 <= p < 1.0):
         raise ValueError(f"{name} must lie in [0, 1); got {dropout!r}")
     return p

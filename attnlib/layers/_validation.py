@@ -14,7 +14,12 @@ import math
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, compute_dtype, require_ndim
+from attnlib.core._validation import (
+    as_float_array,
+    as_real_number,
+    compute_dtype,
+    require_ndim,
+)
 
 
 def finite_array(x, name: str, layout: str | None = None, ndim: int = 1):
@@ -31,16 +36,24 @@ def finite_array(x, name: str, layout: str | None = None, ndim: int = 1):
 def as_positive(value, name: str) -> float:
     """A positive finite real number (``eps``); ``TypeError`` or ``ValueError`` naming
     ``name`` otherwise (``True`` is not a number here)."""
-    kind = "U" if isinstance(value, (str, bytes)) else np.asarray(value).dtype.kind
-    if kind not in "iuf" or np.ndim(value) != 0:
-        raise TypeError(
-            f"{name} must be a positive real number; got {value!r} of type "
-            f"{type(value).__name__}"
-        )
-    value = float(value)
+    value = as_real_number(value, name)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive finite number; got {value}")
     return value
+
+
+def check_param_shapes(params, expected: dict, d_model: int, d_ff: int) -> None:
+    """Convert each array of a layer's parameter dataclass to a float array and check
+    its shape against ``expected`` (name -> shape); ``ValueError`` naming the array and
+    both shapes, ``TypeError`` for an array that is not real."""
+    for name, shape in expected.items():
+        value = as_float_array(getattr(params, name), name)
+        if value.shape != shape:
+            raise ValueError(
+                f"{name} must have shape {shape} for d_model={d_model}, d_ff={d_ff}; "
+                f"got {value.shape}"
+            )
+        object.__setattr__(params, name, value)  # frozen dataclass
 
 
 def fits(y: np.ndarray, what: str) -> np.ndarray:

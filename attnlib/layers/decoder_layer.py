@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, compute_dtype, to_dtype
+from attnlib.core._validation import compute_dtype, to_dtype
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
 from attnlib.core.masks import causal_mask
-from attnlib.layers._validation import add, check_layer_input
+from attnlib.layers._validation import add, check_layer_input, check_param_shapes
 from attnlib.layers.feed_forward import feed_forward, init_feed_forward
 from attnlib.layers.layer_norm import DEFAULT_EPS, layer_norm
 
@@ -79,14 +79,7 @@ class DecoderLayerParams:
         expected.update(
             {f"ln{i}_{p}": (d,) for i in (1, 2, 3) for p in ("gain", "bias")}
         )
-        for name, shape in expected.items():
-            value = as_float_array(getattr(self, name), name)
-            if value.shape != shape:
-                raise ValueError(
-                    f"{name} must have shape {shape} for d_model={d}, d_ff={d_ff}; "
-                    f"got {value.shape}"
-                )
-            object.__setattr__(self, name, value)
+        check_param_shapes(self, expected, d, d_ff)
 
     @property
     def d_model(self) -> int:

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.core._validation import (
-    as_float_array,
     compute_dtype,
     mask_for_scores,
     to_dtype,
@@ -38,7 +37,7 @@ from attnlib.core.heads import (
     merge_heads,
     split_heads,
 )
-from attnlib.layers._validation import add, check_layer_input
+from attnlib.layers._validation import add, check_layer_input, check_param_shapes
 from attnlib.layers.feed_forward import _affine, feed_forward, init_feed_forward
 from attnlib.layers.layer_norm import DEFAULT_EPS, layer_norm
 
@@ -92,14 +91,7 @@ class EncoderLayerParams:
             "ln2_gain": (d,),
             "ln2_bias": (d,),
         }
-        for name, shape in expected.items():
-            value = as_float_array(getattr(self, name), name)
-            if value.shape != shape:
-                raise ValueError(
-                    f"{name} must have shape {shape} for d_model={d}, d_ff={d_ff}; "
-                    f"got {value.shape}"
-                )
-            object.__setattr__(self, name, value)
+        check_param_shapes(self, expected, d, d_ff)
 
     @property
     def d_model(self) -> int:
