@@ -208,33 +208,7 @@ def as_length(n, name: str) -> int:
     return n
 
 
-def check_weighted_sum(weights, values):
-    """The contract of :func:`attnlib.weighted_sum`; returns ``(w, v, single_query)``.
-
-    ``w`` has a query axis (added for 1-D weights, ``single_query`` True). Raises
-    ``TypeError`` for non-real inputs, ``ValueError`` naming both shapes when ``L_k``
-    differs or the leading axes do not broadcast, and ``ValueError`` for NaN or inf.
-    """
-    w = as_float_array(weights, "weights")
-    v = as_float_array(values, "values")
-    single_query = w.ndim == 1
-    if single_query:
-        w = w[None, :]
-    require_ndim(v, 2, "values", "(..., L_k, d_v)")
-    if w.shape[-1] != v.shape[-2]:
-        raise ValueError(
-            f"weights {w.shape} and values {v.shape} disagree on the number of "
-            "keys L_k (last axis of weights, second-to-last of values)"
-        )
-    broadcast_batch(w.shape, v.shape, "weights", "values")
-    if not np.isfinite(w).all():
-        raise ValueError(f"weights {w.shape} hold NaN or inf")
-    if not np.isfinite(v).all():
-        raise ValueError(f"values {v.shape} hold NaN or inf")
-    return w, v, single_query
-
-
-def _keys_values_batch(q, k, v) -> tuple:
+def keys_values_batch(q, k, v) -> tuple:
     """The broadcast leading axes of queries, keys and values, after checking that keys
     and values have the same number of positions (``ValueError`` naming both shapes)."""
     if k.shape[-2] != v.shape[-2]:
@@ -263,47 +237,8 @@ def check_qkv(queries, keys, values):
         raise ValueError(
             f"queries {q.shape} and keys {k.shape} must have the same d_k (last axis)"
         )
-    batch = _keys_values_batch(q, k, v)
+    batch = keys_values_batch(q, k, v)
     return q, k, v, batch
-
-
-def check_multi_head(queries, keys, values, mask, params):
-    """The contract of :func:`attnlib.multi_head_attention`, checked in one place.
-
-    Returns ``(q, k, v, mask, batch, out_dtype)``: the inputs in the compute dtype, the
-    mask by the one mask rule (:func:`mask_for_scores`, with a head axis), the broadcast
-    leading axes and the dtype of the results. Rows that no head may use are set to 0
-    (so NaN or inf stored there cannot reach a head through the projections); the
-    others must be finite. Raises ``ValueError`` naming the shapes when an input's width
-    does not match its projection, ``L_k`` differs between keys and values, the leading
-    axes do not broadcast or the mask does not fit; ``TypeError`` for non-real inputs
-    or a non-boolean mask; ``ValueError`` for NaN or inf that takes part.
-    """
-    q = as_float_array(queries, "queries")
-    k = as_float_array(keys, "keys")
-    v = as_float_array(values, "values")
-    for name, arr, W in (
-        ("queries", q, params.W_Q),
-        ("keys", k, params.W_K),
-        ("values", v, params.W_V),
-    ):
-        require_ndim(arr, 2, name, "(..., L, d)")
-        if arr.shape[-1] != W.shape[0]:
-            raise ValueError(
-                f"{name} of shape {arr.shape} do not fit a projection of shape "
-                f"{W.shape}: their last axis must equal its rows"
-            )
-    batch = _keys_values_batch(q, k, v)
-    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
-    work = compute_dtype(out_dtype)
-    q, k, v = q.astype(work), k.astype(work), v.astype(work)
-    H, scores = params.num_heads, batch + (q.shape[-2], k.shape[-2])
-    mask = mask_for_scores(mask, batch, q.shape[-2], k.shape[-2], H)
-    in_any_head = None  # (..., L_q, L_k): may some head attend?
-    if mask is not None:
-        in_any_head = np.broadcast_to(mask, batch + (H,) + scores[-2:]).any(axis=-3)
-    q, k, v = taking_part(q, k, v, in_any_head, scores)
-    return q, k, v, mask, batch, out_dtype
 
 
 def as_real_number(value, name: str) -> float:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core._validation import (
+    as_float_array,
+    broadcast_batch,
     check_attention,
-    check_weighted_sum,
     compute_dtype,
+    require_ndim,
     to_dtype,
 )
 from attnlib.core.dropout import drop_weights, dropout_keep_mask
@@ -167,3 +169,32 @@ def attention(
         to_dtype(weights, x.out_dtype, "attention weights"),
     )
     return results + (keep,) if return_keep else results
+
+
+# --- the contract's checks ------------------------------------------------------
+
+
+def check_weighted_sum(weights, values):
+    """The contract of :func:`attnlib.weighted_sum`; returns ``(w, v, single_query)``.
+
+    ``w`` has a query axis (added for 1-D weights, ``single_query`` True). Raises
+    ``TypeError`` for non-real inputs, ``ValueError`` naming both shapes when ``L_k``
+    differs or the leading axes do not broadcast, and ``ValueError`` for NaN or inf.
+    """
+    w = as_float_array(weights, "weights")
+    v = as_float_array(values, "values")
+    single_query = w.ndim == 1
+    if single_query:
+        w = w[None, :]
+    require_ndim(v, 2, "values", "(..., L_k, d_v)")
+    if w.shape[-1] != v.shape[-2]:
+        raise ValueError(
+            f"weights {w.shape} and values {v.shape} disagree on the number of "
+            "keys L_k (last axis of weights, second-to-last of values)"
+        )
+    broadcast_batch(w.shape, v.shape, "weights", "values")
+    if not np.isfinite(w).all():
+        raise ValueError(f"weights {w.shape} hold NaN or inf")
+    if not np.isfinite(v).all():
+        raise ValueError(f"values {v.shape} hold NaN or inf")
+    return w, v, single_query

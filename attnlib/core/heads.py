@@ -22,9 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlib.core._numerics import taking_part
 from attnlib.core._validation import (
     as_float_array,
-    check_multi_head,
+    compute_dtype,
+    keys_values_batch,
+    mask_for_scores,
     require_ndim,
     to_dtype,
 )
@@ -356,3 +359,46 @@ def multi_head_attention(
         to_dtype(weights, out_dtype, "attention weights"),
     )
     return results + (keep,) if return_keep else results
+
+
+# --- the contract's checks ------------------------------------------------------
+
+
+def check_multi_head(queries, keys, values, mask, params):
+    """The contract of :func:`attnlib.multi_head_attention`, checked in one place.
+
+    Returns ``(q, k, v, mask, batch, out_dtype)``: the inputs in the compute dtype, the
+    mask by the one mask rule (:func:`attnlib.core._validation.mask_for_scores`, with a
+    head axis), the broadcast
+    leading axes and the dtype of the results. Rows that no head may use are set to 0
+    (so NaN or inf stored there cannot reach a head through the projections); the
+    others must be finite. Raises ``ValueError`` naming the shapes when an input's width
+    does not match its projection, ``L_k`` differs between keys and values, the leading
+    axes do not broadcast or the mask does not fit; ``TypeError`` for non-real inputs
+    or a non-boolean mask; ``ValueError`` for NaN or inf that takes part.
+    """
+    q = as_float_array(queries, "queries")
+    k = as_float_array(keys, "keys")
+    v = as_float_array(values, "values")
+    for name, arr, W in (
+        ("queries", q, params.W_Q),
+        ("keys", k, params.W_K),
+        ("values", v, params.W_V),
+    ):
+        require_ndim(arr, 2, name, "(..., L, d)")
+        if arr.shape[-1] != W.shape[0]:
+            raise ValueError(
+                f"{name} of shape {arr.shape} do not fit a projection of shape "
+                f"{W.shape}: their last axis must equal its rows"
+            )
+    batch = keys_values_batch(q, k, v)
+    out_dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    work = compute_dtype(out_dtype)
+    q, k, v = q.astype(work), k.astype(work), v.astype(work)
+    H, scores = params.num_heads, batch + (q.shape[-2], k.shape[-2])
+    mask = mask_for_scores(mask, batch, q.shape[-2], k.shape[-2], H)
+    in_any_head = None  # (..., L_q, L_k): may some head attend?
+    if mask is not None:
+        in_any_head = np.broadcast_to(mask, batch + (H,) + scores[-2:]).any(axis=-3)
+    q, k, v = taking_part(q, k, v, in_any_head, scores)
+    return q, k, v, mask, batch, out_dtype
