@@ -369,13 +369,13 @@ def check_multi_head(queries, keys, values, mask, params):
 
     Returns ``(q, k, v, mask, batch, out_dtype)``: the inputs in the compute dtype, the
     mask by the one mask rule (:func:`attnlib.core._validation.mask_for_scores`, with a
-    head axis), the broadcast
-    leading axes and the dtype of the results. Rows that no head may use are set to 0
-    (so NaN or inf stored there cannot reach a head through the projections); the
-    others must be finite. Raises ``ValueError`` naming the shapes when an input's width
-    does not match its projection, ``L_k`` differs between keys and values, the leading
-    axes do not broadcast or the mask does not fit; ``TypeError`` for non-real inputs
-    or a non-boolean mask; ``ValueError`` for NaN or inf that takes part.
+    head axis), the broadcast leading axes and the dtype of the results. Rows that no
+    head may use are set to 0 (so NaN or inf stored there cannot reach a head through
+    the projections); the others must be finite. Raises ``ValueError`` naming the shapes
+    when an input's width does not match its projection, ``L_k`` differs between keys
+    and values, the leading axes do not broadcast or the mask does not fit;
+    ``TypeError`` for non-real inputs or a non-boolean mask; ``ValueError`` for NaN or
+    inf that takes part.
     """
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
