@@ -341,7 +341,7 @@ def multi_head_attention(
 
     Source: Vaswani et al. (2017), section 3.2.2.
     """
-    q, k, v, mask, batch, out_dtype = check_multi_head(
+    q, k, v, mask, batch, out_dtype = _check_multi_head(
         queries, keys, values, mask, params
     )  # the contract: q, k, v in the compute dtype; NaN only where no head looks
     H, params = params.num_heads, _params_in(params, q.dtype)
@@ -364,7 +364,7 @@ def multi_head_attention(
 # --- the contract's checks ------------------------------------------------------
 
 
-def check_multi_head(queries, keys, values, mask, params):
+def _check_multi_head(queries, keys, values, mask, params):
     """The contract of :func:`attnlib.multi_head_attention`, checked in one place.
 
     Returns ``(q, k, v, mask, batch, out_dtype)``: the inputs in the compute dtype, the
