@@ -51,4 +51,4 @@ def test_softmax_jacobian_function(capsys):
     assert not learning.check_softmax_jacobian(lambda p: np.zeros(3))
     capsys.readouterr()
     assert not learning.check_softmax_jacobian("diag(p) - pp^T")
-    assert "give your function itself" in capsys.readouterr().out
+    assert "give the function itself" in capsys.readouterr().out

@@ -73,8 +73,8 @@ def test_shift_matrix_checker(capsys):
 
     assert not check_shift_matrix(todo)
     assert "NotImplementedError" in capsys.readouterr().out
-    with pytest.raises(TypeError):
-        check_shift_matrix(3)
+    assert not check_shift_matrix(3)
+    assert capsys.readouterr().out.startswith("Not yet: give the function itself")
 
 
 def _shapes(B, L, d, H, f):

@@ -93,10 +93,12 @@ def as_shape(value, name: str) -> tuple:
         raise wrong
     if isinstance(value, (int, np.integer)):
         return (int(value),)
-    if not isinstance(value, (tuple, list, np.ndarray)) or np.ndim(value) > 1:
+    if not isinstance(value, (tuple, list, np.ndarray)):
+        raise wrong
+    if isinstance(value, np.ndarray) and value.ndim != 1:
         raise wrong
     sizes = []
-    for s in list(value):
+    for s in value:
         if isinstance(s, (bool, np.bool_)):
             raise wrong
         if isinstance(s, (int, np.integer)):
@@ -121,7 +123,9 @@ def as_texts(answer, name: str, example: str) -> list:
         raise WrongKind(
             f"give {name} as a list of strings, e.g. {example}, not one string."
         )
-    if not isinstance(answer, (list, tuple, np.ndarray)) or np.ndim(answer) != 1:
+    if not isinstance(answer, (list, tuple, np.ndarray)) or (
+        isinstance(answer, np.ndarray) and answer.ndim != 1
+    ):
         raise WrongKind(
             f"give {name} as a list of strings, e.g. {example}; got {shown(answer)}."
         )

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.exercises import as_floats, check_close, check_function, checker
+from attnlib.exercises import (
+    as_floats,
+    check_close,
+    check_function,
+    checker,
+    function_name,
+)
 from attnlib.models.bottleneck import capacity_bound, decoder_context
 from attnlib.models.recurrent import rnn_encode
 
@@ -82,7 +88,7 @@ def check_rnn_step(fn) -> bool:
         fn,
         _reference_step,
         _step_cases(),
-        name=getattr(fn, "__name__", "rnn_step"),
+        name=function_name(fn, "rnn_step"),
         slips=(
             (
                 _transposed_step,

@@ -21,7 +21,17 @@ import numpy as np
 
 from attnlib.core.scores import scaled_dot_product_scores
 from attnlib.core.tiled import SKIPPED, tile_plan
-from attnlib.exercises import as_floats, check_close, checker, show_answer, try_reader
+from attnlib.exercises import (
+    WrongKind,
+    as_floats,
+    check_close,
+    checker,
+    function_name,
+    require_function,
+    show_answer,
+    shown,
+    try_reader,
+)
 
 GIB = 2**30
 
@@ -185,6 +195,28 @@ _MERGE_CASES = [
 ]
 
 
+def _as_pair(value, label: str) -> tuple:
+    """The reader's ``(m, l)`` as two floats, or :class:`WrongKind` saying what came
+    back instead."""
+    if value is None:
+        raise WrongKind(f"{label} returned None; did you forget `return m, l`?")
+    if isinstance(value, (tuple, list)) and len(value) != 2:
+        raise WrongKind(
+            f"{label} returned {len(value)} values; return the pair (m, l): the "
+            "merged maximum and the merged sum."
+        )
+    if not isinstance(value, (tuple, list)):
+        raise WrongKind(
+            f"{label} returned {shown(value)}; return the pair (m, l): the merged "
+            "maximum and the merged sum."
+        )
+    m, l = (
+        as_floats(x, f"the {n} that {label} returned", shape=())
+        for n, x in zip(("m", "l"), value)
+    )
+    return float(m), float(l)
+
+
 @checker("your merge function")
 def check_merge(fn) -> bool:
     """Check the reader's ``fn(m_a, l_a, m_b, l_b) -> (m, l)``, the online-softmax
@@ -201,6 +233,8 @@ def check_merge(fn) -> bool:
     An overflow (``math.exp`` raising ``OverflowError``, or numpy's exp overflowing) is
     reported with a hint rather than a traceback.
     """
+    require_function(fn)
+    name = function_name(fn)
     for a, b in _MERGE_CASES:
         m_a, l_a = _block_summary(a)
         m_b, l_b = _block_summary(b)
@@ -208,17 +242,13 @@ def check_merge(fn) -> bool:
 
         def call():
             with np.errstate(all="raise"):
-                got = fn(m_a, l_a, m_b, l_b)
-            return tuple(float(x) for x in got)
+                return fn(m_a, l_a, m_b, l_b)
 
-        ok, got = try_reader(
-            call,
-            label=f"{getattr(fn, '__name__', 'your function')}"
-            f"{(m_a, round(l_a, 4), m_b, round(l_b, 4))}",
-        )
+        label = f"{name}{(m_a, round(l_a, 4), m_b, round(l_b, 4))}"
+        ok, got = try_reader(call, label=label)
         if not ok:
             return False
-        got_m, got_l = got
+        got_m, got_l = _as_pair(got, label)
         if not (
             math.isclose(got_m, want_m, rel_tol=1e-9)
             and math.isclose(got_l, want_l, rel_tol=1e-9)

@@ -9,6 +9,8 @@ diagnosis (see :mod:`attnlib.exercises`).
 
 from __future__ import annotations
 
+import copy
+import functools
 import numbers
 
 import numpy as np
@@ -18,7 +20,9 @@ from attnlib.exercises import (
     as_floats,
     check_close,
     checker,
+    require_function,
     show_answer,
+    shown,
     try_reader,
 )
 from attnlib.models import minilm
@@ -64,11 +68,20 @@ def weighted_norms_answer(answer) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4)
+def _forward(sentence: str):
+    """One forward pass of the model per sentence (the reader's function gets a copy,
+    so that nothing it changes reaches the next case)."""
+    return minilm.forward(sentence)
+
+
 def _as_index(value, name: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, (numbers.Integral, np.integer)
     ):
-        raise WrongKind(f"{name} must be a whole number counted from 0; got {value!r}.")
+        raise WrongKind(
+            f"{name} must be a whole number counted from 0; got {shown(value)}."
+        )
     return int(value)
 
 
@@ -87,7 +100,7 @@ def strongest_head_answer(sentence: str, query: str, key: str, layer, head) -> b
     bool
     """
     layer, head = _as_index(layer, "layer"), _as_index(head, "head")
-    out = minilm.forward(sentence)
+    out = _forward(sentence)
     w = out.attention[:, :, out.index(query), out.index(key)]
     best = tuple(int(i) for i in np.unravel_index(int(np.argmax(w)), w.shape))
     if (layer, head) == best:
@@ -143,15 +156,16 @@ def norm_share_function(fn) -> bool:
     -------
     bool, True when every case agrees with :func:`norm_share` to 1e-6.
     """
-    out = minilm.forward("The fisherman repaired his net beside the bank.")
+    require_function(fn)
+    out = _forward("The fisherman repaired his net beside the bank.")
     last = len(out.tokens) - 1
     for layer, key in ((2, 0), (0, 2), (5, last), (3, 8)):
         want = norm_share(out, layer, key)
-        ok, got = try_reader(
-            lambda: float(fn(out, layer, key)), label=f"norm_share(out, {layer}, {key})"
-        )
+        label = f"norm_share(out, {layer}, {key})"
+        ok, value = try_reader(lambda: fn(copy.deepcopy(out), layer, key), label=label)
         if not ok:
             return False
+        got = float(as_floats(value, f"what {label} returned", shape=()))
         if not abs(got - want) <= 1e-6:
             weight = float(out.attention[layer, :, :, key].mean())
             hint = (

@@ -83,6 +83,11 @@ def _norm_cases():
             "subtract the row's mean, divide by sqrt(variance + eps).",
         ),
         (
+            "a row with a tiny variance [0, 0.001], eps = 1e-5",
+            (np.array([[0.0, 1e-3]]), np.ones(2), np.zeros(2), 1e-5),
+            "eps goes inside the square root: divide by sqrt(variance + eps).",
+        ),
+        (
             "3 rows of 5, random gain and bias",
             (
                 rng.normal(2, 3, size=(3, 5)),
@@ -105,19 +110,75 @@ def _norm_cases():
     ]
 
 
+def _normalised(x, eps, *, axis=-1, ddof=0, eps_outside=False):
+    """``(x - mean) / sqrt(var + eps)`` with the statistics of ``axis``; a slip's knobs."""
+    x = np.asarray(x, dtype=float)
+    mean = x.mean(axis=axis, keepdims=True)
+    var = x.var(axis=axis, ddof=ddof, keepdims=True)
+    return (x - mean) / (np.sqrt(var) + eps if eps_outside else np.sqrt(var + eps))
+
+
+#: Typical slips of a home-made layer normalisation and their diagnosis. Each one
+#: shows on at least one case of ``_norm_cases`` (the tests prove it).
+LAYER_NORM_SLIPS = (
+    (
+        lambda x, g, b, eps: _normalised(x, eps, eps_outside=True) * g + b,
+        "you divide by sqrt(variance) + eps; eps goes inside the square root, "
+        "sqrt(variance + eps). The two differ where the variance is small: on "
+        "[0, 0.001] they give 0.9804 and 0.1562.",
+    ),
+    (
+        lambda x, g, b, eps: _normalised(x, eps, ddof=1) * g + b,
+        "you use the sample variance (divided by d - 1, np.var's ddof=1); layer "
+        "normalisation divides by d, the number of features.",
+    ),
+    (
+        lambda x, g, b, eps: _normalised(x, eps, axis=None) * g + b,
+        "you take one mean and variance over the whole array; each row (each "
+        "position) needs its own, over the last axis (keepdims=True).",
+    ),
+    (
+        lambda x, g, b, eps: _normalised(x, eps, axis=0) * g + b,
+        "you take the statistics over the first axis (across positions); take them "
+        "over the last axis, the features of one position.",
+    ),
+    (
+        lambda x, g, b, eps: _normalised(x, 0.0) * g + b,
+        "you leave out eps; add it to the variance inside the square root (without "
+        "it a row of tiny variance is blown up to -1 and 1, and a constant row "
+        "divides 0 by 0).",
+    ),
+    (
+        lambda x, g, b, eps: _normalised(x, eps) * b + g,
+        "gain and bias are swapped: multiply by the gain, then add the bias.",
+    ),
+    (
+        lambda x, g, b, eps: (_normalised(x, eps) + b) * g,
+        "you add the bias before multiplying by the gain; the bias comes last: "
+        "gain * x_hat + bias.",
+    ),
+)
+
+
 @checker("your layer normalisation")
 def check_layer_norm(fn) -> bool:
     """Compare the reader's ``fn(x, gain, bias, eps)`` with
-       :func:`attnlib.layers.layer_norm.layer_norm`.
+    :func:`attnlib.layers.layer_norm.layer_norm`.
+
+    The cases include a row of tiny variance (``[0, 0.001]``), where dividing by
+    ``sqrt(var) + eps`` instead of ``sqrt(var + eps)`` shows (0.9804 instead of
+    0.1562), a batch, random gains and biases, and a constant row (where forgetting
+    eps gives NaN). The typical slips (:data:`LAYER_NORM_SLIPS`) are named when the
+    reader's function matches one.
 
     Returns
     -------
-    bool, True when every case matches (within 1e-6); otherwise the first failing input is
-    named, with a hint.
+    bool, True when every case matches (within 1e-6); otherwise the first failing input
+    is named, with a hint.
     """
-    if not callable(fn):
-        raise TypeError(f"check_layer_norm expects a function; got {type(fn).__name__}")
-    ok = check_labelled_cases(fn, layer_norm, _norm_cases(), name="your layer_norm")
+    ok = check_labelled_cases(
+        fn, layer_norm, _norm_cases(), name="your layer_norm", slips=LAYER_NORM_SLIPS
+    )
     if ok:
         print(
             f"Correct: your layer_norm matches attnlib on all {len(_norm_cases())} "

@@ -19,10 +19,14 @@ from attnlib.core.softmax import softmax
 from attnlib.exercises import (
     WrongKind,
     as_floats,
+    as_word,
     check_close,
     checker,
     fmt,
+    require_function,
+    returned_floats,
     show_answer,
+    shown,
     try_reader,
 )
 
@@ -77,11 +81,11 @@ def check_learned_or_computed(answers) -> bool:
         return False
     wrong = []
     for name, want in LEARNED_OR_COMPUTED.items():
-        got = str(answers[name]).strip().lower()
+        got = as_word(answers[name])
         if got not in ("learned", "computed"):
             print(
                 f"Not yet: the answer for {name!r} must be 'learned' or 'computed'; "
-                f"got {answers[name]!r}."
+                f"got {shown(answers[name])}."
             )
             return False
         if got != want:
@@ -175,11 +179,7 @@ def check_softmax_jacobian(fn) -> bool:
     -------
     bool: True when ``fn`` matches on every test row within 1e-9.
     """
-    if not callable(fn):
-        raise WrongKind(
-            f"give your function itself (its name, without calling it); "
-            f"got a {type(fn).__name__}."
-        )
+    require_function(fn)
     rows = [
         softmax(np.array([2.0, 1.0, 0.0])),
         softmax(np.array([2.0, 4.0, 1.0])),
@@ -188,13 +188,11 @@ def check_softmax_jacobian(fn) -> bool:
     ]
     for p in rows:
         want = _reference_jacobian(p)
-        ok, got = try_reader(
-            lambda: np.asarray(fn(p.copy()), dtype=float),
-            label="your function",
-            where=f" for p = {np.round(p, 4).tolist()}",
-        )
+        where = f" for p = {np.round(p, 4).tolist()}"
+        ok, value = try_reader(lambda: fn(p.copy()), label="your function", where=where)
         if not ok:
             return False
+        got = returned_floats(value, "your function", where)
         if got.shape != want.shape:
             print(
                 f"Not yet: for p of length {len(p)} the Jacobian has shape {want.shape}; "

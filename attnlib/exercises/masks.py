@@ -15,22 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core.masks import causal_mask, padding_mask
-from attnlib.exercises import WrongKind, checker, fmt, show_answer, try_reader
-
-
-def _as_token_list(answer) -> list:
-    if isinstance(answer, str):
-        raise WrongKind(
-            "give the tokens as a list of strings, e.g. ['The', 'bank'], "
-            "not one string."
-        )
-    try:
-        return [str(t) for t in answer]
-    except TypeError:
-        raise WrongKind(
-            f"give the tokens as a list of strings, e.g. ['The', 'bank']; "
-            f"got {answer!r}."
-        ) from None
+from attnlib.exercises import (
+    WrongKind,
+    as_texts,
+    checker,
+    fmt,
+    require_function,
+    returned_array,
+    show_answer,
+    shown,
+    try_reader,
+)
 
 
 @checker("the list of tokens that '{query}' may attend")
@@ -72,7 +67,7 @@ def check_visible(answer, query, *, tokens, mask) -> bool:
         query = tokens.index(query)
     query = int(query)
     expected = [tokens[j] for j in range(len(tokens)) if m[query, j]]
-    got = _as_token_list(answer)
+    got = as_texts(answer, "the tokens", "['The', 'bank']")
     if got == expected:
         print(f"Correct: '{tokens[query]}' may attend {expected}.")
         return True
@@ -124,18 +119,15 @@ def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
     -------
     bool, True when every size matches; otherwise the first wrong cell is described.
     """
-    if not callable(fn):
-        raise WrongKind(
-            f"check_causal_mask expects your function (its name, without calling "
-            f"it); got a {type(fn).__name__}."
-        )
+    require_function(fn)
     for n in sizes:
         want = causal_mask(n)
-        ok, got = try_reader(
-            lambda: np.asarray(fn(n)), label="your function", where=f" for n={n}"
+        ok, value = try_reader(
+            lambda: fn(n), label="your function", where=f" for n={n}"
         )
         if not ok:
             return False
+        got = returned_array(value, "your function", f" for n={n}")
         if got.shape != want.shape:
             print(
                 f"Not yet: for n={n} your mask has shape {got.shape}, expected "
@@ -174,6 +166,22 @@ def check_causal_mask(fn, sizes=(1, 2, 5, 7)) -> bool:
     return True
 
 
+def _as_mask(answer) -> np.ndarray:
+    """The reader's mask as an array, or :class:`WrongKind` for text and objects."""
+    example = "[[True, True, False], [True, True, True]]"
+    if isinstance(answer, (str, bytes)):
+        raise WrongKind(
+            f"write the mask with True and False, e.g. {example}, not text."
+        )
+    try:
+        return np.asarray(answer)
+    except Exception:  # ragged rows, objects that refuse to become arrays
+        raise WrongKind(
+            f"write the mask as rows of True/False of one length, e.g. {example}; "
+            f"got {shown(answer)}."
+        ) from None
+
+
 @checker("your padding mask, one row of True/False per sequence")
 def check_padding_mask(answer, valid_lens, n_keys: int, *, side: str = "right") -> bool:
     """Check a key padding mask written by hand, one row per sequence of the batch.
@@ -190,7 +198,7 @@ def check_padding_mask(answer, valid_lens, n_keys: int, *, side: str = "right") 
     bool, True when ``answer`` equals :func:`attnlib.padding_mask` (without its query axis).
     """
     want = padding_mask(np.asarray(valid_lens), n_keys, side=side)[:, 0, :]
-    got = np.asarray(answer)
+    got = _as_mask(answer)
     if got.ndim == 3 and got.shape[1] == 1:
         got = got[:, 0, :]
     if got.shape != want.shape:

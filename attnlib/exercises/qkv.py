@@ -16,6 +16,7 @@ from attnlib.exercises import (
     check_close,
     check_function,
     checker,
+    function_name,
     show_answer,
 )
 
@@ -134,7 +135,7 @@ def check_one_head(fn) -> bool:
         fn,
         _reference_head,
         cases,
-        name=getattr(fn, "__name__", "your function"),
+        name=function_name(fn, "your function"),
         slips=(
             (
                 _unscaled_head,

@@ -14,7 +14,13 @@ import numpy as np
 from attnlib.core.attention import attention
 from attnlib.core.masks import causal_mask
 from attnlib.core.softmax import softmax
-from attnlib.exercises import WrongKind, check_function, checker, show_answer
+from attnlib.exercises import (
+    as_texts,
+    check_function,
+    checker,
+    function_name,
+    show_answer,
+)
 
 #: The steps of one attention head, in the order the book uses (the reader puts a
 #: shuffled copy back in order).
@@ -45,11 +51,8 @@ def check_pipeline_order(answer) -> bool:
     -------
     bool
     """
-    if isinstance(answer, str) or not hasattr(answer, "__iter__"):
-        raise WrongKind(
-            "give the steps as a list of strings, e.g. ['project', 'score', ...]."
-        )
-    got = tuple(str(s).strip().lower() for s in answer)
+    steps = as_texts(answer, "the steps", "['project', 'score', ...]")
+    got = tuple(s.strip().lower() for s in steps)
     if sorted(got) != sorted(PIPELINE_STEPS):
         print(
             f"Not yet: use exactly these steps once each: {', '.join(sorted(PIPELINE_STEPS))}."
@@ -168,6 +171,6 @@ def check_attention_function(fn) -> bool:
         fn,
         _reference,
         _cases(),
-        name=getattr(fn, "__name__", "your function"),
+        name=function_name(fn, "your function"),
         slips=ATTENTION_SLIPS,
     )

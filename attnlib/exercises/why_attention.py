@@ -9,7 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.data.examples import BANK
-from attnlib.exercises import WrongKind, as_floats, check_close, checker, show_answer
+from attnlib.exercises import (
+    WrongKind,
+    as_floats,
+    as_word,
+    check_close,
+    checker,
+    show_answer,
+    shown,
+)
 
 #: Situations for the exercise "self-attention or cross-attention?". In each, the
 #: queries come from the first sequence named and the keys and values from the second.
@@ -66,15 +74,16 @@ def check_attention_kind(answers) -> bool:
         raise WrongKind(
             f"give a dict such as {{'a': 'self', ...}}; got a {type(answers).__name__}."
         )
-    missing = sorted(set(_KINDS) - set(answers))
+    missing = [case for case in sorted(_KINDS) if case not in answers]
     if missing:
         print(f"Not yet: no answer for case(s) {', '.join(missing)}.")
         return False
     for case in sorted(_KINDS):
-        given = str(answers[case]).strip().lower().replace("-attention", "")
+        given = (as_word(answers[case]) or "").replace("-attention", "")
         if given not in ("self", "cross"):
             print(
-                f"Not yet: case {case}: answer 'self' or 'cross', not {answers[case]!r}."
+                f"Not yet: case {case}: answer 'self' or 'cross', not "
+                f"{shown(answers[case])}."
             )
             return False
         if given != _KINDS[case]:
