@@ -162,6 +162,7 @@ def check_close(
     *,
     name: str = "your answer",
     atol: float = 1e-3,
+    rtol: float = 0.0,
     slips=(),
     hint: str | None = None,
 ) -> bool:
@@ -174,15 +175,18 @@ def check_close(
         infinities of the same sign are equal)
     name : str, how to call the answer in the message
     atol : float, the absolute tolerance (default 1e-3: answers worked by hand)
+    rtol : float, a tolerance relative to the expected value, added to ``atol``
+        (default 0; e.g. 0.01 for "within 1%", where slips also differ by a few %)
     slips : sequence of ``(wrong_value, hint)``: the results of typical mistakes; when
-        the answer matches one (within ``atol``, or 1% for large values), its hint is
+        the answer matches one (within the tolerance, or 1% for large values), its hint is
         printed
     hint : str, optional; printed when no slip is recognised
 
     Returns
     -------
     bool
-        True if ``answer`` has the expected shape and every entry is within ``atol``. A
+        True if ``answer`` has the expected shape and every entry is within
+        ``atol + rtol * |expected|``. A
         wrong answer names the first entry that is off, without the expected value
         unless the calling checker runs with ``show_answer=True``.
 
@@ -203,31 +207,43 @@ def check_close(
         return False
     with np.errstate(all="ignore"):
         err = np.where(got == want, 0.0, np.abs(got - want))  # inf == inf: no error
-        if np.all(err <= atol):
+        tol = atol + rtol * np.abs(np.where(np.isfinite(want), want, 0.0))
+        if np.all(err <= tol):
             print(f"Correct: {fmt(got, name + ' = ')}.")
             return True
-        worst = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
+        worst = (
+            np.unravel_index(int(np.argmax(err - tol)), err.shape) if err.ndim else ()
+        )
         where = f" at index {tuple(int(i) for i in worst)}" if worst else ""
         print(
             f"Not yet: {name}{where} is {number(float(got[worst]))}, which is off by "
-            f"more than the tolerance {atol:g}."
+            f"more than the tolerance {_tolerance(atol, rtol)}."
         )
         found = diagnose_close(got, want, atol=atol)
         for value, slip_hint in slips:
             if found:
                 break
             alt = np.asarray(value, dtype=float)
-            if alt.shape == got.shape and np.allclose(got, alt, atol=atol, rtol=1e-2):
+            if alt.shape == got.shape and np.allclose(
+                got, alt, atol=atol, rtol=max(rtol, 1e-2)
+            ):
                 found = slip_hint
-        if not found and np.all(err <= 20 * atol) and np.all(np.isfinite(want)):
+        if not found and np.all(err <= 20 * tol) and np.all(np.isfinite(want)):
             found = (
                 "you are close; did you round too early? Keep more decimals in the "
-                f"intermediate steps (the tolerance is {atol:g})."
+                f"intermediate steps (the tolerance is {_tolerance(atol, rtol)})."
             )
     if found or hint:
         print(f"Hint: {found or hint}")
     reveal(want, name="the answer")
     return False
+
+
+def _tolerance(atol: float, rtol: float) -> str:
+    if not rtol:
+        return f"{atol:g}"
+    relative = f"{100 * rtol:g}% of the answer"
+    return relative if not atol else f"{atol:g} + {relative}"
 
 
 def check_shape_dict(answer, expected: dict, *, what: str, context: str) -> bool:

@@ -152,20 +152,53 @@ def _shift_cases():
     ]
 
 
+def _blocks(angles) -> np.ndarray:
+    """The block-diagonal matrix of 2 x 2 blocks [[cos a, sin a], [-sin a, cos a]]."""
+    R = np.zeros((2 * len(angles), 2 * len(angles)))
+    for i, a in enumerate(angles):
+        R[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [
+            [np.cos(a), np.sin(a)],
+            [-np.sin(a), np.cos(a)],
+        ]
+    return R
+
+
+#: Typical slips of a home-made shift matrix and their diagnosis.
+SHIFT_SLIPS = (
+    (
+        lambda k, d: sinusoidal_shift_matrix(k, d).T,
+        "your matrix shifts by -k (it is the transpose): with the sine first in each "
+        "pair, the block is [[cos(k w), sin(k w)], [-sin(k w), cos(k w)]].",
+    ),
+    (
+        lambda k, d: _blocks([k] * (d // 2)),
+        "every pair turns by k radians; pair i turns at its own frequency, "
+        "w_i = 10000^(-2i/d_model), so by k * w_i.",
+    ),
+    (
+        lambda k, d: _blocks(k * 10000.0 ** (-np.arange(d // 2) / d)),
+        "the frequencies are w_i = 10000^(-2i/d_model): the exponent has 2i, "
+        "twice the pair's index.",
+    ),
+)
+
+
 @checker("your shift matrix")
 def check_shift_matrix(fn) -> bool:
     """Compare the reader's ``fn(k, d_model)`` with :func:`sinusoidal_shift_matrix`.
 
-    Also checks the defining property on the reader's matrix: ``fn(k, d) @ PE(p) = PE(p
-    + k)``.
+    Also checks the defining property on the reader's matrix: ``fn(k, d) @ PE(p) =
+    PE(p + k)`` for ``k = 5, d = 8``. The typical slips (:data:`SHIFT_SLIPS`: the
+    transpose, one frequency for every pair, ``i`` for ``2i`` in the exponent) are
+    named when the reader's function matches one.
 
     Returns
     -------
-    bool, True when every case matches within 1e-9.
+    bool, True when every case matches within 1e-6 (``numpy.allclose``).
     """
     cases = _shift_cases()
     if not check_labelled_cases(
-        fn, sinusoidal_shift_matrix, cases, name="your shift matrix"
+        fn, sinusoidal_shift_matrix, cases, name="your shift matrix", slips=SHIFT_SLIPS
     ):
         return False
     pe = sinusoidal_encoding(20, 8)  # (20, 8)

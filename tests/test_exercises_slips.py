@@ -1,0 +1,839 @@
+"""Issue 26, item 2: every slip a checker names shows on the checker's own inputs.
+
+One row per named slip: the mistake as a learner would write it (here, independently of
+the checker's own slip functions), the checker's verdict (``False``) and the words of
+its diagnosis, printed before any expected value. One row per checker with a right
+answer worked out independently (by hand, with ``math`` or with plain numpy loops):
+it passes. The folded solutions of the chapters pass too
+(``tests/test_exercises_notebooks.py``); the slips of chapters 5 and 8 are the learner's
+mistakes of ``tests/test_exercises_diagnoses.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnlib.exercises import (
+    bottleneck,
+    cost,
+    heads,
+    interpretability,
+    layer,
+    learning,
+    masks,
+    position,
+    qkv,
+    scoring,
+    softmax,
+    summary,
+    values,
+    why_attention,
+)
+
+E = math.e
+BANK_VALUES = [[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]
+P = np.array([E**2, E, 1.0]) / (E**2 + E + 1)  # softmax([2, 1, 0]) by hand
+KINDS = {"a": "self", "b": "cross", "c": "cross", "d": "self"}
+
+
+def rows_softmax(s, axis=-1):
+    """Softmax by hand: shift by the maximum, exponentiate, divide by the total."""
+    s = np.asarray(s, dtype=float)
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def head(Q, K, V, scale=True):
+    """One head written out: softmax(Q K^T / sqrt(d_k)) V."""
+    S = Q @ K.T / (math.sqrt(Q.shape[-1]) if scale else 1.0)
+    return rows_softmax(S) @ V
+
+
+def layer_norm_by_hand(x, g, b, eps, *, sqrt_plus_eps=False, ddof=0, axis=-1):
+    x = np.asarray(x, dtype=float)
+    mean = x.mean(axis=axis, keepdims=True)
+    var = ((x - mean) ** 2).sum(axis=axis, keepdims=True) / (x.size / mean.size - ddof)
+    denominator = np.sqrt(var) + eps if sqrt_plus_eps else np.sqrt(var + eps)
+    return (x - mean) / denominator * g + b
+
+
+def shift_by_hand(k, d, *, transpose=False, frequency=None):
+    R = np.zeros((d, d))
+    for i in range(d // 2):
+        w = 10000 ** (-2 * i / d) if frequency is None else frequency(i, d)
+        c, s = math.cos(k * w), math.sin(k * w)
+        block = [[c, -s], [s, c]] if transpose else [[c, s], [-s, c]]
+        R[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = block
+    return R
+
+
+def merge_by_hand(m_a, l_a, m_b, l_b):
+    m = max(m_a, m_b)
+    return m, l_a * math.exp(m_a - m) + l_b * math.exp(m_b - m)
+
+
+def decoder_scores():
+    """The chapter-2 decoder step by hand: w_v . tanh(s + h_j), W_q = W_k = I."""
+    s, hs = (1.0, -1.0), ((1.0, 0.0), (0.0, 2.0), (0.0, 0.0))
+    return [math.tanh(s[0] + h[0]) + math.tanh(s[1] + h[1]) for h in hs]
+
+
+def head_output_by_hand(scale):
+    """check_head_output's case: q = [1, 0], keys I, values [[1, 2], [3, 4]]."""
+    a = 1 / math.sqrt(2) if scale else 1.0  # the score of the first key; the other 0
+    w0 = math.exp(a) / (math.exp(a) + 1)
+    return [w0 * 1 + (1 - w0) * 3, w0 * 2 + (1 - w0) * 4]
+
+
+HEAD_SCORES = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 2.0]])
+MEMORY = {"n": 4096, "heads": 32, "bytes_per_entry": 2}  # exactly 1 GiB
+ONE_GIB = 32 * 4096**2 * 2
+RIVER = "The fisherman repaired his net beside the bank."
+
+# (name, the learner's attempt, words of the diagnosis)
+SLIPS = [
+    # chapter 1
+    (
+        "uniform mixture: sum, not mean",
+        lambda: why_attention.check_uniform_mixture([3, 3]),
+        "sum of the value vectors",
+    ),
+    (
+        "attention kind: a cross case called self",
+        lambda: why_attention.check_attention_kind(dict(KINDS, b="self")),
+        "one sequence or two different sequences",
+    ),
+    # chapter 2
+    (
+        "rnn step: W_h @ h_prev",
+        lambda: bottleneck.check_rnn_step(
+            lambda x, h, W_x, W_h, b: np.tanh(x @ W_x + W_h @ h + b)
+        ),
+        "transpose of W_h",
+    ),
+    (
+        "rnn step: no tanh",
+        lambda: bottleneck.check_rnn_step(
+            lambda x, h, W_x, W_h, b: x @ W_x + h @ W_h + b
+        ),
+        "apply tanh",
+    ),
+    (
+        "capacity: inputs a state could hold",
+        lambda: bottleneck.check_capacity_bound(16 / 2),
+        "the number of inputs a state of size 16 could hold",
+    ),
+    (
+        "decoder step: the scores, not the weights",
+        lambda: bottleneck.check_decoder_step(decoder_scores()),
+        "Did you stop at the scores?",
+    ),
+    # chapter 3
+    (
+        "projection shapes: V as wide as the keys",
+        lambda: qkv.check_projection_shapes(
+            {"Q": (5, 4), "K": (5, 4), "V": (5, 4), "scores": (5, 5), "output": (5, 3)},
+            5,
+            6,
+            4,
+            3,
+        ),
+        "set by d_v",
+    ),
+    (
+        "projection shapes: scores as wide as the keys",
+        lambda: qkv.check_projection_shapes(
+            {"Q": (5, 4), "K": (5, 4), "V": (5, 3), "scores": (5, 4), "output": (5, 3)},
+            5,
+            6,
+            4,
+            3,
+        ),
+        "one per pair",
+    ),
+    (
+        "head output: unscaled",
+        lambda: qkv.check_head_output(
+            head_output_by_hand(scale=False), [1.0, 0.0], np.eye(2), [[1, 2], [3, 4]]
+        ),
+        "not scaled",
+    ),
+    (
+        "one head: unscaled",
+        lambda: qkv.check_one_head(
+            lambda X, W_Q, W_K, W_V: head(X @ W_Q, X @ W_K, X @ W_V, scale=False)
+        ),
+        "not scaled",
+    ),
+    # chapter 4
+    (
+        "dot product: sum of the coordinates",
+        lambda: scoring.check_dot_product(1 - 2 + 3 + 1, [1.0, -2.0], [3.0, 1.0]),
+        "sum of all coordinates",
+    ),
+    (
+        "dot product: signs dropped",
+        lambda: scoring.check_dot_product(3 + 2, [1.0, -2.0], [3.0, 1.0]),
+        "mind the signs",
+    ),
+    (
+        "scaled score: not scaled",
+        lambda: scoring.check_scaled_score(24, 24, 16),
+        "not scaled",
+    ),
+    (
+        "scaled score: divided by d_k",
+        lambda: scoring.check_scaled_score(1.5, 24, 16),
+        "divided by d_k",
+    ),
+    (
+        "score function: unscaled",
+        lambda: scoring.check_score_function(lambda Q, K: Q @ K.T),
+        "unscaled dot products",
+    ),
+    (
+        "score function: divided by d_k",
+        lambda: scoring.check_score_function(lambda Q, K: Q @ K.T / Q.shape[1]),
+        "divided by d_k",
+    ),
+    # chapter 6 (chapter 5: tests/test_exercises_diagnoses.py)
+    (
+        "output: plain average",
+        lambda: values.check_output([1.0, 1.0], [0.2, 0.3, 0.5], BANK_VALUES),
+        "plain average",
+    ),
+    (
+        "output: plain sum",
+        lambda: values.check_output([3.0, 3.0], [0.2, 0.3, 0.5], BANK_VALUES),
+        "plain sum",
+    ),
+    (
+        "attention: unscaled",
+        lambda: values.check_attention(lambda Q, K, V: head(Q, K, V, scale=False)),
+        "not scaled",
+    ),
+    (
+        "attention: softmax over the queries",
+        lambda: values.check_attention(
+            lambda Q, K, V: rows_softmax(Q @ K.T / math.sqrt(Q.shape[1]), axis=0) @ V
+        ),
+        "normalise each column",
+    ),
+    (
+        "attention: no shift by the maximum",
+        lambda: values.check_attention(
+            lambda Q, K, V: (
+                (
+                    np.exp(Q @ K.T / math.sqrt(Q.shape[1]))
+                    / np.exp(Q @ K.T / math.sqrt(Q.shape[1])).sum(axis=1, keepdims=True)
+                )
+                @ V
+            )
+        ),
+        "stable softmax",
+    ),
+    # chapter 7
+    (
+        "head weights: a head forgotten",
+        lambda: heads.check_head_weights(rows_softmax(HEAD_SCORES)[:2], HEAD_SCORES),
+        "forget a head",
+    ),
+    (
+        "head weights: one total over all heads",
+        lambda: heads.check_head_weights(
+            np.exp(HEAD_SCORES) / np.exp(HEAD_SCORES).sum(), HEAD_SCORES
+        ),
+        "sum to 1 over all heads together",
+    ),
+    (
+        "head weights: powers not normalised",
+        lambda: heads.check_head_weights(np.exp(HEAD_SCORES), HEAD_SCORES),
+        "does not sum to 1",
+    ),
+    (
+        "head weights: softmax down the columns",
+        lambda: heads.check_head_weights(
+            rows_softmax(HEAD_SCORES, axis=0), HEAD_SCORES
+        ),
+        "normalised each column",
+    ),
+    (
+        "merge heads: reshape without moving the head axis",
+        lambda: heads.check_merge_heads(
+            lambda x: np.reshape(x, x.shape[:-3] + (x.shape[-2], -1))
+        ),
+        "mixes positions",
+    ),
+    # chapter 8b (chapter 8: tests/test_exercises_diagnoses.py)
+    (
+        "encoding entries: sine and cosine swapped",
+        lambda: position.check_encoding_entries(
+            [math.cos(1), math.sin(2), math.cos(0.03)], [(1, 0), (2, 1), (3, 2)]
+        ),
+        "even coordinates (0, 2, ...) hold the sine",
+    ),
+    (
+        "reordered output: the identity",
+        lambda: position.check_reordered_output(
+            [0, 1, 2, 3, 4],
+            "the dog bit the man".split(),
+            "the man bit the dog".split(),
+        ),
+        "belongs to 'man'",
+    ),
+    (
+        "shift matrix: transposed",
+        lambda: position.check_shift_matrix(
+            lambda k, d: shift_by_hand(k, d, transpose=True)
+        ),
+        "shifts by -k",
+    ),
+    (
+        "shift matrix: one frequency",
+        lambda: position.check_shift_matrix(
+            lambda k, d: shift_by_hand(k, d, frequency=lambda i, d: 1.0)
+        ),
+        "its own frequency",
+    ),
+    (
+        "shift matrix: i for 2i",
+        lambda: position.check_shift_matrix(
+            lambda k, d: shift_by_hand(k, d, frequency=lambda i, d: 10000 ** (-i / d))
+        ),
+        "twice the pair's index",
+    ),
+    # chapter 9
+    (
+        "score entries: neighbours only",
+        lambda: cost.check_score_entries(2 * 2048, 2048),
+        "not only with its neighbours",
+    ),
+    (
+        "score entries: a causal mask's pairs",
+        lambda: cost.check_score_entries(2048 * 2049 // 2, 2048),
+        "causal mask",
+    ),
+    (
+        "memory: GB",
+        lambda: cost.check_score_memory(ONE_GIB / 1e9, **MEMORY),
+        "in GB (10^9 bytes)",
+    ),
+    (
+        "memory: one head",
+        lambda: cost.check_score_memory(1 / 32, **MEMORY),
+        "forget the other heads",
+    ),
+    (
+        "memory: one head in GB",
+        lambda: cost.check_score_memory(ONE_GIB / 32 / 1e9, **MEMORY),
+        "that is one head, in GB",
+    ),
+    (
+        "memory: four bytes a score",
+        lambda: cost.check_score_memory(2.0, **MEMORY),
+        "4 bytes per score",
+    ),
+    (
+        "memory: bytes",
+        lambda: cost.check_score_memory(ONE_GIB, **MEMORY),
+        "that is in bytes",
+    ),
+    (
+        "skipped tiles: the computed ones",
+        lambda: cost.check_skipped_tiles(4 * 5 // 2, 16, 4),
+        "counts the tiles that are computed",
+    ),
+    (
+        "skipped tiles: score entries",
+        lambda: cost.check_skipped_tiles(16 * 16 - 16 * 17 // 2, 16, 4),
+        "counts skipped score entries",
+    ),
+    (
+        "merge: the first block's maximum",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (m_a, l_a + l_b * math.exp(m_b - m_a))
+        ),
+        "the merged maximum m is the larger",
+    ),
+    (
+        "merge: sums added without rescaling",
+        lambda: cost.check_merge(lambda m_a, l_a, m_b, l_b: (max(m_a, m_b), l_a + l_b)),
+        "measured from different maxima",
+    ),
+    (
+        "merge: exp of the maxima alone",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (
+                max(m_a, m_b),
+                (l_a * math.exp(m_a) + l_b * math.exp(m_b)) / math.exp(max(m_a, m_b)),
+            )
+        ),
+        "an exponential overflowed",
+    ),
+    # chapter 10
+    (
+        "learned or computed: scores called learned",
+        lambda: learning.check_learned_or_computed(
+            dict(learning.LEARNED_OR_COMPUTED, scores="learned")
+        ),
+        "does training store it",
+    ),
+    (
+        "score gradient: the upstream gradient",
+        lambda: learning.check_score_gradient([1.0, 0.0, 0.0], P, [1.0, 0.0, 0.0]),
+        "multiply by the softmax Jacobian",
+    ),
+    (
+        "score gradient: <p, g> not subtracted",
+        lambda: learning.check_score_gradient(P * [1.0, 0.0, 0.0], P, [1.0, 0.0, 0.0]),
+        "forgot to subtract <p, g>",
+    ),
+    (
+        "score gradient: does not sum to 0",
+        lambda: learning.check_score_gradient([0.2, 0.2, 0.2], P, [1.0, 0.0, 0.0]),
+        "always sums to 0",
+    ),
+    (
+        "jacobian: diag(p) only",
+        lambda: learning.check_softmax_jacobian(lambda p: np.diag(p)),
+        "subtract the outer product",
+    ),
+    (
+        "jacobian: -p p^T only",
+        lambda: learning.check_softmax_jacobian(lambda p: -np.outer(p, p)),
+        "add diag(p)",
+    ),
+    # chapter 10b: the layer norm's slips on the inputs of the checker
+    (
+        "layer norm: sqrt(var) + eps",
+        lambda: layer.check_layer_norm(
+            lambda x, g, b, eps: layer_norm_by_hand(x, g, b, eps, sqrt_plus_eps=True)
+        ),
+        "eps goes inside the square root",
+    ),
+    (
+        "layer norm: sample variance",
+        lambda: layer.check_layer_norm(
+            lambda x, g, b, eps: layer_norm_by_hand(x, g, b, eps, ddof=1)
+        ),
+        "sample variance",
+    ),
+    (
+        "layer norm: the whole array",
+        lambda: layer.check_layer_norm(
+            lambda x, g, b, eps: (x - x.mean()) / np.sqrt(x.var() + eps) * g + b
+        ),
+        "over the whole array",
+    ),
+    (
+        "layer norm: statistics across positions",
+        lambda: layer.check_layer_norm(
+            lambda x, g, b, eps: layer_norm_by_hand(x, g, b, eps, axis=0)
+        ),
+        "over the first axis",
+    ),
+    (
+        "layer norm: no eps",
+        lambda: layer.check_layer_norm(
+            lambda x, g, b, eps: layer_norm_by_hand(x, g, b, 0.0)
+        ),
+        "you leave out eps",
+    ),
+    (
+        "layer norm: gain and bias swapped",
+        lambda: layer.check_layer_norm(
+            lambda x, g, b, eps: layer_norm_by_hand(x, b, g, eps)
+        ),
+        "gain and bias are swapped",
+    ),
+    (
+        "layer norm: bias before the gain",
+        lambda: layer.check_layer_norm(
+            lambda x, g, b, eps: (layer_norm_by_hand(x, 1.0, b, eps)) * g
+        ),
+        "add the bias before multiplying",
+    ),
+    (
+        "parameter count: no layer norms",
+        lambda: layer.check_parameter_count(
+            4 * (384 * 384 + 384) + 2 * 384 * 1536 + 1536 + 384, d_model=384, d_ff=1536
+        ),
+        "the two layer norms",
+    ),
+    (
+        "parameter count: no biases",
+        lambda: layer.check_parameter_count(
+            4 * 384 * 384 + 2 * 384 * 1536 + 4 * 384, d_model=384, d_ff=1536
+        ),
+        "a bias vector as well",
+    ),
+    # chapter 11
+    (
+        "weighted norms: the weights themselves",
+        lambda: interpretability.weighted_norms_answer([0.6, 0.1]),
+        "these are the weights themselves",
+    ),
+    (
+        "weighted norms: the vectors' lengths alone",
+        lambda: interpretability.weighted_norms_answer([0.5, 5.0]),
+        "lengths of f(x) alone",
+    ),
+    (
+        "norm share: the weight share",
+        lambda: interpretability.norm_share_function(
+            lambda out, layer, key: float(out.attention[layer, :, :, key].mean())
+        ),
+        "That is the weight share",
+    ),
+    (
+        "norm share: a sum over the heads",
+        lambda: interpretability.norm_share_function(
+            lambda out, layer, key: float(
+                (
+                    out.weighted_norms()[layer]
+                    / out.weighted_norms()[layer].sum(axis=-1, keepdims=True)
+                )[:, :, key]
+                .mean(axis=-1)
+                .sum()
+            )
+        ),
+        "a sum over the 12 heads",
+    ),
+    # chapter 12
+    (
+        "pipeline: softmax before the mask",
+        lambda: summary.check_pipeline_order(
+            ["project", "score", "scale", "softmax", "mask", "weighted sum"]
+        ),
+        "the mask acts before the softmax",
+    ),
+    (
+        "pipeline: weighted sum before the softmax",
+        lambda: summary.check_pipeline_order(
+            ["project", "score", "scale", "mask", "weighted sum", "softmax"]
+        ),
+        "needs the weights",
+    ),
+    (
+        "pipeline: scores before the projection",
+        lambda: summary.check_pipeline_order(
+            ["score", "project", "scale", "mask", "softmax", "weighted sum"]
+        ),
+        "comes too early",
+    ),
+]
+
+
+def strongest_head_slip():
+    """Counting the layer and head from 1 (the strongest head found with numpy)."""
+    from attnlib.models import minilm
+
+    sentence = "The animal didn't cross the street because it was too tired."
+    out = minilm.forward(sentence)
+    w = out.attention[:, :, out.index("it"), out.index("animal")]
+    layer_, head_ = (int(i) for i in np.unravel_index(np.argmax(w), w.shape))
+    return interpretability.strongest_head_answer(
+        sentence, "it", "animal", layer_ + 1, head_ + 1
+    )
+
+
+SLIPS.append(("strongest head: counted from 1", strongest_head_slip, "counted from 1"))
+
+
+@pytest.mark.parametrize("name, attempt, diagnosis", SLIPS, ids=[s[0] for s in SLIPS])
+def test_every_named_slip_is_caught_and_diagnosed(name, attempt, diagnosis, capsys):
+    assert attempt() is False
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet"), out
+    assert diagnosis in out, out
+    assert "Expected" not in out
+
+
+def test_the_issue_layer_norm_values_on_zero_and_a_thousandth():
+    """On [0, 1e-3] (eps = 1e-5) the right layer norm gives 0.1562, the slip 0.9804."""
+    x = np.array([[0.0, 1e-3]])
+    right = layer_norm_by_hand(x, 1.0, 0.0, 1e-5)
+    slip = layer_norm_by_hand(x, 1.0, 0.0, 1e-5, sqrt_plus_eps=True)
+    assert round(float(right[0, 1]), 4) == 0.1562
+    assert round(float(slip[0, 1]), 4) == 0.9804
+    labels = [label for label, _, _ in layer._norm_cases()]
+    assert any("[0, 0.001]" in label for label in labels)
+
+
+# --- right answers, worked out independently, pass ------------------------------
+
+RIGHT = [
+    ("uniform mixture", lambda: why_attention.check_uniform_mixture([1, 1])),
+    ("attention kind", lambda: why_attention.check_attention_kind(KINDS)),
+    (
+        "rnn step",
+        lambda: bottleneck.check_rnn_step(
+            lambda x, h, W_x, W_h, b: np.tanh(x @ W_x + h @ W_h + b)
+        ),
+    ),
+    ("capacity bound", lambda: bottleneck.check_capacity_bound(16 / (40 * 2))),
+    (
+        "decoder step",
+        lambda: bottleneck.check_decoder_step(
+            rows_softmax(decoder_scores()),
+            rows_softmax(decoder_scores()) @ np.array([[1, 0], [0, 2], [0, 0]]),
+        ),
+    ),
+    (
+        "projection shapes",
+        lambda: qkv.check_projection_shapes(
+            {"Q": (5, 4), "K": (5, 4), "V": (5, 3), "scores": (5, 5), "output": (5, 3)},
+            5,
+            6,
+            4,
+            3,
+        ),
+    ),
+    (
+        "head output",
+        lambda: qkv.check_head_output(
+            head_output_by_hand(scale=True), [1.0, 0.0], np.eye(2), [[1, 2], [3, 4]]
+        ),
+    ),
+    (
+        "one head",
+        lambda: qkv.check_one_head(
+            lambda X, W_Q, W_K, W_V: head(X @ W_Q, X @ W_K, X @ W_V)
+        ),
+    ),
+    ("dot product", lambda: scoring.check_dot_product(1, [1.0, -2.0], [3.0, 1.0])),
+    ("scaled score", lambda: scoring.check_scaled_score(6, 24, 16)),
+    (
+        "score function",
+        lambda: scoring.check_score_function(
+            lambda Q, K: Q @ K.T / math.sqrt(Q.shape[1])
+        ),
+    ),
+    (
+        "additive score",
+        lambda: scoring.check_additive_score(
+            math.tanh(1.0) + math.tanh(1.0),
+            [1.0, 0.0],
+            [0.0, 1.0],
+            np.eye(2),
+            np.eye(2),
+            [1, 1],
+        ),
+    ),
+    ("weights", lambda: softmax.check_weights(P, [2.0, 1.0, 0.0])),
+    ("softmax", lambda: softmax.check_softmax(rows_softmax)),
+    ("output", lambda: values.check_output([0.9, 1.1], [0.2, 0.3, 0.5], BANK_VALUES)),
+    (
+        "shapes",
+        lambda: values.check_shapes(
+            dict(
+                X=(10, 16),
+                W_Q=(16, 8),
+                W_K=(16, 8),
+                W_V=(16, 4),
+                Q=(10, 8),
+                K=(10, 8),
+                V=(10, 4),
+                scores=(10, 10),
+                weights=(10, 10),
+                Z=(10, 4),
+            ),
+            n=10,
+            d=16,
+            d_k=8,
+            d_v=4,
+        ),
+    ),
+    ("attention", lambda: values.check_attention(head)),
+    (
+        "head weights",
+        lambda: heads.check_head_weights(rows_softmax(HEAD_SCORES), HEAD_SCORES),
+    ),
+    (
+        "head shapes",
+        lambda: heads.check_head_shapes(
+            dict(
+                X=(2, 5, 12),
+                Q=(2, 5, 12),
+                Q_heads=(2, 3, 5, 4),
+                weights=(2, 3, 5, 5),
+                head_outputs=(2, 3, 5, 4),
+                merged=(2, 5, 12),
+                output=(2, 5, 12),
+            ),
+            batch=2,
+            length=5,
+            d_model=12,
+            num_heads=3,
+        ),
+    ),
+    (
+        "merge heads",
+        lambda: heads.check_merge_heads(
+            lambda x: np.concatenate([x[..., h, :, :] for h in range(x.shape[-3])], -1)
+        ),
+    ),
+    (
+        "visible",
+        lambda: masks.check_visible(
+            ["The", "bank", "flooded", "after"],
+            "after",
+            tokens=["The", "bank", "flooded", "after", "the", "storm", "."],
+            mask=np.tril(np.ones((7, 7), dtype=bool)),
+        ),
+    ),
+    (
+        "causal mask",
+        lambda: masks.check_causal_mask(
+            lambda n: np.array([[j <= i for j in range(n)] for i in range(n)]).reshape(
+                n, n
+            )
+        ),
+    ),
+    (
+        "padding mask",
+        lambda: masks.check_padding_mask(
+            [[True, True, True, False, False], [True] * 5], [3, 5], 5
+        ),
+    ),
+    (
+        "encoding entries",
+        lambda: position.check_encoding_entries(
+            [math.sin(1), math.cos(2), math.sin(0.03)], [(1, 0), (2, 1), (3, 2)]
+        ),
+    ),
+    (
+        "reordered output",
+        lambda: position.check_reordered_output(
+            [0, 4, 2, 3, 1],
+            "the dog bit the man".split(),
+            "the man bit the dog".split(),
+        ),
+    ),
+    ("shift matrix", lambda: position.check_shift_matrix(shift_by_hand)),
+    (
+        "layer shapes",
+        lambda: layer.check_layer_shapes(
+            dict(
+                X=(2, 5, 12),
+                Q_heads=(2, 3, 5, 4),
+                weights=(2, 3, 5, 5),
+                attended=(2, 5, 12),
+                h=(2, 5, 12),
+                ff_hidden=(2, 5, 24),
+                output=(2, 5, 12),
+            ),
+            batch=2,
+            length=5,
+            d_model=12,
+            num_heads=3,
+            d_ff=24,
+        ),
+    ),
+    ("layer norm", lambda: layer.check_layer_norm(layer_norm_by_hand)),
+    (
+        "parameter count",
+        lambda: layer.check_parameter_count(
+            4 * (384 * 384 + 384) + 2 * 384 * 1536 + 1536 + 384 + 4 * 384,
+            d_model=384,
+            d_ff=1536,
+        ),
+    ),
+    ("crossover", lambda: layer.check_crossover(512, d=512)),
+    ("score entries", lambda: cost.check_score_entries(2048 * 2048, 2048)),
+    ("score memory", lambda: cost.check_score_memory(1.0, **MEMORY)),
+    ("skipped tiles", lambda: cost.check_skipped_tiles(6, 16, 4)),
+    ("merge", lambda: cost.check_merge(merge_by_hand)),
+    (
+        "learned or computed",
+        lambda: learning.check_learned_or_computed(
+            {
+                **dict.fromkeys(["W_Q", "W_K", "W_V", "W_out", "b_out"], "learned"),
+                **dict.fromkeys(
+                    ["scores", "attention weights", "attention output", "0.6652"],
+                    "computed",
+                ),
+            }
+        ),
+    ),
+    (
+        "score gradient",
+        lambda: learning.check_score_gradient(
+            [P[0] * (1 - P[0]), -P[0] * P[1], -P[0] * P[2]], P, [1.0, 0.0, 0.0]
+        ),
+    ),
+    (
+        "softmax jacobian",
+        lambda: learning.check_softmax_jacobian(
+            lambda p: np.array(
+                [
+                    [p[i] * ((i == j) - p[j]) for j in range(len(p))]
+                    for i in range(len(p))
+                ]
+            )
+        ),
+    ),
+    ("weighted norms", lambda: interpretability.weighted_norms_answer([0.3, 0.5])),
+    (
+        "pipeline order",
+        lambda: summary.check_pipeline_order(
+            ["project", "score", "scale", "mask", "softmax", "weighted sum"]
+        ),
+    ),
+    (
+        "attention function",
+        lambda: summary.check_attention_function(
+            lambda Q, K, V, causal: (
+                rows_softmax(
+                    np.where(
+                        np.tri(len(Q), len(K), dtype=bool) | (not causal),
+                        Q @ K.T / math.sqrt(Q.shape[1]),
+                        -np.inf,
+                    )
+                )
+                @ V
+            )
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("name, attempt", RIGHT, ids=[r[0] for r in RIGHT])
+def test_a_right_answer_worked_out_independently_passes(name, attempt, capsys):
+    assert attempt() is True
+    out = capsys.readouterr().out
+    assert out.startswith("Correct") and "Not yet" not in out, out
+
+
+# --- the issue's examples ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: layer.check_layer_norm("my answer"), "give the function itself"),
+        (lambda: position.check_shift_matrix("R"), "give the function itself"),
+        (
+            lambda: cost.check_merge(lambda m_a, l_a, m_b, l_b: (m_a, l_a, 0.0)),
+            "returned 3 values; return the pair (m, l)",
+        ),
+    ],
+    ids=["layer norm given text", "shift matrix given text", "merge with 3 values"],
+)
+def test_the_issue_examples_get_a_sentence_not_a_traceback(call, words, capsys):
+    assert call() is False
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet: ") and words in out and out.count("\n") == 1, out
+
+
+def test_the_layer_norm_of_the_issue_is_rejected_on_the_tiny_variance_row(capsys):
+    assert not layer.check_layer_norm(
+        lambda x, g, b, eps: (
+            (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + eps) * g + b
+        )
+    )
+    out = capsys.readouterr().out
+    assert "[0, 0.001]" in out and "0.9804" in out and "eps goes inside" in out
