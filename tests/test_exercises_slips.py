@@ -502,7 +502,23 @@ SLIPS = [
         ),
         "a sum over the 12 heads",
     ),
-    # chapter 12
+    # chapter 12 (its masking slips: tests/test_exercises_diagnoses.py)
+    (
+        "attention function: unscaled",
+        lambda: summary.check_attention_function(
+            lambda Q, K, V, causal: (
+                rows_softmax(
+                    np.where(
+                        np.tri(len(Q), len(K), dtype=bool) | (not causal),
+                        Q @ K.T,
+                        -np.inf,
+                    )
+                )
+                @ V
+            )
+        ),
+        "the scores are not scaled",
+    ),
     (
         "pipeline: softmax before the mask",
         lambda: summary.check_pipeline_order(

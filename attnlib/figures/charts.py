@@ -109,7 +109,7 @@ def length_curve(lengths, curves: dict, *, chance: float | None = None):
                 100 * y,
                 marker=markers[k % 4],
                 color=OKABE_ITO[(0, 5, 2, 3)[k % 4]],
-                label=name,
+                label=literal(name),
             )
     if chance is not None:
         axes[0].axhline(100 * chance, ls=":", color=OKABE_ITO[7], label="guessing")

@@ -282,8 +282,8 @@ def layer_head_grids(
         ax.set_yticks(range(n_layers))
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
-        ax.set_title(title, fontsize=9)
-    fig.colorbar(image, ax=axes, label=label, shrink=0.9)
+        ax.set_title(literal(title), fontsize=9)
+    fig.colorbar(image, ax=axes, label=literal(label), shrink=0.9)
     return fig
 
 
@@ -341,11 +341,11 @@ def alignment_heatmaps(panels, *, panel_height: float = 3.6):
                 linewidths=1.2,
                 label="correct alignment",
             )
-        ax.set_xticks(range(w.shape[1]), labels=p["source"], rotation=90)
-        ax.set_yticks(range(w.shape[0]), labels=p["target"])
+        ax.set_xticks(range(w.shape[1]), labels=literal_labels(p["source"]), rotation=90)
+        ax.set_yticks(range(w.shape[0]), labels=literal_labels(p["target"]))
         ax.set_xlabel("source word (key)")
         ax.set_ylabel("target word being written (query)")
         if p.get("title"):
-            ax.set_title(p["title"])
+            ax.set_title(literal(p["title"]))
     fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="attention weight")
     return fig

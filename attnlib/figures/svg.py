@@ -44,6 +44,20 @@ def _one_line(label) -> str:
     return first + (f" ({', '.join(more)})" if more else "")
 
 
+def _finite(values, what: str) -> np.ndarray:
+    """``values`` as float64, or ``ValueError`` naming ``what`` if it holds NaN or inf."""
+    v = np.asarray(values, dtype=float)
+    if not np.isfinite(v).all():
+        raise ValueError(f"{what} must be finite numbers; got NaN or inf")
+    return v
+
+
+def _span(lo: float, hi: float) -> tuple[float, float]:
+    """An axis range that can be drawn: a single value (constant data) is widened by
+    one unit on each side."""
+    return (lo, hi) if hi > lo else (lo - 1.0, hi + 1.0)
+
+
 def _number(x: float, fmt: str = "{:.2f}") -> str:
     """A number as the text alternatives state it (no negative zero)."""
     return fmt.format(float(x) + 0.0).replace("-0.00", "0.00")
@@ -108,8 +122,8 @@ def bar_chart(
     (drawn in the Okabe-Ito colours, with a legend). The text alternative lists every
     bar (:func:`bar_chart_alt`) unless ``alt`` is given.
     """
-    v = np.atleast_2d(np.asarray(values, dtype=float))
-    lo, hi = float(y_range[0]), float(y_range[1])
+    v = np.atleast_2d(_finite(values, "values"))
+    lo, hi = _span(*(float(r) for r in _finite(y_range, "y_range")))
     left, right, top, bottom = 40, 8, 22, 34
     plot_w, plot_h = width - left - right, height - top - bottom
 
@@ -142,7 +156,7 @@ def bar_chart(
                 f"height='{abs(zero - y1):.1f}' fill='{color}'/>"
             )
             ty = min(y1, zero) - 3 if v[s, j] >= 0 else max(y1, zero) + 10
-            parts.append(_text(x0 + bar_w / 2, ty, fmt.format(v[s, j]), size=9))
+            parts.append(_text(x0 + bar_w / 2, ty, _number(v[s, j], fmt), size=9))
     parts.append(
         f"<line x1='{left}' x2='{width - right}' y1='{zero:.1f}' y2='{zero:.1f}' "
         "stroke='black'/>"
@@ -191,6 +205,9 @@ def arrows(
     """2-D arrows from the origin on square axes from ``-extent`` to ``extent``; the labels
     are listed under the plot in the arrows' colours (so that they never overlap). The text
     alternative gives every arrow's end point (:func:`arrows_alt`) unless ``alt`` is given."""
+    _finite(vectors, "vectors")
+    if not extent > 0:
+        raise ValueError(f"extent must be positive; got {extent}")
     pad = 14
     scale = (size - 2 * pad) / (2 * extent)
 
@@ -310,6 +327,8 @@ def heatmap(
     is given."""
     from matplotlib import colormaps
 
+    if not vmin < vmax:
+        raise ValueError(f"vmin must be smaller than vmax; got {vmin} and {vmax}")
     alt = alt or heatmap_alt(matrix, row_labels, col_labels, title)
     m = np.asarray(matrix, dtype=float)
     cmap = cmap or WEIGHT_CMAP
@@ -410,17 +429,20 @@ def line_chart(
     """Lines on log-log axes (decade ticks); ``series`` maps a legend name to y values. The
     text alternative gives each line's values (:func:`line_chart_alt`, with the exact values
     ``marked`` at ``mark_x``) unless ``alt`` is given."""
+    x = _finite(x, "x")
+    if not (x > 0).all():
+        raise ValueError("x must be positive: the axes are logarithmic")
     alt = alt or line_chart_alt(
         x, series, title, xlabel=xlabel, ylabel=ylabel, mark_x=mark_x, marked=marked
     )
-    x = np.log10(np.asarray(x, dtype=float))
+    x = np.log10(x)
     ys = {
-        k: np.log10(np.maximum(np.asarray(v, dtype=float), 1e-12))
+        k: np.log10(np.maximum(_finite(v, f"series {k!r}"), 1e-12))
         for k, v in series.items()
     }
     all_y = np.concatenate(list(ys.values()))
-    x_lo, x_hi = np.floor(x.min()), np.ceil(x.max())
-    y_lo, y_hi = np.floor(all_y.min()), np.ceil(all_y.max())
+    x_lo, x_hi = _span(np.floor(x.min()), np.ceil(x.max()))
+    y_lo, y_hi = _span(np.floor(all_y.min()), np.ceil(all_y.max()))
     left, right, top, bottom = 48, 10, 22, 36
     pw, ph = width - left - right, height - top - bottom
 

@@ -16,7 +16,7 @@ from attnlib.figures.precomputed import (
     figure_png,
     readout_table,
 )
-from attnlib.figures.style import OKABE_ITO
+from attnlib.figures.style import OKABE_ITO, literal_labels
 
 __all__ = [
     "model_state",
@@ -291,7 +291,7 @@ def layer_figure(state: dict) -> plt.Figure:
     ax_c.set_ylim(-0.2, 1.0)
     ax_c.axhline(0, color="black", linewidth=0.6)
     ax_c.set_ylabel("cos(X, Y)")
-    ax_c.set_xticks(x, labels=state["tokens"], rotation=45, ha="right")
+    ax_c.set_xticks(x, labels=literal_labels(state["tokens"]), rotation=45, ha="right")
     return fig
 
 

@@ -18,7 +18,7 @@ from attnlib.figures.precomputed import (
     figure_png,
     readout_table,
 )
-from attnlib.figures.style import OKABE_ITO
+from attnlib.figures.style import OKABE_ITO, literal
 
 __all__ = ["query_key_state", "query_key_figure", "query_key_svg", "QueryKeyExplorer"]
 
@@ -60,7 +60,7 @@ def query_key_figure(state: dict, query, keys, values, tokens) -> plt.Figure:
             xytext=(0, 0),
             arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.8},
         )
-        ax.text(vec[0], vec[1], f" {label}", color=color, fontsize=9, va="bottom")
+        ax.text(vec[0], vec[1], f" {literal(label)}", color=color, fontsize=9, va="bottom")
 
     for j, (kv, t) in enumerate(zip(k, tokens)):
         arrow(
