@@ -38,6 +38,7 @@ in :mod:`attnlib.data.translation_task`.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -474,29 +475,120 @@ def train(
     return model
 
 
+#: The key of the table of contents that :func:`save` writes (format 2).
+_MANIFEST = "manifest.json"
+
+
 def save(models: dict, path) -> None:
-    """Write models (name -> EncoderDecoder) to one compressed ``.npz``, parameters as float32."""
+    """Write models (name -> EncoderDecoder) to one compressed ``.npz``, parameters as
+    float32.
+
+    Every name that is a ``str`` round-trips through :func:`load`, whatever it holds
+    ("run/attention", spaces, dots, any Unicode): the names are written once, in a
+    table of contents (JSON, stored as a 0-d string array under ``"manifest.json"``),
+    and each model's arrays are stored under its position in that table
+    (``"0/E_src"``, ``"0/history/loss"``, ...), so that no name is ever split at a
+    ``/``. History keys are stored the same way.
+
+    Parameters
+    ----------
+    models : dict, str -> EncoderDecoder (parameters of any real dtype; histories of
+        numbers)
+    path : str or path-like, the file to write (``numpy.savez_compressed`` adds
+        ``.npz`` if missing)
+
+    Raises
+    ------
+    TypeError
+        If ``models`` is not a dict, a name or a history key is not a ``str`` (an int
+        name would come back as a str), or a value is not an :class:`EncoderDecoder`.
+    KeyError
+        If a model lacks one of the parameters of its kind (``model.names``).
+    """
+    if not isinstance(models, dict):
+        raise TypeError(
+            "models must be a dict of name -> EncoderDecoder; got "
+            f"{type(models).__name__}"
+        )
+    manifest = {"format": 2, "models": []}
     arrays = {}
-    for name, model in models.items():
-        arrays[f"{name}/attend"] = np.array(model.attend)
+    for i, (name, model) in enumerate(models.items()):
+        if not isinstance(name, str):
+            raise TypeError(
+                f"models: every name must be a str (it is stored as text); got "
+                f"{name!r} of type {type(name).__name__}"
+            )
+        if not isinstance(model, EncoderDecoder):
+            raise TypeError(
+                f"models[{name!r}] must be an EncoderDecoder; got "
+                f"{type(model).__name__}"
+            )
+        missing = [k for k in model.names if k not in model.params]
+        if missing:
+            raise KeyError(f"models[{name!r}] lacks the parameters {missing}")
+        for key in model.history:
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"models[{name!r}].history: every key must be a str; got {key!r}"
+                )
+        manifest["models"].append(
+            {"name": name, "attend": bool(model.attend), "history": list(model.history)}
+        )
         for k in model.names:
-            arrays[f"{name}/{k}"] = model.params[k].astype(np.float32)
-        for k, v in model.history.items():
-            arrays[f"{name}/history/{k}"] = np.asarray(v, dtype=np.float64)
+            arrays[f"{i}/{k}"] = np.asarray(model.params[k]).astype(np.float32)
+        for j, values in enumerate(model.history.values()):
+            arrays[f"{i}/history/{j}"] = np.asarray(values, dtype=np.float64)
+    arrays[_MANIFEST] = np.array(json.dumps(manifest))
     np.savez_compressed(path, **arrays)
 
 
 def load(path) -> dict:
-    """Read models written by :func:`save`: name -> EncoderDecoder (parameters as float64)."""
-    models = {}
+    """Read models written by :func:`save`: name -> EncoderDecoder (parameters as
+    float64, histories as lists).
+
+    Files written before the table of contents (format 1: arrays under
+    ``"<name>/<parameter>"``, names without ``/``) are read too.
+
+    Raises
+    ------
+    OSError (from numpy) if ``path`` cannot be read; ValueError if the file's table of
+    contents names a format this version does not know.
+    """
     with np.load(path) as data:
+        if _MANIFEST not in data.files:
+            return _load_format_1(data)
+        manifest = json.loads(str(data[_MANIFEST]))
+        if manifest.get("format") != 2:
+            raise ValueError(
+                f"{path}: unknown model file format {manifest.get('format')!r}"
+            )
+        stored = [EncoderDecoder({}, bool(e["attend"])) for e in manifest["models"]]
         for key in data.files:
-            name, _, rest = key.partition("/")
-            model = models.setdefault(name, EncoderDecoder({}, False))
-            if rest == "attend":
-                model.attend = bool(data[key])
-            elif rest.startswith("history/"):
-                model.history[rest.split("/", 1)[1]] = data[key].tolist()
+            if key == _MANIFEST:
+                continue
+            i, _, rest = key.partition("/")  # "0/E_src", "0/history/1"
+            model, entry = stored[int(i)], manifest["models"][int(i)]
+            if rest.startswith("history/"):
+                name = entry["history"][int(rest.removeprefix("history/"))]
+                model.history[name] = data[key].tolist()
             else:
                 model.params[rest] = data[key].astype(np.float64)
+        for model, entry in zip(stored, manifest["models"]):  # in the order of save
+            model.history = {k: model.history[k] for k in entry["history"]}
+        return {e["name"]: model for e, model in zip(manifest["models"], stored)}
+
+
+def _load_format_1(data) -> dict:
+    """The first format: ``"<name>/attend"``, ``"<name>/<parameter>"``,
+    ``"<name>/history/<key>"``."""
+    models = {}
+    for key in data.files:
+        name, _, rest = key.partition("/")
+        model = models.setdefault(name, EncoderDecoder({}, False))
+        if rest == "attend":
+            model.attend = bool(data[key])
+        elif rest.startswith("history/"):
+            model.history[rest.split("/", 1)[1]] = data[key].tolist()
+        else:
+            model.params[rest] = data[key].astype(np.float64)
     return models
