@@ -226,9 +226,13 @@ def encode_sentences(
     Raises
     ------
     ValueError
-        If a word is not in :data:`VOCAB` (the word is named), or a sentence does not contain
-        exactly one ambiguous word.
+        If a word is not in :data:`VOCAB` (the word is named), or a sentence does not
+        contain exactly one ambiguous word.
+    TypeError
+        If ``sentences`` is one str (give a list of sentences) or holds a non-str.
     """
+    if isinstance(sentences, str) or not all(isinstance(s, str) for s in sentences):
+        raise TypeError("sentences must be a list of str, one sentence each")
     rows = []
     for s in sentences:
         text = s.lower().strip()

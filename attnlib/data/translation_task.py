@@ -179,10 +179,25 @@ def translate(words) -> list:
 
 
 def source_words(ids) -> list:
-    """Source token ids -> words."""
-    return [SOURCE_VOCAB[int(i)] for i in ids]
+    """Source token ids -> words.
+
+    Raises TypeError if ``ids`` are not integers, ValueError if one lies outside
+    :data:`SOURCE_VOCAB` (a negative id would otherwise count from the end).
+    """
+    return [SOURCE_VOCAB[i] for i in _token_ids(ids, len(SOURCE_VOCAB))]
 
 
 def target_words(ids) -> list:
-    """Target token ids -> words."""
-    return [TARGET_VOCAB[int(i)] for i in ids]
+    """Target token ids -> words (errors as for :func:`source_words`)."""
+    return [TARGET_VOCAB[i] for i in _token_ids(ids, len(TARGET_VOCAB))]
+
+
+def _token_ids(ids, size: int) -> list:
+    a = np.asarray(ids)
+    if a.dtype.kind not in "iu" and a.size:
+        raise TypeError(f"ids must be integer token ids; got dtype {a.dtype}")
+    if a.size and (a.min() < 0 or a.max() >= size):
+        raise ValueError(
+            f"ids must lie in 0..{size - 1}; got values from {a.min()} to {a.max()}"
+        )
+    return [int(i) for i in a.reshape(-1)]

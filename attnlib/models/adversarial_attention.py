@@ -71,12 +71,11 @@ def jensen_shannon(p, q, axis: int = -1) -> np.ndarray:
 
     Raises
     ------
-    ValueError if the shapes differ (both named).
+    ValueError if the shapes differ (both named), or ``p`` or ``q`` is not a
+    distribution along ``axis`` (negative, NaN or inf entries, or a slice whose sum is
+    not 1 within 1e-6; the argument is named).
     """
-    p = np.asarray(p, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
-    if p.shape != q.shape:
-        raise ValueError(f"p {p.shape} and q {q.shape} must have the same shape")
+    p, q = _distributions(p, q, axis)
     m = 0.5 * (p + q)
 
     def kl(a):
@@ -89,13 +88,25 @@ def jensen_shannon(p, q, axis: int = -1) -> np.ndarray:
 def total_variation(p, q, axis: int = -1) -> np.ndarray:
     """Total variation distance ``0.5 * sum |p - q|`` along ``axis`` (between 0 and 1).
 
-    Raises ``ValueError`` if the shapes differ (both named).
+    Raises ``ValueError`` as :func:`jensen_shannon` does (shapes, or an argument that is
+    not a distribution, named).
     """
+    p, q = _distributions(p, q, axis)
+    return 0.5 * np.sum(np.abs(p - q), axis=axis)
+
+
+def _distributions(p, q, axis: int):
+    """``p`` and ``q`` as float64 distributions along ``axis``, or ``ValueError``."""
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
     if p.shape != q.shape:
         raise ValueError(f"p {p.shape} and q {q.shape} must have the same shape")
-    return 0.5 * np.sum(np.abs(p - q), axis=axis)
+    for name, a in (("p", p), ("q", q)):
+        if not np.isfinite(a).all() or (a < 0).any():
+            raise ValueError(f"{name} must hold finite, non-negative probabilities")
+        if not np.allclose(a.sum(axis=axis), 1.0, rtol=0.0, atol=1e-6):
+            raise ValueError(f"{name} must sum to 1 along axis {axis}")
+    return p, q
 
 
 def _check_weights(batch: ContextBatch, weights) -> np.ndarray:

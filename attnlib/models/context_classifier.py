@@ -247,6 +247,13 @@ def cross_entropy(probs, labels) -> float:
             f"probs must be (B, n_classes) and labels (B,); got {probs.shape} "
             f"and {labels.shape}"
         )
+    if (
+        labels.dtype.kind not in "iu"
+        or not ((0 <= labels) & (labels < probs.shape[1])).all()
+    ):
+        raise ValueError(
+            f"labels must be class indices in 0..{probs.shape[1] - 1}; got {labels}"
+        )
     return float(
         -np.mean(np.log(np.maximum(probs[np.arange(len(labels)), labels], 1e-300)))
     )
@@ -317,13 +324,18 @@ def train(
        ``model.history``.
 
     Returns the same model (for chaining). Deterministic: no randomness is used here.
+    ``model.history`` gains "step", "loss", "train_accuracy" and, only when a
+    ``test_batch`` is given, "test_accuracy" (never a NaN placeholder).
+
+    Raises ValueError if ``steps`` is negative.
     """
     if steps < 0:
         raise ValueError(f"steps must be >= 0; got {steps}")
     opt = Adam(lr=lr)
     params = model.params()
     hist = model.history
-    for key in ("step", "loss", "train_accuracy", "test_accuracy"):
+    keys = ("step", "loss", "train_accuracy")
+    for key in keys + (("test_accuracy",) if test_batch is not None else ()):
         hist.setdefault(key, [])
     for step in range(steps + 1):
         value, grads = loss_and_gradients(model, train_batch)
@@ -331,9 +343,8 @@ def train(
             hist["step"].append(step)
             hist["loss"].append(value)
             hist["train_accuracy"].append(accuracy(model, train_batch))
-            hist["test_accuracy"].append(
-                accuracy(model, test_batch) if test_batch is not None else np.nan
-            )
+            if test_batch is not None:
+                hist["test_accuracy"].append(accuracy(model, test_batch))
         if step < steps:
             opt.step(params, grads)
     return model

@@ -323,7 +323,10 @@ def weighted_norms(weights, transformed) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``L_k`` differs between the two arrays (both shapes named).
+        If ``L_k`` differs between the two arrays (both shapes named), or an entry is
+        NaN or inf.
+    OverflowError
+        If a norm exceeds the largest float64 number (no input under 1e300 does).
 
     Source: Kobayashi et al. (2020), section 3, equation (6).
     """
@@ -334,7 +337,19 @@ def weighted_norms(weights, transformed) -> np.ndarray:
             f"weights {w.shape} (..., L_q, L_k) and transformed vectors {f.shape} "
             "(..., L_k, d) must agree on L_k"
         )
-    return np.abs(w) * np.linalg.norm(f, axis=-1)[..., None, :]
+    if not (np.isfinite(w).all() and np.isfinite(f).all()):
+        raise ValueError("weights and transformed vectors must be finite numbers")
+    with np.errstate(over="ignore"):
+        lengths = np.linalg.norm(f, axis=-1)  # (..., L_k)
+    if not np.isfinite(lengths).all():  # a square overflowed: ||f|| = s ||f / s||
+        scale = np.abs(f).max(axis=-1, keepdims=True)  # (..., L_k, 1)
+        scale = np.where(scale > 0, scale, 1.0)
+        lengths = (scale * np.linalg.norm(f / scale, axis=-1, keepdims=True))[..., 0]
+    with np.errstate(over="ignore"):
+        norms = np.abs(w) * lengths[..., None, :]  # (..., L_q, L_k)
+    if not np.isfinite(norms).all():
+        raise OverflowError("weighted norms exceed the largest float64 number")
+    return norms
 
 
 # --------------------------------------------------------------------------------------

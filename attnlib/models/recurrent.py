@@ -175,6 +175,9 @@ def rnn_encode(inputs, W_x, W_h, b, h0=None):
         argument holds NaN or inf (named).
     TypeError
         If an argument does not hold real numbers (its dtype is named).
+    OverflowError
+        If a pre-activation ``x_t W_x + h_(t-1) W_h + b`` exceeds the largest float64
+        number (tanh would be fed inf, or inf - inf).
 
     Source: Cho et al. (2014), section 2.1 (the encoder's last hidden state is the
     summary ``c``); Sutskever et al. (2014), section 2; Elman (1990) for the simple
@@ -185,26 +188,42 @@ def rnn_encode(inputs, W_x, W_h, b, h0=None):
     h_prev = np.broadcast_to(
         h_prev, np.broadcast_shapes(h_prev.shape, x.shape[:-2] + h_prev.shape[-1:])
     )
-    drive = x @ Wx + bb  # (..., T, h): x_t W_x + b for every t at once
+    with np.errstate(over="ignore", invalid="ignore"):
+        drive = x @ Wx + bb  # (..., T, h): x_t W_x + b for every t at once
+    _check_preactivation(drive)
     states = []
     for t in range(T):
         # h_prev @ W_h, written with einsum: for these small matrices it avoids
         # multithreaded BLAS, which is many times slower than one thread when the CPU is
         # shared.
-        h_prev = np.tanh(drive[..., t, :] + np.einsum("...i,ij->...j", h_prev, Wh))
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = drive[..., t, :] + np.einsum("...i,ij->...j", h_prev, Wh)  # (..., h)
+        _check_preactivation(a)
+        h_prev = np.tanh(a)
         states.append(h_prev)
     states = np.stack(states, axis=-2).astype(out_dtype, copy=False)  # (..., T, h)
     return states, states[..., -1, :].copy()
+
+
+def _check_preactivation(a) -> None:
+    if not np.isfinite(a).all():
+        raise OverflowError(
+            "the RNN's pre-activation x_t W_x + h_(t-1) W_h + b exceeds the largest "
+            "float64 number; scale the inputs or the weights down"
+        )
 
 
 def rnn_step(x_t, h_prev, W_x, W_h, b) -> np.ndarray:
     """One step of the cell: ``tanh(x_t W_x + h_prev W_h + b)``.
 
     Shapes: ``x_t`` (..., m), ``h_prev`` (..., h), ``W_x`` (m, h), ``W_h`` (h, h),
-    ``b`` (h,); returns (..., h), float64. No checks beyond numpy's own shape errors:
-    this is the inner loop; :func:`rnn_encode` checks its arguments.
+    ``b`` (h,); returns (..., h) in the arguments' common float dtype (integers give
+    float64). It is :func:`rnn_encode` on a sequence of one step, with its checks and
+    errors (shapes, NaN and inf named as ValueError, an overflowing pre-activation as
+    OverflowError).
     """
-    return np.tanh(x_t @ W_x + h_prev @ W_h + b)
+    x = np.asarray(x_t)
+    return rnn_encode(x[..., None, :], W_x, W_h, b, h0=h_prev)[1]
 
 
 def rnn_backward(inputs, states, h0, W_x, W_h, grad_states):
