@@ -1,5 +1,7 @@
-"""Checkers of the chapters "Order and position" and "From attention to a Transformer layer":
-right answers (worked independently) pass, wrong ones and placeholders fail with a reason."""
+"""Checkers of the chapters "Order and position" and "From attention to a Transformer
+layer":
+right answers (worked independently) pass, wrong ones and placeholders fail with a
+reason."""
 
 from __future__ import annotations
 

@@ -94,11 +94,11 @@ class ContextBatch:
     ----------
     tokens : int64 array, shape (B, L) -- token ids into :data:`VOCAB`; 0 is padding.
     lengths : int64 array, shape (B,) -- number of real tokens of each sequence.
-    query_index : int64 array, shape (B,) -- position of the ambiguous word (the classifier
-        reads the attention output at this position).
+    query_index : int64 array, shape (B,) -- position of the ambiguous word (the
+        classifier reads the attention output at this position).
     labels : int64 array, shape (B,) -- the sense, 0 or 1 (-1 when unknown).
-    clue_index, decoy_index : int64 arrays, shape (B,) -- positions of the deciding clue and
-        of the decoy (-1 when there is none, or the sequence was written by hand).
+    clue_index, decoy_index : int64 arrays, shape (B,) -- positions of the deciding clue
+        and of the decoy (-1 when there is none, or the sequence was written by hand).
     """
 
     tokens: np.ndarray
@@ -112,7 +112,8 @@ class ContextBatch:
         return int(self.tokens.shape[0])
 
     def key_mask(self) -> np.ndarray:
-        """Boolean key-padding mask, shape (B, 1, L): ``True`` where a real token sits."""
+        """Boolean key-padding mask, shape (B, 1, L): ``True`` where a real token
+        sits."""
         positions = np.arange(self.tokens.shape[1])
         return (positions[None, :] < self.lengths[:, None])[:, None, :]
 
@@ -163,7 +164,8 @@ def make_context_task(
     Raises
     ------
     ValueError
-        If ``n < 1``, the lengths or ``decoy_rate`` are out of range (the values are named).
+        If ``n < 1``, the lengths or ``decoy_rate`` are out of range (the values are
+        named).
     """
     if not 0.0 <= decoy_rate <= 1.0:
         raise ValueError(f"decoy_rate must lie in [0, 1]; got {decoy_rate}")

@@ -178,8 +178,8 @@ def check_close(
     rtol : float, a tolerance relative to the expected value, added to ``atol``
         (default 0; e.g. 0.01 for "within 1%", where slips also differ by a few %)
     slips : sequence of ``(wrong_value, hint)``: the results of typical mistakes; when
-        the answer matches one (within the tolerance, or 1% for large values), its hint is
-        printed
+        the answer matches one (within the tolerance, or 1% for large values), its hint
+        is printed
     hint : str, optional; printed when no slip is recognised
 
     Returns

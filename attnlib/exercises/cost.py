@@ -37,7 +37,8 @@ GIB = 2**30
 
 
 def _entries(n: int) -> int:
-    """Entries of one head's score matrix for ``n`` positions (the shape of a real one)."""
+    """Entries of one head's score matrix for ``n`` positions (the shape of a real
+    one)."""
     shape = scaled_dot_product_scores(np.zeros((n, 1)), np.zeros((n, 1))).shape
     return math.prod(shape)
 
@@ -49,7 +50,8 @@ def check_score_entries(answer, n: int) -> bool:
     Parameters
     ----------
     answer : int
-    n : int, the sequence length (kept small enough to build the score matrix: n <= 4096)
+    n : int, the sequence length (kept small enough to build the score matrix: n <=
+        4096)
 
     Returns
     -------
@@ -92,7 +94,8 @@ def check_score_memory(
 
     Returns
     -------
-    bool, True when ``answer_gib`` is within 1% of ``heads * n**2 * bytes_per_entry / 2**30``.
+    bool, True when ``answer_gib`` is within 1% of ``heads * n**2 * bytes_per_entry /
+    2**30``.
     """
     expected = heads * n * n * bytes_per_entry / GIB
     got = as_floats(answer_gib, "your memory in GiB", shape=())
@@ -151,8 +154,8 @@ def check_skipped_tiles(answer, n: int, block: int) -> bool:
 
     Returns
     -------
-    bool, True when ``answer`` equals the number of :data:`attnlib.core.tiled.SKIPPED` tiles of
-    :func:`attnlib.core.tiled.tile_plan` ``(n, n, block, causal=True)``.
+    bool, True when ``answer`` equals the number of :data:`attnlib.core.tiled.SKIPPED`
+    tiles of :func:`attnlib.core.tiled.tile_plan` ``(n, n, block, causal=True)``.
     """
     plan = tile_plan(n, n, block, causal=True)
     expected = int((plan == SKIPPED).sum())
@@ -230,9 +233,9 @@ def check_merge(fn) -> bool:
 
     Returns
     -------
-    bool, True when every case matches within 1e-9 (relative); the first failure is printed.
-    An overflow (``math.exp`` raising ``OverflowError``, or numpy's exp overflowing) is
-    reported with a hint rather than a traceback.
+    bool, True when every case matches within 1e-9 (relative); the first failure is
+    printed. An overflow (``math.exp`` raising ``OverflowError``, or numpy's exp
+    overflowing) is reported with a hint rather than a traceback.
     """
     require_function(fn)
     name = function_name(fn)

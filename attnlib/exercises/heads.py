@@ -1,7 +1,8 @@
 """Checkers for the exercises of the chapter "Several heads".
 
 * :func:`check_head_weights`  every head's weights for given scores, one row per head
-* :func:`check_head_shapes`   the shapes along multi-head attention, from input to output
+* :func:`check_head_shapes`   the shapes along multi-head attention, from input to
+                              output
 * :func:`check_merge_heads`   the reader's own ``merge_heads`` function
 
 Expected answers are computed with attnlib (:func:`attnlib.softmax`,
@@ -122,10 +123,10 @@ def check_head_shapes(
     Parameters
     ----------
     answer : dict
-        Maps each name of :data:`HEAD_SHAPE_NAMES` to a tuple of ints: ``X`` (the input),
-        ``Q`` (``X W_Q``), ``Q_heads`` (after ``split_heads``), ``weights`` (every head's
-        weights), ``head_outputs``, ``merged`` (after ``merge_heads``) and ``output``
-        (after ``W_O``).
+        Maps each name of :data:`HEAD_SHAPE_NAMES` to a tuple of ints: ``X`` (the
+        input), ``Q`` (``X W_Q``), ``Q_heads`` (after ``split_heads``), ``weights``
+        (every head's weights), ``head_outputs``, ``merged`` (after ``merge_heads``) and
+        ``output`` (after ``W_O``).
     batch, length, d_model, num_heads : int
 
     Returns

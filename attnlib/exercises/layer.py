@@ -3,8 +3,8 @@
 * :func:`check_layer_shapes`       the shapes along one encoder layer
 * :func:`check_layer_norm`         the reader's own layer normalisation
 * :func:`check_parameter_count`    how many learned numbers one encoder layer holds
-* :func:`check_crossover`          the length below which self-attention costs less than a
-                                   recurrent layer (Vaswani et al. 2017, table 1)
+* :func:`check_crossover`          the length below which self-attention costs less than
+                                   a recurrent layer (Vaswani et al. 2017, table 1)
 
 Expected answers come from attnlib (:func:`attnlib.layers.encoder_layer.encoder_layer`,
 :func:`attnlib.layers.layer_norm.layer_norm`,
@@ -40,8 +40,8 @@ def check_layer_shapes(
 
     Parameters
     ----------
-    answer : dict mapping each of :data:`LAYER_SHAPE_NAMES` to a tuple of ints (``None`` =
-        not answered yet): ``X`` the input, ``Q_heads`` the queries cut into heads,
+    answer : dict mapping each of :data:`LAYER_SHAPE_NAMES` to a tuple of ints (``None``
+        = not answered yet): ``X`` the input, ``Q_heads`` the queries cut into heads,
         ``weights``, ``attended`` (after ``W_O``), ``h`` (after the first add & norm),
         ``ff_hidden`` (inside the feed-forward network) and ``output``.
     batch, length, d_model, num_heads, d_ff : int
@@ -111,7 +111,8 @@ def _norm_cases():
 
 
 def _normalised(x, eps, *, axis=-1, ddof=0, eps_outside=False):
-    """``(x - mean) / sqrt(var + eps)`` with the statistics of ``axis``; a slip's knobs."""
+    """``(x - mean) / sqrt(var + eps)`` with the statistics of ``axis``; a slip's
+    knobs."""
     x = np.asarray(x, dtype=float)
     mean = x.mean(axis=axis, keepdims=True)
     var = x.var(axis=axis, ddof=ddof, keepdims=True)
@@ -231,8 +232,8 @@ def check_parameter_count(answer, *, d_model: int, d_ff: int) -> bool:
 
 @checker("a number of positions")
 def check_crossover(answer, *, d: int) -> bool:
-    """The sequence length at which a self-attention layer's ``n^2 d`` operations equal a
-    recurrent layer's ``n d^2`` (Vaswani et al. 2017, table 1): ``n = d``.
+    """The sequence length at which a self-attention layer's ``n^2 d`` operations equal
+    a recurrent layer's ``n d^2`` (Vaswani et al. 2017, table 1): ``n = d``.
 
     Parameters
     ----------

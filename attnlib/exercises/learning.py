@@ -1,6 +1,7 @@
 """Checkers for the exercises of the chapter "What is learned, what is computed".
 
-* :func:`check_learned_or_computed`  sort quantities into learned parameters and computed results
+* :func:`check_learned_or_computed`  sort quantities into learned parameters and
+                                     computed results
 * :func:`check_score_gradient`       a softmax backward pass worked out by hand
 * :func:`check_softmax_jacobian`     the reader's own function for ``diag(p) - p p^T``
 
@@ -66,14 +67,15 @@ def check_learned_or_computed(answers) -> bool:
 
     Returns
     -------
-    bool: True when every quantity is sorted correctly; otherwise each mistake is printed
-    with the reason.
+    bool: True when every quantity is sorted correctly; otherwise each mistake is
+    printed with the reason.
 
     An answer that is not a dict gets a sentence saying what to give.
     """
     if not isinstance(answers, dict):
         raise WrongKind(
-            f"give a dict such as {{'W_Q': 'learned', ...}}; got a {type(answers).__name__}."
+            "give a dict such as {'W_Q': 'learned', ...}; got a "
+            f"{type(answers).__name__}."
         )
     missing = [k for k in LEARNED_OR_COMPUTED if k not in answers]
     if missing:
@@ -122,8 +124,9 @@ def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bo
 
     Returns
     -------
-    bool. When wrong, a hint is printed if the answer does not sum to zero (every softmax
-    score gradient does) or if it equals the upstream gradient (the Jacobian was forgotten).
+    bool. When wrong, a hint is printed if the answer does not sum to zero (every
+    softmax score gradient does) or if it equals the upstream gradient (the Jacobian was
+    forgotten).
     """
     p = np.asarray(weights, dtype=float)
     g = np.asarray(upstream, dtype=float)
@@ -195,7 +198,8 @@ def check_softmax_jacobian(fn) -> bool:
         got = returned_floats(value, "your function", where)
         if got.shape != want.shape:
             print(
-                f"Not yet: for p of length {len(p)} the Jacobian has shape {want.shape}; "
+                f"Not yet: for p of length {len(p)} the Jacobian has shape "
+                f"{want.shape}; "
                 f"yours has {got.shape}."
             )
             return False

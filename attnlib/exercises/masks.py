@@ -188,14 +188,16 @@ def check_padding_mask(answer, valid_lens, n_keys: int, *, side: str = "right") 
 
     Parameters
     ----------
-    answer : array_like of bool, shape (B, n_keys) (or (B, 1, n_keys) as attnlib returns)
+    answer : array_like of bool, shape (B, n_keys) (or (B, 1, n_keys) as attnlib
+        returns)
     valid_lens : sequence of int, length B
     n_keys : int, the padded length
     side : {"right", "left"}, where the padding sits
 
     Returns
     -------
-    bool, True when ``answer`` equals :func:`attnlib.padding_mask` (without its query axis).
+    bool, True when ``answer`` equals :func:`attnlib.padding_mask` (without its query
+    axis).
     """
     want = padding_mask(np.asarray(valid_lens), n_keys, side=side)[:, 0, :]
     got = _as_mask(answer)

@@ -1,7 +1,9 @@
 """Checkers for the exercises of the chapter "Order and position".
 
-* :func:`check_encoding_entries`   entries of the sinusoidal encoding table, worked by hand
-* :func:`check_reordered_output`   which rows of the self-attention output a reordering gives
+* :func:`check_encoding_entries`   entries of the sinusoidal encoding table, worked by
+                                   hand
+* :func:`check_reordered_output`   which rows of the self-attention output a reordering
+                                   gives
 * :func:`check_shift_matrix`       the reader's own ``shift_matrix(k, d_model)``
 
 Expected answers come from attnlib
@@ -44,8 +46,8 @@ def check_encoding_entries(
 
     Returns
     -------
-    bool, True when every value is within ``atol``. A wrong value is named; if sine and cosine
-    look swapped, a hint says so.
+    bool, True when every value is within ``atol``. A wrong value is named; if sine and
+    cosine look swapped, a hint says so.
     """
     if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
@@ -80,8 +82,8 @@ def check_reordered_output(answer, tokens, reordered) -> bool:
 
     Returns
     -------
-    bool, checked numerically: rows of ``attention`` on seeded random word vectors (one per
-    distinct word) are compared.
+    bool, checked numerically: rows of ``attention`` on seeded random word vectors (one
+    per distinct word) are compared.
 
     Raises
     ------
@@ -125,7 +127,8 @@ def check_reordered_output(answer, tokens, reordered) -> bool:
 
 
 def _as_row_numbers(answer):
-    """The reader's row numbers as an int array, or None if they are not whole numbers."""
+    """The reader's row numbers as an int array, or None if they are not whole
+    numbers."""
     if isinstance(answer, (str, bytes, dict)):
         return None
     try:

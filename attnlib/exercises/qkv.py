@@ -29,7 +29,8 @@ def check_projection_shapes(answer, n: int, d: int, d_k: int, d_v: int) -> bool:
     Parameters
     ----------
     answer : dict with keys "Q", "K", "V", "scores", "output", each a tuple of ints
-    n, d, d_k, d_v : int, the sizes of ``X (n, d)``, ``W_Q, W_K (d, d_k)``, ``W_V (d, d_v)``
+    n, d, d_k, d_v : int, the sizes of ``X (n, d)``, ``W_Q, W_K (d, d_k)``, ``W_V (d,
+        d_v)``
 
     Returns
     -------

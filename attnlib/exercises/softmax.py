@@ -111,16 +111,18 @@ def check_weights(answer, scores, *, atol: float = 1e-3) -> bool:
         The reader's weights, in the order of ``scores``.
     scores : array_like of float, shape (L,)
     atol : float
-        Absolute tolerance (default 1e-3, for weights rounded to three or four decimals).
+        Absolute tolerance (default 1e-3, for weights rounded to three or four
+        decimals).
     show_answer : bool, keyword
         Print the expected weights after the diagnosis.
 
     Returns
     -------
     bool
-        True when every weight is within ``atol`` of ``attnlib.softmax(scores)``. A wrong
-        answer prints which weight is off, and a hint naming the likely slip: weights that do
-        not sum to one, percentages, or the scores normalised without exponentiating.
+        True when every weight is within ``atol`` of ``attnlib.softmax(scores)``. A
+        wrong answer prints which weight is off, and a hint naming the likely slip:
+        weights that do not sum to one, percentages, or the scores normalised without
+        exponentiating.
     """
     s = np.asarray(scores, dtype=float)
     expected = _softmax(s)

@@ -1,7 +1,8 @@
 """Checkers for the exercises of the chapter "Summary".
 
 * :func:`check_pipeline_order`      the steps of one head, in order
-* :func:`check_attention_function`  the reader's whole head, with an optional causal mask
+* :func:`check_attention_function`  the reader's whole head, with an optional causal
+                                    mask
 
 Each function prints a verdict and returns True or False; ``show_answer=True`` prints
 the expected answer after the diagnosis (see :mod:`attnlib.exercises`).
@@ -55,7 +56,8 @@ def check_pipeline_order(answer) -> bool:
     got = tuple(s.strip().lower() for s in steps)
     if sorted(got) != sorted(PIPELINE_STEPS):
         print(
-            f"Not yet: use exactly these steps once each: {', '.join(sorted(PIPELINE_STEPS))}."
+            "Not yet: use exactly these steps once each: "
+            f"{', '.join(sorted(PIPELINE_STEPS))}."
         )
         return False
     if got == PIPELINE_STEPS:

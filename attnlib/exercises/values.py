@@ -1,6 +1,7 @@
 """Checkers for the exercises of the chapter "Values travel: the weighted sum".
 
-* :func:`check_output`     one query's output, worked out by hand from weights and values
+* :func:`check_output`     one query's output, worked out by hand from weights and
+                           values
 * :func:`check_shapes`     the shapes of X, W_Q, W_K, W_V, Q, K, V, the scores and Z
 * :func:`check_attention`  the reader's own ``attention(Q, K, V)`` function
 
@@ -75,7 +76,8 @@ def check_output(answer, weights, values, *, atol: float = 1e-3) -> bool:
 
 
 def _expected_shapes(n: int, d: int, d_k: int, d_v: int) -> dict:
-    """Shapes produced by really running the computation on arrays of the given sizes."""
+    """Shapes produced by really running the computation on arrays of the given
+    sizes."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, d))
     W = {
@@ -159,7 +161,9 @@ _HINTS = {
         "the scores are Q @ K.T, of shape (L_q, L_k); normalise each row, "
         "then multiply by V."
     ),
-    "large scores (every entry times 40)": "use a stable softmax (subtract each row's maximum).",
+    "large scores (every entry times 40)": (
+        "use a stable softmax (subtract each row's maximum)."
+    ),
 }
 
 
@@ -198,7 +202,8 @@ def check_attention(fn) -> bool:
 
     Returns
     -------
-    bool, True when every case matches within 1e-6; otherwise the first failure is printed.
+    bool, True when every case matches within 1e-6; otherwise the first failure is
+    printed.
     """
 
     def reference(q, k, v):

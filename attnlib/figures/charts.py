@@ -30,8 +30,8 @@ def mixture_bars(weights, labels, *, title: str | None = None, ax=None):
     Raises
     ------
     ValueError
-        If ``weights`` has more than 2 axes, its last axis does not match ``labels``, or it
-        holds values outside [0, 1], NaN or inf.
+        If ``weights`` has more than 2 axes, its last axis does not match ``labels``, or
+        it holds values outside [0, 1], NaN or inf.
     TypeError
         If ``weights`` is not numeric.
 
@@ -84,7 +84,8 @@ def length_curve(lengths, curves: dict, *, chance: float | None = None):
 
     Returns
     -------
-    matplotlib.figure.Figure with two panels: token accuracy and sentence accuracy (in %).
+    matplotlib.figure.Figure with two panels: token accuracy and sentence accuracy (in
+    %).
 
     Raises
     ------

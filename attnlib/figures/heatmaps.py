@@ -77,26 +77,28 @@ def attention_heatmap(
     Parameters
     ----------
     weights : array_like, shape (L_q, L_k) or (B, H, L_q, L_k)
-        A 2-D input is promoted to one panel; a 4-D input gives ``B * H`` panels (one per
-        batch element and head). Any other rank raises ``ValueError``.
+        A 2-D input is promoted to one panel; a 4-D input gives ``B * H`` panels (one
+        per batch element and head). Any other rank raises ``ValueError``.
     queries, keys : sequence of str, optional
         Labels for the rows (queries) and columns (keys).
     titles : sequence of str, optional
-        One title per panel; default "batch b, head h" when there is more than one panel.
+        One title per panel; default "batch b, head h" when there is more than one
+        panel.
     annotate : bool, optional
         Write each weight in its cell; default when the map has at most 12 x 12 cells.
 
     Returns
     -------
     matplotlib.figure.Figure
-        One image axis per panel, each with colour limits (0, 1) whatever the data, and a
-        colour bar. Unused grid cells are hidden.
+        One image axis per panel, each with colour limits (0, 1) whatever the data, and
+        a colour bar. Unused grid cells are hidden.
 
     Raises
     ------
     ValueError
-        If ``weights`` is not 2-D or 4-D (3-D is ambiguous: batch or heads?), holds values
-        outside [0, 1], NaN or inf, or has no panel; or the labels or titles do not match.
+        If ``weights`` is not 2-D or 4-D (3-D is ambiguous: batch or heads?), holds
+        values outside [0, 1], NaN or inf, or has no panel; or the labels or titles do
+        not match.
     TypeError
         If ``weights`` is not numeric.
 
@@ -176,7 +178,8 @@ def access_map(mask, tokens, *, title: str | None = None, ax=None):
 
     Raises
     ------
-    TypeError if the mask is not boolean; ValueError if it is not 2-D or the labels do not fit.
+    TypeError if the mask is not boolean; ValueError if it is not 2-D or the labels do
+    not fit.
 
     Source: the masks of Vaswani et al. (2017), section 3.2.3; see
     :mod:`attnlib.core.masks`.
@@ -233,7 +236,8 @@ def layer_head_grids(
 
     Parameters
     ----------
-    panels : sequence of array_like, each of shape (n_layers, n_heads), all the same shape
+    panels : sequence of array_like, each of shape (n_layers, n_heads), all the same
+        shape
     titles : sequence of str, one per panel
     vmin, vmax : float, keyword-only; the shared colour limits (vmin < vmax)
     cmap : str, keyword-only; a matplotlib colour map name
@@ -246,8 +250,8 @@ def layer_head_grids(
     Raises
     ------
     ValueError
-        If there are no panels, the titles do not match, a panel is not 2-D or shapes differ,
-        a value is NaN or infinite, or ``vmin >= vmax``.
+        If there are no panels, the titles do not match, a panel is not 2-D or shapes
+        differ, a value is NaN or infinite, or ``vmin >= vmax``.
 
     Source: one value per (layer, head), as in the head-by-head analyses of Clark et al.
     (2019) and the norm-based view of Kobayashi et al. (2020).
@@ -296,8 +300,8 @@ def alignment_heatmaps(panels, *, panel_height: float = 3.6):
     panels : sequence of dicts with keys
         "weights" of shape (L_target, L_source), in [0, 1], rows: target words, columns:
         source words;
-        "source", "target": word labels; optional "alignment" (L_target,) int: the source
-        position each target word translates, marked with a red-orange ring;
+        "source", "target": word labels; optional "alignment" (L_target,) int: the
+        source position each target word translates, marked with a red-orange ring;
         optional "title".
 
     Returns
@@ -341,7 +345,9 @@ def alignment_heatmaps(panels, *, panel_height: float = 3.6):
                 linewidths=1.2,
                 label="correct alignment",
             )
-        ax.set_xticks(range(w.shape[1]), labels=literal_labels(p["source"]), rotation=90)
+        ax.set_xticks(
+            range(w.shape[1]), labels=literal_labels(p["source"]), rotation=90
+        )
         ax.set_yticks(range(w.shape[0]), labels=literal_labels(p["target"]))
         ax.set_xlabel("source word (key)")
         ax.set_ylabel("target word being written (query)")

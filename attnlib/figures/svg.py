@@ -45,7 +45,8 @@ def _one_line(label) -> str:
 
 
 def _finite(values, what: str) -> np.ndarray:
-    """``values`` as float64, or ``ValueError`` naming ``what`` if it holds NaN or inf."""
+    """``values`` as float64, or ``ValueError`` naming ``what`` if it holds NaN or
+    inf."""
     v = np.asarray(values, dtype=float)
     if not np.isfinite(v).all():
         raise ValueError(f"{what} must be finite numbers; got NaN or inf")
@@ -66,7 +67,8 @@ def _number(x: float, fmt: str = "{:.2f}") -> str:
 def bar_chart_alt(
     values, labels, title: str, *, fmt: str = "{:.2f}", series=None
 ) -> str:
-    """The text alternative of :func:`bar_chart`: its title and every bar's label and value."""
+    """The text alternative of :func:`bar_chart`: its title and every bar's label and
+    value."""
     v = np.atleast_2d(np.asarray(values, dtype=float))
     names = [_one_line(t) for t in labels]
 
@@ -184,7 +186,8 @@ def bar_chart(
 
 
 def arrows_alt(vectors, labels, title: str) -> str:
-    """The text alternative of :func:`arrows`: its title and where every arrow points."""
+    """The text alternative of :func:`arrows`: its title and where every arrow
+    points."""
     ends = "; ".join(
         f"{_one_line(label)} to ({_number(x)}, {_number(y)})"
         for (x, y), label in zip(np.asarray(vectors, dtype=float), labels)
@@ -202,9 +205,10 @@ def arrows(
     size: int = 220,
     alt: str | None = None,
 ) -> str:
-    """2-D arrows from the origin on square axes from ``-extent`` to ``extent``; the labels
-    are listed under the plot in the arrows' colours (so that they never overlap). The text
-    alternative gives every arrow's end point (:func:`arrows_alt`) unless ``alt`` is given."""
+    """2-D arrows from the origin on square axes from ``-extent`` to ``extent``; the
+    labels are listed under the plot in the arrows' colours (so that they never
+    overlap). The text alternative gives every arrow's end point (:func:`arrows_alt`)
+    unless ``alt`` is given."""
     _finite(vectors, "vectors")
     if not extent > 0:
         raise ValueError(f"extent must be positive; got {extent}")
@@ -266,13 +270,17 @@ def _pixels_png(rgb) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _plural(n: int) -> str:
+    return "keys" if n > 1 else "key"
+
+
 def heatmap_alt(
     matrix, row_labels, col_labels, title: str, *, max_listed: int = 3
 ) -> str:
-    """The text alternative of :func:`heatmap`: its title, then for each query (row) the keys
-    (columns) with the largest values (at most ``max_listed``, each with its value; values
-    below 0.005 are not listed). A boolean matrix (a mask) lists every key that is True in
-    each row."""
+    """The text alternative of :func:`heatmap`: its title, then for each query (row) the
+    keys (columns) with the largest values (at most ``max_listed``, each with its value;
+    values below 0.005 are not listed). A boolean matrix (a mask) lists every key that
+    is True in each row."""
     m = np.asarray(matrix)
     rows, cols = m.shape
     names = [_one_line(t) for t in col_labels]
@@ -287,7 +295,7 @@ def heatmap_alt(
             which = (
                 f"all {cols} keys"
                 if len(chosen) == cols
-                else f"{len(chosen)} key{'s' if len(chosen) > 1 else ''} ({', '.join(chosen)})"
+                else f"{len(chosen)} {_plural(len(chosen))} ({', '.join(chosen)})"
                 if chosen
                 else "no key"
             )
@@ -322,9 +330,9 @@ def heatmap(
     alt: str | None = None,
 ) -> str:
     """A matrix as coloured cells (rows = queries, columns = keys), labels on both axes
-    (``row_labels=None`` leaves the rows unlabelled, e.g. for a second map beside a first).
-    The text alternative names each row's largest cells (:func:`heatmap_alt`) unless ``alt``
-    is given."""
+    (``row_labels=None`` leaves the rows unlabelled, e.g. for a second map beside a
+    first). The text alternative names each row's largest cells (:func:`heatmap_alt`)
+    unless ``alt`` is given."""
     from matplotlib import colormaps
 
     if not vmin < vmax:
@@ -369,9 +377,9 @@ def line_chart_alt(
     mark_x=None,
     marked: dict | None = None,
 ) -> str:
-    """The text alternative of :func:`line_chart`: its title, the range of x, and each line's
-    values at both ends and at the marked x (``marked`` maps a series name to its exact value
-    there; otherwise interpolated on the log-log axes)."""
+    """The text alternative of :func:`line_chart`: its title, the range of x, and each
+    line's values at both ends and at the marked x (``marked`` maps a series name to its
+    exact value there; otherwise interpolated on the log-log axes)."""
     x = np.asarray(x, dtype=float)
 
     def at(y, where):
@@ -426,9 +434,9 @@ def line_chart(
     height: int = 220,
     alt: str | None = None,
 ) -> str:
-    """Lines on log-log axes (decade ticks); ``series`` maps a legend name to y values. The
-    text alternative gives each line's values (:func:`line_chart_alt`, with the exact values
-    ``marked`` at ``mark_x``) unless ``alt`` is given."""
+    """Lines on log-log axes (decade ticks); ``series`` maps a legend name to y values.
+    The text alternative gives each line's values (:func:`line_chart_alt`, with the
+    exact values ``marked`` at ``mark_x``) unless ``alt`` is given."""
     x = _finite(x, "x")
     if not (x > 0).all():
         raise ValueError("x must be positive: the axes are logarithmic")
@@ -498,4 +506,5 @@ def line_chart(
 def side_by_side(*svgs: str) -> str:
     """Drawings next to each other, wrapping on narrow screens."""
     cells = "".join(f"<div>{s}</div>" for s in svgs)
-    return f"<div style='display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start'>{cells}</div>"
+    style = "display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start"
+    return f"<div style='{style}'>{cells}</div>"

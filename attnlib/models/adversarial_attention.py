@@ -16,22 +16,26 @@ vectors): the prediction is ``softmax((p V) W_out + b_out)``.
 Public API
 ----------
 ``predict_with_attention(model, batch, weights)``
-    class probabilities, shape (B, n_classes), when the ambiguous word's attention row is
-    replaced by ``weights`` (shape (B, L)); everything else (values, readout) is the model's.
+    class probabilities, shape (B, n_classes), when the ambiguous word's attention row
+    is replaced by ``weights`` (shape (B, L)); everything else (values, readout) is the
+    model's.
 ``search_alternative_attention(model, batch, index=0, *, epsilon=0.01, ...)``
-    gradient ascent on ``JSD(new, original)`` with a penalty when the prediction moves by
-    more than ``epsilon`` (total variation); returns an :class:`AlternativeAttention`.
+    gradient ascent on ``JSD(new, original)`` with a penalty when the prediction moves
+    by more than ``epsilon`` (total variation); returns an
+    :class:`AlternativeAttention`.
 ``jensen_shannon(p, q)`` and ``total_variation(p, q)``
-    the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in [0, 1]).
+    the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in [0,
+    1]).
 
 Example
 -------
 >>> from attnlib.models.context_classifier import train_context_classifier, forward
 >>> from attnlib.data.context_task import encode_sentences
->>> model = train_context_classifier(seed=0)                  # a few seconds, deterministic
+>>> model = train_context_classifier(seed=0)  # a few seconds, deterministic
 >>> batch = encode_sentences(["The fisherman repaired his net beside the bank."])
->>> own = forward(model, batch).query_weights                 # (1, 9): the model's own row
->>> bool(abs(predict_with_attention(model, batch, own) - forward(model, batch).probs).max() < 1e-12)
+>>> own = forward(model, batch).query_weights  # (1, 9): the model's own row
+>>> gap = predict_with_attention(model, batch, own) - forward(model, batch).probs
+>>> bool(abs(gap).max() < 1e-12)
 True
 >>> found = search_alternative_attention(model, batch, epsilon=0.01)
 >>> found.feasible, found.prediction_tvd <= 0.01, found.jsd > 0.2
@@ -142,17 +146,19 @@ def predict_with_attention(
     ----------
     model : ContextClassifier (trained, e.g. by ``train_context_classifier``)
     batch : ContextBatch
-    weights : array_like, shape (B, L) -- non-negative, 0 on padding, each row summing to 1
+    weights : array_like, shape (B, L) -- non-negative, 0 on padding, each row summing
+        to 1
 
     Returns
     -------
-    numpy.ndarray, shape (B, n_classes), float64: ``softmax((weights V) W_out + b_out)``.
+    numpy.ndarray, shape (B, n_classes), float64: ``softmax((weights V) W_out +
+    b_out)``.
 
     Raises
     ------
     ValueError
-        If ``weights`` has the wrong shape (both shapes named), is negative or non-finite,
-        puts weight on padding, or a row does not sum to 1.
+        If ``weights`` has the wrong shape (both shapes named), is negative or
+        non-finite, puts weight on padding, or a row does not sum to 1.
     """
     w = _check_weights(batch, weights)
     V = forward(model, batch).V  # (B, L, d_v)
@@ -167,13 +173,14 @@ class AlternativeAttention:
     Attributes
     ----------
     words : list of str -- the sequence's words (no padding).
-    original_weights, weights : (L,) arrays -- the model's attention row and the alternative
-        found (over the real tokens only).
+    original_weights, weights : (L,) arrays -- the model's attention row and the
+        alternative found (over the real tokens only).
     original_probs, probs : (n_classes,) arrays -- predictions with each of them.
-    jsd : float -- ``jensen_shannon(weights, original_weights)`` (natural log, max ln 2).
+    jsd : float -- ``jensen_shannon(weights, original_weights)`` (natural log, max ln
+        2).
     weights_tvd : float -- ``total_variation(weights, original_weights)``.
-    prediction_tvd : float -- ``total_variation(probs, original_probs)``, at most ``epsilon``
-        when ``feasible``.
+    prediction_tvd : float -- ``total_variation(probs, original_probs)``, at most
+        ``epsilon`` when ``feasible``.
     feasible : bool -- whether the alternative keeps the prediction within ``epsilon``
         (if no iterate did, ``weights`` is the original and ``jsd`` is 0).
     epsilon : float
@@ -233,7 +240,8 @@ def search_alternative_attention(
     Raises
     ------
     ValueError
-        If ``epsilon <= 0``, ``steps < 1``, ``restarts < 1`` or ``index`` is out of range.
+        If ``epsilon <= 0``, ``steps < 1``, ``restarts < 1`` or ``index`` is out of
+        range.
 
     Source: Jain & Wallace (2019), section 4.2 and Algorithm 2.
     """

@@ -4,11 +4,11 @@
 The model reads a sequence of the context task (:mod:`attnlib.data.context_task`) and
 predicts the sense of its ambiguous word::
 
-    X = E[tokens]                              fixed word vectors,   (B, L, d_model)
-    K, V = X W_K, X W_V                        learned projections of every position
-    q = X[b, query_index[b]] W_Q               the ambiguous word's query, (B, 1, d_k)
-    z, p = attention(q, K, V, key_mask)        its self-attention row (attnlib.attention)
-    logits = z W_out + b_out                   learned readout, (B, n_classes)
+    X = E[tokens]                          fixed word vectors,   (B, L, d_model)
+    K, V = X W_K, X W_V                    learned projections of every position
+    q = X[b, query_index[b]] W_Q           the ambiguous word's query, (B, 1, d_k)
+    z, p = attention(q, K, V, key_mask)    its self-attention row (attnlib.attention)
+    logits = z W_out + b_out               learned readout, (B, n_classes)
 
 The learned parameters are ``W_Q, W_K, W_V, W_out, b_out``; the word vectors ``E`` are
 fixed (scaled one-hot vectors by default: no word's sense is built into its vector). The
@@ -122,7 +122,8 @@ def init_context_classifier(
     rng : numpy.random.Generator or int seed
     d_k, d_v, n_classes, vocab_size : positive ints
     pooling : "attention" or "mean"
-    d_model : int, optional -- width of random word vectors (default: one-hot, width vocab_size)
+    d_model : int, optional -- width of random word vectors (default: one-hot, width
+        vocab_size)
     input_scale : float -- length of the one-hot word vectors
 
     Raises
@@ -239,7 +240,8 @@ def attention_map(model: ContextClassifier, batch: ContextBatch) -> np.ndarray:
 
 
 def cross_entropy(probs, labels) -> float:
-    """Mean of ``-log probs[b, labels[b]]`` (natural log), clipped at 1e-300 to stay finite."""
+    """Mean of ``-log probs[b, labels[b]]`` (natural log), clipped at 1e-300 to stay
+    finite."""
     probs = np.asarray(probs, dtype=np.float64)
     labels = np.asarray(labels)
     if probs.ndim != 2 or labels.shape != probs.shape[:1]:
@@ -260,7 +262,8 @@ def cross_entropy(probs, labels) -> float:
 
 
 def loss(model: ContextClassifier, batch: ContextBatch) -> float:
-    """Mean cross-entropy of the model's predictions on ``batch`` (labels must be 0/1...)."""
+    """Mean cross-entropy of the model's predictions on ``batch`` (labels must be
+    0/1...)."""
     return cross_entropy(forward(model, batch).probs, batch.labels)
 
 
@@ -271,8 +274,10 @@ def loss_and_gradients(model: ContextClassifier, batch: ContextBatch):
 
         d logits = (probs - onehot(labels)) / B
         d W_out = z^T d logits,   d b_out = sum_b d logits,   d z = d logits W_out^T
-        d q, d K, d V = attention_backward(q, K, V, d z, mask)   (q: the ambiguous word's query)
-        d W_Q = sum_b x_{b, q_b}^T d q_b,   d W_K = sum_b X_b^T d K_b,   d W_V = sum_b X_b^T d V_b
+        d q, d K, d V = attention_backward(q, K, V, d z, mask)
+                                            (q: the ambiguous word's query)
+        d W_Q = sum_b x_{b, q_b}^T d q_b,   d W_K = sum_b X_b^T d K_b,
+        d W_V = sum_b X_b^T d V_b
 
     Returns
     -------
@@ -351,7 +356,8 @@ def train(
 
 
 def context_datasets(seed: int = 0, *, n_train: int = 1000, n_test: int = 1000):
-    """The training and test batches used by :func:`train_context_classifier` (deterministic)."""
+    """The training and test batches used by :func:`train_context_classifier`
+    (deterministic)."""
     rng = np.random.default_rng(seed)
     return make_context_task(n_train, rng), make_context_task(n_test, rng)
 

