@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from contract_rows import Row, check_row, f64, finite
 
 from attnlib.data import context_task as ct
 from attnlib.data import translation_task as tt
@@ -37,42 +36,6 @@ from attnlib.models import translation_training as tr
 
 BIG = 1e308
 TINY = 1e-300
-
-
-@dataclass
-class Row:
-    """The contract of one function.
-
-    ok : a call with valid input; check(result) -> bool says its type and dtype are
-        the documented ones (and, where given, its value)
-    bad : (call, error class, words the message must hold: the argument's name)
-    extreme : a call with extreme finite input; its result must be finite (or the
-        call raises ``extreme_error``), with no warning
-    """
-
-    ok: object
-    check: object
-    bad: list = field(default_factory=list)
-    extreme: object = None
-    extreme_error: type | None = None
-
-
-def f64(a) -> bool:
-    return isinstance(a, np.ndarray) and a.dtype == np.float64
-
-
-def finite(value) -> bool:
-    """True if every number reachable in ``value`` is finite."""
-    if isinstance(value, dict):
-        return all(finite(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return all(finite(v) for v in value)
-    if hasattr(value, "__dataclass_fields__"):
-        return all(finite(getattr(value, k)) for k in value.__dataclass_fields__)
-    if isinstance(value, (np.ndarray, float, np.floating)):
-        a = np.asarray(value)
-        return a.dtype.kind not in "fc" or bool(np.isfinite(a).all())
-    return True
 
 
 @functools.cache
@@ -744,30 +707,9 @@ ROWS = {
 }
 
 
-def _run(call):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return call()
-
-
 @pytest.mark.parametrize("qualname", sorted(ROWS))
 def test_contract(qualname):
-    row = ROWS[qualname]
-    assert row.check(_run(row.ok)), qualname
-    for call, error, words in row.bad:
-        with pytest.raises(error) as raised:
-            _run(call)
-        assert words in str(raised.value), (qualname, words, str(raised.value))
-    if row.extreme is not None:
-        if row.extreme_error is None:
-            assert finite(_run(row.extreme)), qualname
-        else:
-            try:
-                result = _run(row.extreme)
-            except row.extreme_error:
-                pass
-            else:
-                assert finite(result), qualname
+    check_row(qualname, ROWS[qualname])
 
 
 #: The functions whose contract ROWS holds (read by tests/test_public_contract.py).

@@ -270,8 +270,10 @@ def layer_head_grids(
         )
     if not all(np.isfinite(a).all() for a in arrays):
         raise ValueError("panels must not contain NaN or infinite values")
-    if not vmin < vmax:
-        raise ValueError(f"vmin must be smaller than vmax; got {vmin} and {vmax}")
+    if not vmin < vmax or not np.isfinite(float(vmax) - float(vmin)):
+        raise ValueError(
+            f"vmin must be smaller than vmax, by a finite span; got {vmin} and {vmax}"
+        )
     n_layers, n_heads = shape
     fig, axes = plt.subplots(
         1,

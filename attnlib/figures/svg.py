@@ -130,7 +130,8 @@ def bar_chart(
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def y(val):
-        return top + plot_h * (hi - min(max(val, lo), hi)) / (hi - lo)
+        # halves: the span of a range like (-1e308, 1e308) does not overflow
+        return top + (hi / 2 - min(max(val, lo), hi) / 2) / (hi / 2 - lo / 2) * plot_h
 
     n_series, n = v.shape
     group = plot_w / n
@@ -139,7 +140,7 @@ def bar_chart(
         v if n_series > 1 else v[0], labels, title, fmt=fmt, series=series
     )
     parts = [_open(width, height, alt), _text(width / 2, 14, title, weight="bold")]
-    for tick in np.linspace(lo, hi, 3):
+    for tick in (lo, lo + (hi / 2 - lo / 2), hi):  # as np.linspace(lo, hi, 3)
         parts.append(
             f"<line x1='{left}' x2='{width - right}' y1='{y(tick):.1f}' "
             f"y2='{y(tick):.1f}' stroke='#ddd'/>"
@@ -216,7 +217,9 @@ def arrows(
     scale = (size - 2 * pad) / (2 * extent)
 
     def px(p):
-        return pad + (p[0] + extent) * scale, pad + 8 + (extent - p[1]) * scale
+        # an arrow longer than the axes points out of them, clipped at 2 extents
+        x, y = (min(max(float(c), -2 * extent), 2 * extent) for c in p[:2])
+        return pad + (x + extent) * scale, pad + 8 + (extent - y) * scale
 
     height = size + 8 + 13 * len(labels)
     alt = alt or arrows_alt(vectors, labels, title)

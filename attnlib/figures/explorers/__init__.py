@@ -11,7 +11,8 @@ kernel:
 1. a **pure function** (``*_state``) that does the arithmetic with attnlib and returns
    the numbers as a dict; the tests call these directly;
 2. a **figure function** (``*_figure``, ``*_svg``) that draws a state; the chapters
-   store it so the static website shows every precomputed state;
+   store it so the static website shows every precomputed state (a dict that lacks
+   an entry of its family's state raises KeyError naming it);
 3. a thin **widget class** built with ipywidgets: its controls feed the pure function,
    its ``readout`` shows the numbers and its ``image`` shows the redrawn figure as a
    PNG. Tests set a control's value and read the numbers back from ``readout``.
