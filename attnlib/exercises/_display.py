@@ -67,7 +67,9 @@ def fmt(array, prefix: str = "") -> str:
             as_list(a.astype(float)) if a.dtype.kind != "b" else a.tolist()
         )
     if a.dtype.kind in "fc":
-        a = np.round(a, 4) + 0.0  # + 0.0 turns -0.0 into 0.0
+        with np.errstate(over="ignore", invalid="ignore"):  # rounding 1e308 overflows
+            r = np.round(a, 4) + 0.0  # + 0.0 turns -0.0 into 0.0
+        a = np.where(np.isfinite(r) | ~np.isfinite(a), r, a)
     text = np.array2string(
         a,
         separator=", ",
