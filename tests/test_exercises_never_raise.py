@@ -89,6 +89,13 @@ BOOK_ARGUMENTS = {
     "cost.check_score_entries": {"n": 2048},
     "cost.check_score_memory": {"n": 4096, "heads": 32, "bytes_per_entry": 2},
     "cost.check_skipped_tiles": {"n": 16, "block": 4},
+    "primer.check_one_step": {
+        "x": 2.0,
+        "y": 1,
+        "w": 0.0,
+        "b": 0.0,
+        "learning_rate": 0.5,
+    },
     "interpretability.strongest_head_answer": {
         "sentence": "The animal didn't cross the street because it was too tired.",
         "query": "it",

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from attnlib.exercises import (
+    attention_gradients,
     bottleneck,
     cost,
     heads,
@@ -24,8 +25,12 @@ from attnlib.exercises import (
     layer,
     learning,
     masks,
+    multi_head,
+    online_softmax,
     position,
+    primer,
     qkv,
+    rotary,
     scoring,
     softmax,
     summary,
@@ -543,6 +548,240 @@ SLIPS = [
 ]
 
 
+# --- the harder exercises' checkers, and the primer's ---------------------------------
+
+
+def backward_by_hand(Q, K, V, dZ, *, jacobian=True, scale=True, dV_T=True, dK_T=True):
+    c = 1 / math.sqrt(Q.shape[1])
+    A = rows_softmax(Q @ K.T * c)
+    dA = dZ @ V.T
+    dS = A * (dA - (A * dA).sum(axis=1, keepdims=True)) if jacobian else A * dA
+    dS = dS * c if scale else dS
+    return dS @ K, (dS.T if dK_T else dS) @ Q, (A.T if dV_T else A) @ dZ
+
+
+def mha_by_hand(Xq, Xkv, W_Q, W_K, W_V, W_O, H, mask, *, slip=None):
+    d = W_Q.shape[1]
+
+    def split(x):
+        return np.swapaxes(x.reshape(*x.shape[:-1], H, d // H), -3, -2)
+
+    Q, K, V = split(Xq @ W_Q), split(Xkv @ W_K), split(Xkv @ W_V)
+    S = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d if slip == "sqrt_d" else d // H)
+    m = np.asarray(mask)[..., None, :, :]
+    m = ~m if slip == "inverted" else m
+    A = (
+        rows_softmax(S) * m
+        if slip == "after"
+        else rows_softmax(np.where(m, S, -np.inf))
+    )
+    Z = A @ V  # (..., H, L_q, d_k)
+    if slip == "reshape":
+        merged = Z.reshape(*Z.shape[:-3], Z.shape[-2], d)
+    else:
+        merged = np.swapaxes(Z, -3, -2).reshape(*Z.shape[:-3], Z.shape[-2], d)
+    return merged if slip == "no_W_O" else merged @ W_O
+
+
+def rope_by_hand(x, positions, *, exponent=2, sign=1.0, halves=False, start=0):
+    x = np.asarray(x, float)
+    d = x.shape[-1]
+    theta = 10000.0 ** (-exponent * np.arange(d // 2) / d)
+    angle = sign * (np.asarray(positions, float)[:, None] + start) * theta
+    c, s = np.cos(angle), np.sin(angle)
+    a, b = (
+        (x[..., : d // 2], x[..., d // 2 :]) if halves else (x[..., 0::2], x[..., 1::2])
+    )
+    out = np.empty_like(x)
+    first, second = (
+        (slice(0, d // 2), slice(d // 2, d))
+        if halves
+        else (slice(0, d, 2), slice(1, d, 2))
+    )
+    out[..., first], out[..., second] = a * c - b * s, a * s + b * c
+    return out
+
+
+def tiled_by_hand(
+    Q, K, V, block, *, rescale=True, divide=True, shift=True, per_block=False
+):
+    m, ell = np.full((len(Q), 1), -np.inf), np.zeros((len(Q), 1))
+    acc, parts = np.zeros((len(Q), V.shape[1])), []
+    for start in range(0, len(K), block):
+        S = Q @ K[start : start + block].T / math.sqrt(Q.shape[1])
+        Vb = V[start : start + block]
+        if per_block:
+            parts.append(rows_softmax(S) @ Vb)
+            continue
+        m_new = (
+            np.maximum(m, S.max(axis=1, keepdims=True)) if shift else np.zeros_like(m)
+        )
+        E = np.exp(S - m_new)
+        c = np.exp(m - m_new) if rescale and shift else 1.0
+        ell, acc, m = c * ell + E.sum(axis=1, keepdims=True), c * acc + E @ Vb, m_new
+    if per_block:
+        return np.mean(parts, axis=0)
+    return acc / ell if divide else acc
+
+
+def gradient_w_by_hand(w, b, X, y, *, mean=True, sign=1.0):
+    p = 1 / (1 + np.exp(-(X @ w + b)))
+    g = X.T @ (p - y) * sign
+    return g / len(y) if mean else g
+
+
+def mean_stopped_at():
+    """The retraining exercise measured at the wrong step: where training stopped."""
+    from attnlib.data.learning_task import make_split
+    from attnlib.models import linear_classifier as lc
+
+    split = make_split()
+    return float(
+        np.mean(
+            [lc.train(*split, learning_rate=0.01, seed=s).stopped_at for s in (0, 1, 2)]
+        )
+    )
+
+
+STEP = {"x": 2.0, "y": 1, "w": 0.0, "b": 0.0, "learning_rate": 0.5}  # p = 0.5, g = -0.5
+
+SLIPS += [
+    (
+        "backward: no softmax Jacobian",
+        lambda: attention_gradients.check_attention_backward(
+            lambda *a: backward_by_hand(*a, jacobian=False)
+        ),
+        "coupling",
+    ),
+    (
+        "backward: no 1/sqrt(d_k)",
+        lambda: attention_gradients.check_attention_backward(
+            lambda *a: backward_by_hand(*a, scale=False)
+        ),
+        "carry the factor 1 / sqrt(d_k)",
+    ),
+    (
+        "backward: A for A^T in dV",
+        lambda: attention_gradients.check_attention_backward(
+            lambda *a: backward_by_hand(*a, dV_T=False)
+        ),
+        "dV = A^T dZ",
+    ),
+    (
+        "backward: dS for dS^T in dK",
+        lambda: attention_gradients.check_attention_backward(
+            lambda *a: backward_by_hand(*a, dK_T=False)
+        ),
+        "dK = dS^T Q",
+    ),
+    *[
+        (
+            f"masked multi-head: {slip}",
+            lambda slip=slip: multi_head.check_masked_multi_head(
+                lambda *a: mha_by_hand(*a, slip=slip)
+            ),
+            words,
+        )
+        for slip, words in (
+            ("after", "after the softmax"),
+            ("inverted", "the wrong way round"),
+            ("sqrt_d", "divided by sqrt(d)"),
+            ("reshape", "mixes positions"),
+            ("no_W_O", "output projection W_O"),
+        )
+    ],
+    (
+        "rope: base^(-i/d)",
+        lambda: rotary.check_rotary(lambda x, p: rope_by_hand(x, p, exponent=1)),
+        "base^(-2i/d)",
+    ),
+    (
+        "rope: clockwise",
+        lambda: rotary.check_rotary(lambda x, p: rope_by_hand(x, p, sign=-1.0)),
+        "counter-clockwise",
+    ),
+    (
+        "rope: rotate half",
+        lambda: rotary.check_rotary(lambda x, p: rope_by_hand(x, p, halves=True)),
+        "rotate half",
+    ),
+    (
+        "rope: positions from 1",
+        lambda: rotary.check_rotary(lambda x, p: rope_by_hand(x, p, start=1)),
+        "positions start at 1",
+    ),
+    (
+        "tiled: no rescaling",
+        lambda: online_softmax.check_tiled_attention(
+            lambda *a: tiled_by_hand(*a, rescale=False)
+        ),
+        "exp(m_old - m_new)",
+    ),
+    (
+        "tiled: blocks normalised apart",
+        lambda: online_softmax.check_tiled_attention(
+            lambda *a: tiled_by_hand(*a, per_block=True)
+        ),
+        "each block on its own",
+    ),
+    (
+        "tiled: no final division",
+        lambda: online_softmax.check_tiled_attention(
+            lambda *a: tiled_by_hand(*a, divide=False)
+        ),
+        "without dividing by the running sum",
+    ),
+    (
+        "tiled: no maximum subtracted",
+        lambda: online_softmax.check_tiled_attention(
+            lambda *a: tiled_by_hand(*a, shift=False)
+        ),
+        "subtract the running maximum",
+    ),
+    (
+        "tiled: the whole score table",
+        lambda: online_softmax.check_tiled_attention(
+            lambda Q, K, V, block: head(Q, K, V)
+        ),
+        "never Q @ K.T",
+    ),
+    (
+        "one step: with the gradient",
+        lambda: primer.check_one_step([-0.5, -0.25], **STEP),
+        "*with* the gradient",
+    ),
+    (
+        "one step: no learning rate",
+        lambda: primer.check_one_step([1.0, 0.5], **STEP),
+        "multiply it by the learning rate",
+    ),
+    (
+        "one step: no factor x",
+        lambda: primer.check_one_step([0.25, 0.25], **STEP),
+        "the factor x",
+    ),
+    (
+        "gradient: summed, not averaged",
+        lambda: primer.check_gradient_w(
+            lambda w, b, X, y: gradient_w_by_hand(w, b, X, y, mean=False)
+        ),
+        "divide by n",
+    ),
+    (
+        "gradient: y - p",
+        lambda: primer.check_gradient_w(
+            lambda w, b, X, y: gradient_w_by_hand(w, b, X, y, sign=-1.0)
+        ),
+        "wrong sign",
+    ),
+    (
+        "retraining: where training stopped",
+        lambda: primer.check_retraining("later", mean_stopped_at()),
+        "stopped_at",
+    ),
+]
+
+
 def strongest_head_slip():
     """Counting the layer and head from 1 (the strongest head found with numpy)."""
     from attnlib.models import minilm
@@ -763,6 +1002,15 @@ RIGHT = [
     ("score memory", lambda: cost.check_score_memory(1.0, **MEMORY)),
     ("skipped tiles", lambda: cost.check_skipped_tiles(6, 16, 4)),
     ("merge", lambda: cost.check_merge(merge_by_hand)),
+    (
+        "attention backward",
+        lambda: attention_gradients.check_attention_backward(backward_by_hand),
+    ),
+    ("masked multi-head", lambda: multi_head.check_masked_multi_head(mha_by_hand)),
+    ("rotary", lambda: rotary.check_rotary(rope_by_hand)),
+    ("tiled attention", lambda: online_softmax.check_tiled_attention(tiled_by_hand)),
+    ("one step", lambda: primer.check_one_step([0.5, 0.25], **STEP)),
+    ("gradient w", lambda: primer.check_gradient_w(gradient_w_by_hand)),
     (
         "learned or computed",
         lambda: learning.check_learned_or_computed(

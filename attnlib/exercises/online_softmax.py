@@ -16,9 +16,11 @@ import numpy as np
 
 from attnlib.core.attention import attention
 from attnlib.exercises import (
-    WrongKind,
     check_labelled_cases,
     checker,
+    function_name,
+    require_function,
+    returned_floats,
     try_reader,
 )
 
@@ -131,9 +133,8 @@ def check_tiled_attention(fn, *, n: int = 2048, block: int = 64) -> bool:
     Source: Milakov & Gimelshein (2018), algorithm 3; Dao et al. (2022), algorithm 1.
     """
     slips = [(lambda *a, s=name: _variant(*a, slip=s), hint) for name, hint in _SLIPS]
-    label = getattr(fn, "__name__", "your function")
-    if not callable(fn):
-        raise WrongKind(f"give the function itself; got a {type(fn).__name__}.")
+    require_function(fn)
+    label = function_name(fn)
     if not check_labelled_cases(fn, _reference, _cases(), name=label, slips=slips):
         return False
     rng = np.random.default_rng(0)
@@ -147,7 +148,8 @@ def check_tiled_attention(fn, *, n: int = 2048, block: int = 64) -> bool:
         tracemalloc.stop()
     if not ok:
         return False
-    if not np.allclose(np.asarray(out, dtype=float), _reference(Q, K, V, block)):
+    got = returned_floats(out, label, f" for {n} queries and keys")
+    if got.shape != (n, 16) or not np.allclose(got, _reference(Q, K, V, block)):
         print(f"Not yet: wrong result for {n} queries and keys in blocks of {block}.")
         return False
     if peak > full / 4:

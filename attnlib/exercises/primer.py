@@ -16,7 +16,14 @@ import functools
 import numpy as np
 
 from attnlib.data.learning_task import make_split
-from attnlib.exercises import WrongKind, as_floats, check_close, check_function, checker
+from attnlib.exercises import (
+    WrongKind,
+    as_floats,
+    check_close,
+    check_function,
+    checker,
+    shown,
+)
 from attnlib.models import linear_classifier as lc
 
 #: The primer's learning rate and the smaller one of the retraining exercise.
@@ -154,7 +161,7 @@ def check_retraining(prediction, mean_best) -> bool:
         raise WrongKind(
             "the prediction should be one of the texts "
             + ", ".join(repr(d) for d in _DIRECTIONS)
-            + f"; got {prediction!r}."
+            + f"; got {shown(prediction)}."
         )
     small = np.mean(_best_steps(SMALLER_LEARNING_RATE))
     usual = np.mean(_best_steps(PRIMER_LEARNING_RATE))
