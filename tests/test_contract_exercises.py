@@ -21,7 +21,7 @@ import pytest
 from contract_rows import Row, check_row, f64
 
 import attnlib.exercises as ex
-from attnlib.exercises import WrongKind, interpretability, quiz
+from attnlib.exercises import WrongKind, interpretability, primer, quiz
 
 BIG, TINY = 1e308, 1e-300
 
@@ -272,6 +272,18 @@ ROWS = {
         ok=lambda: interpretability.norm_share(river(), 2, 0),
         check=lambda v: isinstance(v, float) and 0 < v < 1,
         bad=[(lambda: interpretability.norm_share(river(), 9, 0), IndexError, "9")],
+    ),
+    "attnlib.exercises.primer.one_step": Row(
+        ok=lambda: primer.one_step(2.0, 1, 0.0, 0.0, 0.5),
+        check=lambda r: r == [0.5, 0.25],  # p = 0.5, dL/dz = -0.5, by hand
+        bad=[
+            (
+                lambda: primer.one_step("x", 1, 0.0, 0.0, 0.5),
+                TypeError,
+                "x must be a number",
+            )
+        ],
+        extreme=lambda: primer.one_step(BIG, 1, 0.0, 0.0, 1.0),
     ),
     "attnlib.exercises.quiz.numeric": Row(
         ok=lambda: quiz.numeric("Q?", 0.25, tolerance=1e-3, hint="h"),

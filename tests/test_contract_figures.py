@@ -21,7 +21,15 @@ import pytest
 from contract_rows import Row, check_row, f64
 from matplotlib.figure import Figure
 
-from attnlib.figures import charts, diagrams, heatmaps, precomputed, style, svg
+from attnlib.figures import (
+    charts,
+    diagrams,
+    heatmaps,
+    learning,
+    precomputed,
+    style,
+    svg,
+)
 from attnlib.figures.explorers import (
     cost,
     heads,
@@ -73,6 +81,15 @@ def drawn_finite(out) -> bool:
     if isinstance(out, bytes):
         return out.startswith(b"\x89PNG")
     return not NAN.search(re.sub(r"base64,[A-Za-z0-9+/=\s]+", "", out))
+
+
+class Run:
+    """The curves of a training run, as learning.descent_figure reads them."""
+
+    def __init__(self, scale=1.0):
+        self.steps = np.arange(3.0)
+        self.train_loss = np.array([0.7, 0.5, 0.4]) * scale
+        self.val_loss = np.array([0.7, 0.6, 0.65]) * scale
 
 
 def scores_state(scale=1.0):
@@ -295,6 +312,41 @@ ROWS = {
         bad=[(lambda: diagrams.layer_flow_diagram("middle"), ValueError, "kind")],
         extreme=lambda: diagrams.layer_flow_diagram(
             L=10**9, d_model=10**9, heads=1, d_ff=10**9
+        ),
+    ),
+    "learning.descent_figure": Row(
+        ok=lambda: learning.descent_figure(
+            np.linspace(-1, 1, 5),
+            np.linspace(-1, 1, 5) ** 2,
+            [("lr 0.1", [1.0, 0.5], [1.0, 0.25])],
+            Run(),
+            best_step=1,
+            stopped_at=2,
+        ),
+        check=is_figure,
+        bad=[
+            (
+                lambda: learning.descent_figure(
+                    np.ones(3), np.ones(2), [], Run(), best_step=0, stopped_at=0
+                ),
+                ValueError,
+                "grid and losses",
+            ),
+            (
+                lambda: learning.descent_figure(
+                    np.ones(2), np.ones(2), [], None, best_step=0, stopped_at=0
+                ),
+                AttributeError,
+                "train_loss",
+            ),
+        ],
+        extreme=lambda: learning.descent_figure(
+            np.array([-1e300, 1e300]),
+            np.array([TINY, 1e300]),
+            [("p", [1e300], [TINY])],
+            Run(1e300),
+            best_step=0,
+            stopped_at=1,
         ),
     ),
     # --- SVG drawings ----------------------------------------------------------------

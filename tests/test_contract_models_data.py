@@ -24,11 +24,13 @@ import pytest
 from contract_rows import Row, check_row, f64, finite
 
 from attnlib.data import context_task as ct
+from attnlib.data import learning_task as lt
 from attnlib.data import translation_task as tt
 from attnlib.models import adversarial_attention as aa
 from attnlib.models import bottleneck as bn
 from attnlib.models import context_classifier as cc
 from attnlib.models import encoder_decoder as ed
+from attnlib.models import linear_classifier as lc
 from attnlib.models import minilm
 from attnlib.models import recurrent as rc
 from attnlib.models import rnn_decoder as rd
@@ -89,6 +91,12 @@ def step_backward(attend=True):
 
 
 ONE_HOT, OTHER = [1.0, 0.0], [0.0, 1.0]
+
+#: the primer's model on four examples of two features, by hand: w = (1, -1), b = 0
+W_LC = lc.Params(np.array([1.0, -1.0]), 0.0)
+X_LC = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [0.0, 0.0]])
+Y_LC = np.array([1.0, 0.0, 1.0, 0.0])
+HUGE_LC = lc.Params(np.array([1e300, -1e300]), 0.0)
 
 ROWS = {
     # --- data ---------------------------------------------------------------------
@@ -155,6 +163,132 @@ ROWS = {
             (lambda: tt.target_words([10**6]), ValueError, "ids"),
         ],
         extreme=lambda: tt.target_words([len(tt.TARGET_VOCAB) - 1]),
+    ),
+    "attnlib.data.learning_task.make_examples": Row(
+        ok=lambda: lt.make_examples(5, n_features=3, seed=1),
+        check=lambda r: f64(r[0]) and r[0].shape == (5, 3) and set(r[1]) <= {0.0, 1.0},
+        bad=[
+            (lambda: lt.make_examples(-1), ValueError, "n must be"),
+            (
+                lambda: lt.make_examples(3, n_informative=4, n_features=3),
+                ValueError,
+                "n_informative=4",
+            ),
+            (lambda: lt.make_examples(3, noise=np.inf), ValueError, "noise"),
+        ],
+        extreme=lambda: lt.make_examples(0, n_features=1, n_informative=1, noise=1e300),
+    ),
+    "attnlib.data.learning_task.make_split": Row(
+        ok=lambda: lt.make_split(6, 4, n_features=3),
+        check=lambda s: (
+            s.X_train.shape == (6, 3) and s.y_val.shape == (4,) and f64(s.X_val)
+        ),
+        bad=[(lambda: lt.make_split(-1, 4), ValueError, "n_train must be")],
+        extreme=lambda: lt.make_split(0, 0),
+    ),
+    # --- models: the learning primer's linear classifier ----------------------------
+    "attnlib.models.linear_classifier.sigmoid": Row(
+        ok=lambda: lc.sigmoid([0.0, np.log(3.0)]),
+        check=lambda p: f64(p) and np.allclose(p, [0.5, 0.75]),
+        bad=[(lambda: lc.sigmoid("z"), TypeError, "z must hold real numbers")],
+        extreme=lambda: lc.sigmoid([BIG, -BIG, TINY]),
+    ),
+    "attnlib.models.linear_classifier.init_params": Row(
+        ok=lambda: lc.init_params(3, seed=2),
+        check=lambda p: f64(p.w) and p.w.shape == (3,) and p.b == 0.0,
+        bad=[(lambda: lc.init_params(0), ValueError, "d must be")],
+        extreme=lambda: lc.init_params(1, scale=1e300),
+    ),
+    "attnlib.models.linear_classifier.predict": Row(
+        ok=lambda: lc.predict(W_LC, X_LC),
+        check=lambda p: f64(p) and np.allclose(p, lc.sigmoid([1.0, -1.0, 0.0, 0.0])),
+        bad=[(lambda: lc.predict(W_LC, np.ones((2, 3))), ValueError, "X")],
+        extreme=lambda: lc.predict(HUGE_LC, X_LC),
+        extreme_error=OverflowError,
+    ),
+    "attnlib.models.linear_classifier.loss": Row(
+        ok=lambda: lc.loss(W_LC, X_LC, Y_LC),
+        check=lambda v: (
+            isinstance(v, float)
+            and abs(v - np.mean(np.log1p(np.exp([-1.0, -1.0, 0.0, 0.0])))) < 1e-15
+        ),
+        bad=[
+            (lambda: lc.loss(W_LC, X_LC, Y_LC[:2]), ValueError, "y shape"),
+            (lambda: lc.loss(W_LC, X_LC, Y_LC * 2), ValueError, "0 or 1"),
+        ],
+        extreme=lambda: lc.loss(lc.Params(np.array([1e150, -1e150]), 0.0), X_LC, Y_LC),
+    ),
+    "attnlib.models.linear_classifier.gradient": Row(
+        ok=lambda: lc.gradient(W_LC, X_LC, Y_LC),
+        check=lambda g: (
+            f64(g.w) and np.allclose(g.w, lc.numerical_gradient_w(W_LC, X_LC, Y_LC))
+        ),
+        bad=[(lambda: lc.gradient(W_LC, X_LC[:, :1], Y_LC), ValueError, "X")],
+        extreme=lambda: lc.gradient(
+            lc.Params(np.array([1e150, -1e150]), 0.0), X_LC, Y_LC
+        ),
+    ),
+    "attnlib.models.linear_classifier.step": Row(
+        ok=lambda: lc.step(W_LC, lc.Params(np.array([1.0, 1.0]), 1.0), 0.5),
+        check=lambda p: f64(p.w) and p.w.tolist() == [0.5, -1.5] and p.b == -0.5,
+        bad=[(lambda: lc.step(W_LC, W_LC, "fast"), TypeError, "learning_rate")],
+        extreme=lambda: lc.step(W_LC, lc.Params(np.array([-BIG, BIG]), 0.0), BIG),
+        extreme_error=OverflowError,
+    ),
+    "attnlib.models.linear_classifier.accuracy": Row(
+        ok=lambda: lc.accuracy(W_LC, X_LC, Y_LC),
+        check=lambda a: a == 0.75,  # right on rows 0, 1, 3; p = 0.5 counts as label 0
+        bad=[(lambda: lc.accuracy(W_LC, X_LC, Y_LC[:3]), ValueError, "y shape")],
+        extreme=lambda: lc.accuracy(HUGE_LC, X_LC, Y_LC),
+        extreme_error=OverflowError,
+    ),
+    "attnlib.models.linear_classifier.train": Row(
+        ok=lambda: lc.train(
+            X_LC, Y_LC, X_LC, Y_LC, eval_every=1, patience=2, max_steps=5
+        ),
+        check=lambda r: f64(r.steps) and r.reason in ("patience", "budget"),
+        bad=[
+            (
+                lambda: lc.train(X_LC, Y_LC, X_LC, Y_LC, learning_rate=0),
+                ValueError,
+                "learning_rate",
+            ),
+            (
+                lambda: lc.train(X_LC, Y_LC, X_LC, Y_LC, patience=0),
+                ValueError,
+                "patience",
+            ),
+            (lambda: lc.train(X_LC, Y_LC, X_LC[:, :1], Y_LC), ValueError, "features"),
+        ],
+        extreme=lambda: lc.train(
+            X_LC, Y_LC, X_LC, Y_LC, learning_rate=1e150, max_steps=3, eval_every=1
+        ),
+        extreme_error=OverflowError,
+    ),
+    "attnlib.models.linear_classifier.numerical_gradient_w": Row(
+        ok=lambda: lc.numerical_gradient_w(W_LC, X_LC, Y_LC),
+        check=lambda g: (
+            f64(g) and np.allclose(g, lc.gradient(W_LC, X_LC, Y_LC).w, atol=1e-8)
+        ),
+        bad=[
+            (
+                lambda: lc.numerical_gradient_w(W_LC, X_LC, Y_LC[:1]),
+                ValueError,
+                "y shape",
+            )
+        ],
+    ),
+    "attnlib.models.linear_classifier.loss_along": Row(
+        ok=lambda: lc.loss_along(W_LC, X_LC, Y_LC, 0, [1.0, 2.0]),
+        check=lambda v: f64(v) and v[0] == lc.loss(W_LC, X_LC, Y_LC),
+        bad=[(lambda: lc.loss_along(W_LC, X_LC, Y_LC, 5, [1.0]), IndexError, "5")],
+        extreme=lambda: lc.loss_along(W_LC, X_LC, Y_LC, 0, [1e150, -1e150]),
+    ),
+    "attnlib.models.linear_classifier.descent_along": Row(
+        ok=lambda: lc.descent_along(W_LC, X_LC, Y_LC, 0, 0.5, 3),
+        check=lambda r: f64(r[0]) and r[0].shape == (3,) and r[0][0] == 1.0,
+        bad=[(lambda: lc.descent_along(W_LC, X_LC, Y_LC, 9, 0.5, 3), IndexError, "9")],
+        extreme=lambda: lc.descent_along(W_LC, X_LC, Y_LC, 0, 1e150, 2),
     ),
     # --- models: the adversarial-attention search ----------------------------------
     "attnlib.models.adversarial_attention.jensen_shannon": Row(

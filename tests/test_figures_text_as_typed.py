@@ -42,6 +42,7 @@ from attnlib.figures import (
     diagrams,
     explorers,
     heatmaps,
+    learning,
     precomputed,
     style,
     svg,
@@ -174,8 +175,25 @@ def _mask_state(words):
     return explorers.mask_state(words, "padding", pad_to=len(words) + 1)
 
 
+class Curve:
+    """The curves of a training run, as learning.descent_figure reads them."""
+
+    steps = np.arange(4.0)
+    train_loss = np.array([0.7, 0.5, 0.4, 0.35])
+    val_loss = np.array([0.7, 0.6, 0.62, 0.65])
+
+
+def _descent(words, scale=1.0):
+    grid = np.linspace(-1.0, 1.0, 5) * scale
+    path = [(w, grid[:2], grid[:2] ** 2) for w in words]
+    return learning.descent_figure(
+        grid, grid**2, path, Curve(), best_step=1, stopped_at=3
+    )
+
+
 #: qualified name (below attnlib.figures) -> adapter(words) -> [(output, strings)]
 DRAWERS = {
+    "learning.descent_figure": lambda w: [(_descent(w), w)],
     "style.literal": lambda w: [(_text_figure(style.literal(w[0])), w[:1])],
     "style.literal_labels": lambda w: [(_tick_figure(style.literal_labels(w)), w)],
     "charts.mixture_bars": lambda w: [
@@ -494,6 +512,14 @@ DEGENERATE = {
     ),
     "data flow, one token of width 1": lambda: diagrams.data_flow_diagram(
         ONE, d=1, d_k=1, d_v=1
+    ),
+    "descent, constant loss": lambda: learning.descent_figure(
+        np.zeros(1),
+        np.zeros(1),
+        [("a", [0.0], [0.0])],
+        Curve(),
+        best_step=0,
+        stopped_at=0,
     ),
     "layer flow, one position": lambda: diagrams.layer_flow_diagram(
         "decoder", L=1, d_model=1, heads=1, d_ff=1

@@ -87,8 +87,12 @@ def make_split(
 
     The two sets are drawn together (``n_train + n_val`` examples with
     :func:`make_examples`) and cut: the first ``n_train`` rows train, the rest validate.
-    Parameters and errors as in :func:`make_examples`.
+    Parameters and errors as in :func:`make_examples`; a negative ``n_train`` or
+    ``n_val`` is a ValueError too (it would cut the sets at the wrong row).
     """
+    for name, count in (("n_train", n_train), ("n_val", n_val)):
+        if int(count) < 0:
+            raise ValueError(f"{name} must be >= 0; got {count}")
     X, y = make_examples(
         int(n_train) + int(n_val),
         n_features=n_features,

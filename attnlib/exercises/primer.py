@@ -35,7 +35,13 @@ RETRAIN_SEEDS = (0, 1, 2)
 
 def one_step(x, y, w, b, learning_rate):
     """One gradient descent step of the one-feature model ``p = sigmoid(w x + b)`` on
-    one example: returns the new ``[w, b]``."""
+    one example: returns the new ``[w, b]``.
+
+    Raises TypeError naming the argument that is not a number."""
+    values = dict(x=x, y=y, w=w, b=b, learning_rate=learning_rate)
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"{name} must be a number; got {value!r}")
     p = float(lc.sigmoid(w * x + b))
     return [w - learning_rate * (p - y) * x, b - learning_rate * (p - y)]
 

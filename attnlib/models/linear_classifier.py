@@ -60,12 +60,34 @@ def _check_examples(X, y) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+def _floats(a, name: str) -> np.ndarray:
+    try:
+        return np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold real numbers; got {a!r}") from None
+
+
+def _logits(params: Params, X: np.ndarray) -> np.ndarray:
+    """``X @ w + b``, shape (n,); ValueError naming X and w if the widths differ,
+    OverflowError if a logit exceeds the largest float64 number."""
+    if X.ndim != 2 or X.shape[1] != np.shape(params.w)[0]:
+        raise ValueError(
+            f"X must have shape (n, d) with d = len(w) = {np.shape(params.w)[0]}; "
+            f"got {X.shape}"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = X @ params.w + params.b  # (n,)
+    if not np.isfinite(z).all():
+        raise OverflowError("a logit X @ w + b exceeds the largest float64 number")
+    return z
+
+
 def sigmoid(z) -> np.ndarray:
     """``1 / (1 + exp(-z))`` elementwise, without overflow for large ``|z|``.
 
     z : array_like of float, any shape. Returns float64 of the same shape, in [0, 1].
     """
-    z = np.asarray(z, dtype=np.float64)
+    z = _floats(z, "z")
     e = np.exp(-np.abs(z))  # never overflows: the exponent is <= 0
     return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
@@ -82,14 +104,13 @@ def init_params(d: int, seed: int = 0, scale: float = 0.1) -> Params:
 
 def predict(params: Params, X) -> np.ndarray:
     """Probabilities ``sigmoid(X @ w + b)``, shape (n,), for ``X`` of shape (n, d)."""
-    X = np.asarray(X, dtype=np.float64)
-    return sigmoid(X @ params.w + params.b)  # (n,)
+    return sigmoid(_logits(params, _floats(X, "X")))  # (n,)
 
 
 def _loss(params: Params, X: np.ndarray, y: np.ndarray) -> float:
-    z = X @ params.w + params.b  # (n,)
+    z = _logits(params, X)  # (n,)
     # -log sigmoid(z) = log(1 + e^-z); -log(1 - sigmoid(z)) = log(1 + e^z)
-    per_example = np.logaddexp(0.0, -z) * y + np.logaddexp(0.0, z) * (1 - y)  # (n,)
+    per_example = np.where(y == 1, np.logaddexp(0.0, -z), np.logaddexp(0.0, z))  # (n,)
     return float(per_example.mean())
 
 
@@ -97,7 +118,8 @@ def loss(params: Params, X, y) -> float:
     """Mean cross-entropy of the labels ``y`` (0 or 1, shape (n,)) under the model.
 
     Computed from the logits with ``log(1 + exp(-|z|))`` so that it stays finite for
-    confident predictions. Raises ValueError for mismatched shapes or labels not 0/1.
+    confident predictions. Raises ValueError for mismatched shapes or labels not 0/1,
+    OverflowError if a logit exceeds the largest float64 number.
     """
     return _loss(params, *_check_examples(X, y))
 
@@ -117,9 +139,24 @@ def gradient(params: Params, X, y) -> Params:
 
 
 def step(params: Params, grads: Params, learning_rate: float) -> Params:
-    """One step of gradient descent: every parameter moves against its gradient."""
-    lr = float(learning_rate)
-    return Params(params.w - lr * grads.w, params.b - lr * grads.b)
+    """One step of gradient descent: every parameter moves against its gradient.
+
+    Raises TypeError if ``learning_rate`` is not a number, OverflowError if a moved
+    parameter exceeds the largest float64 number.
+    """
+    try:
+        lr = float(learning_rate)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"learning_rate must be a number; got {learning_rate!r}"
+        ) from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        w, b = params.w - lr * grads.w, params.b - lr * grads.b
+    if not (np.isfinite(w).all() and np.isfinite(b)):
+        raise OverflowError(
+            "a parameter of the step exceeds the largest float64 number"
+        )
+    return Params(w, b)
 
 
 def accuracy(params: Params, X, y) -> float:
