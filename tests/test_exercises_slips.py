@@ -646,34 +646,21 @@ def mean_stopped_at():
 STEP = {"x": 2.0, "y": 1, "w": 0.0, "b": 0.0, "learning_rate": 0.5}  # p = 0.5, g = -0.5
 
 SLIPS += [
-    (
-        "backward: no softmax Jacobian",
-        lambda: attention_gradients.check_attention_backward(
-            lambda *a: backward_by_hand(*a, jacobian=False)
-        ),
-        "coupling",
-    ),
-    (
-        "backward: no 1/sqrt(d_k)",
-        lambda: attention_gradients.check_attention_backward(
-            lambda *a: backward_by_hand(*a, scale=False)
-        ),
-        "carry the factor 1 / sqrt(d_k)",
-    ),
-    (
-        "backward: A for A^T in dV",
-        lambda: attention_gradients.check_attention_backward(
-            lambda *a: backward_by_hand(*a, dV_T=False)
-        ),
-        "dV = A^T dZ",
-    ),
-    (
-        "backward: dS for dS^T in dK",
-        lambda: attention_gradients.check_attention_backward(
-            lambda *a: backward_by_hand(*a, dK_T=False)
-        ),
-        "dK = dS^T Q",
-    ),
+    *[
+        (
+            f"backward: {name}",
+            lambda knob=knob: attention_gradients.check_attention_backward(
+                lambda *a: backward_by_hand(*a, **{knob: False})
+            ),
+            words,
+        )
+        for name, knob, words in (
+            ("no softmax Jacobian", "jacobian", "coupling"),
+            ("no 1/sqrt(d_k)", "scale", "carry the factor 1 / sqrt(d_k)"),
+            ("A for A^T in dV", "dV_T", "dV = A^T dZ"),
+            ("dS for dS^T in dK", "dK_T", "dK = dS^T Q"),
+        )
+    ],
     *[
         (
             f"masked multi-head: {slip}",
@@ -690,54 +677,40 @@ SLIPS += [
             ("no_W_O", "output projection W_O"),
         )
     ],
-    (
-        "rope: base^(-i/d)",
-        lambda: rotary.check_rotary(lambda x, p: rope_by_hand(x, p, exponent=1)),
-        "base^(-2i/d)",
-    ),
-    (
-        "rope: clockwise",
-        lambda: rotary.check_rotary(lambda x, p: rope_by_hand(x, p, sign=-1.0)),
-        "counter-clockwise",
-    ),
-    (
-        "rope: rotate half",
-        lambda: rotary.check_rotary(lambda x, p: rope_by_hand(x, p, halves=True)),
-        "rotate half",
-    ),
-    (
-        "rope: positions from 1",
-        lambda: rotary.check_rotary(lambda x, p: rope_by_hand(x, p, start=1)),
-        "positions start at 1",
-    ),
-    (
-        "tiled: no rescaling",
-        lambda: online_softmax.check_tiled_attention(
-            lambda *a: tiled_by_hand(*a, rescale=False)
-        ),
-        "exp(m_old - m_new)",
-    ),
-    (
-        "tiled: blocks normalised apart",
-        lambda: online_softmax.check_tiled_attention(
-            lambda *a: tiled_by_hand(*a, per_block=True)
-        ),
-        "each block on its own",
-    ),
-    (
-        "tiled: no final division",
-        lambda: online_softmax.check_tiled_attention(
-            lambda *a: tiled_by_hand(*a, divide=False)
-        ),
-        "without dividing by the running sum",
-    ),
-    (
-        "tiled: no maximum subtracted",
-        lambda: online_softmax.check_tiled_attention(
-            lambda *a: tiled_by_hand(*a, shift=False)
-        ),
-        "subtract the running maximum",
-    ),
+    *[
+        (
+            f"rope: {name}",
+            lambda knob=knob: rotary.check_rotary(
+                lambda x, p: rope_by_hand(x, p, **knob)
+            ),
+            words,
+        )
+        for name, knob, words in (
+            ("base^(-i/d)", {"exponent": 1}, "base^(-2i/d)"),
+            ("clockwise", {"sign": -1.0}, "counter-clockwise"),
+            ("rotate half", {"halves": True}, "rotate half"),
+            ("positions from 1", {"start": 1}, "positions start at 1"),
+        )
+    ],
+    *[
+        (
+            f"tiled: {name}",
+            lambda knob=knob: online_softmax.check_tiled_attention(
+                lambda *a: tiled_by_hand(*a, **knob)
+            ),
+            words,
+        )
+        for name, knob, words in (
+            ("no rescaling", {"rescale": False}, "exp(m_old - m_new)"),
+            ("blocks normalised apart", {"per_block": True}, "each block on its own"),
+            (
+                "no final division",
+                {"divide": False},
+                "without dividing by the running sum",
+            ),
+            ("no maximum subtracted", {"shift": False}, "subtract the running maximum"),
+        )
+    ],
     (
         "tiled: the whole score table",
         lambda: online_softmax.check_tiled_attention(
