@@ -21,7 +21,7 @@ BINDER_VENV ?= /tmp/attention-executable-binder-check
 # Only for `make lab` (reading the notebooks locally); the book and the tests do not need it.
 JUPYTERLAB := jupyterlab==4.6.6
 
-.PHONY: install assets book test lint test-unit test-notebooks test-build test-browser chromium \
+.PHONY: install assets live book test lint test-unit test-notebooks test-build test-browser chromium \
 	binder-check lab execute serve clean bench train
 
 install: $(STAMP)
@@ -51,8 +51,21 @@ $(ASSETS_STAMP): package.json package-lock.json $(WIDGETS_SRC)
 		"axe-core $$(node -p 'require("./node_modules/axe-core/package.json").version') (accessibility tests only)," \
 		"static-widgets/ (see its THIRD-PARTY.txt)." > $@
 
+## live: live code, Python in the page (Pyodide, offline): the runtime from npm, the
+## wheels the chapters import (sha256 checked against Pyodide's lock file), attnlib and the
+## chapters' data, matplotlib's font list, the page's scripts, into _site_assets/live
+## (_ext/live/build_live.py). Without the wheels, the site is built without live code and
+## says so; `make test` then fails.
+LIVE_STAMP := _site_assets/live/manifest.json
+LIVE_SRC := $(wildcard _ext/live/*) $(shell find attnlib -name '*.py') $(wildcard chapters/data/*) \
+	$(NOTEBOOKS)
+live: $(LIVE_STAMP)
+
+$(LIVE_STAMP): $(STAMP) $(ASSETS_STAMP) $(LIVE_SRC)
+	$(BIN)/python _ext/live/build_live.py
+
 ## book: install everything and build the website (strict: zero warnings)
-book: install assets
+book: install assets live
 	$(BIN)/jupyter-book build . $(JB_STRICT)
 	@echo "The book is at: $(abspath _build/html/index.html)"
 
@@ -72,7 +85,7 @@ test-unit: install
 test-notebooks: install
 	$(NBVAL) $(NOTEBOOKS)
 
-test-build: install assets
+test-build: install assets live
 	$(BIN)/jupyter-book build . --all $(JB_STRICT)
 
 ## test-browser: build, then Chromium (Playwright, network blocked) visits every page of

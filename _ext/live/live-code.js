@@ -1,0 +1,331 @@
+// Live code: the chapter's code cells become editable and run in the page, by Python in
+// the reader's browser (Pyodide in a Web Worker: worker.mjs), offline. Until the reader
+// presses "Make this page live", this script only adds that control: Python and the
+// chapter's cells load on demand. One Python per page; cells share its state and run
+// in order, as in Jupyter: running a cell first runs the cells above it that have not
+// run yet. Outputs replace the stored ones under each cell. Built by `make live`
+// (_ext/live/build_live.py); the page's <meta name="attn-live"> says what to load.
+(function () {
+  "use strict";
+  var meta = document.querySelector('meta[name="attn-live"]');
+  if (!meta || !document.currentScript) return;
+  var info = JSON.parse(meta.content);
+  var base = new URL("./", document.currentScript.src).href;
+  var WIDGET = "application/vnd.jupyter.widget-view+json";
+  var banner, statusLine, startButton, restartButton;
+  var worker = null, ready = null, cells = null, queue = Promise.resolve();
+  var pending = {}, nextId = 1, started = 0, timer = null;
+  // performance.now() of: the click on "Make this page live", Python ready, the first
+  // output of any cell, the first figure (read by the tests and `make bench-pages`)
+  var times = {};
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text) node.textContent = text;
+    return node;
+  }
+
+  function say(text) { statusLine.textContent = text; }
+
+  function buildBanner() {
+    var article = document.querySelector("article.bd-article") || document.querySelector("main");
+    if (!article) return;
+    banner = el("section", { "class": "live-banner", "aria-label": "Live code", "tabindex": "-1" });
+    var title = el("p", { "class": "live-title" });
+    title.appendChild(el("strong", {}, "Run this page's code in your browser. "));
+    if (info.available) {
+      title.appendChild(document.createTextNode(
+        "Python " + info.python.split(".").slice(0, 2).join(".") + " starts inside this " +
+        "page, with no server and no network: every code cell becomes editable, " +
+        "and its output appears under it. It loads about " + info.megabytes + " MB, " +
+        "usually in " + info.first_seconds + " s the first time and " +
+        info.cached_seconds + " s once your browser has kept the files."));
+      startButton = el("button", { "type": "button", "class": "live-start" }, "Make this page live");
+      startButton.addEventListener("click", start);
+    } else {
+      title.appendChild(document.createTextNode(
+        "Live code is not in this build of the site (" + info.reason.split("\n")[0] +
+        "). The outputs shown are the book's; for a full Jupyter, use Binder in the " +
+        "launch menu (it needs a network)."));
+    }
+    banner.appendChild(title);
+    if (startButton) banner.appendChild(startButton);
+    statusLine = el("p", { "class": "live-status", "role": "status", "aria-live": "polite" });
+    banner.appendChild(statusLine);
+    var heading = article.querySelector("h1");
+    if (heading && heading.parentNode) heading.parentNode.insertBefore(banner, heading.nextSibling);
+    else article.insertBefore(banner, article.firstChild);
+  }
+
+  // --- Python --------------------------------------------------------------------------
+  function bootWorker() {
+    worker = new Worker(base + "worker.mjs", { type: "module" });
+    started = performance.now();
+    ready = new Promise(function (resolve, reject) {
+      worker.onmessage = function (event) {
+        var m = event.data;
+        if (m.type === "progress") say(m.text + "…");
+        else if (m.type === "ready") {
+          stopTimer();
+          times.ready = performance.now();
+          resolve();
+          say("Python is ready (it started in " + m.seconds.toFixed(1) + " s). Run a cell " +
+              "with its Run button or Shift+Enter; the cells above it run first.");
+        } else if (m.type === "failed") {
+          stopTimer();
+          say("Python could not start: " + m.error);
+          reject(new Error(m.error));
+        } else if (m.type === "output" && pending[m.id]) pending[m.id].output(m.message);
+        else if (m.type === "done" && pending[m.id]) {
+          pending[m.id].done(m.ok);
+          delete pending[m.id];
+        }
+      };
+      worker.onerror = function (event) {
+        stopTimer();
+        say("Python could not start: " + (event.message || "the worker failed to load"));
+        reject(new Error(event.message));
+      };
+    });
+    ready.catch(function () {});
+    var label = "";
+    timer = setInterval(function () {
+      var s = ((performance.now() - started) / 1000).toFixed(0);
+      label = statusLine.textContent.replace(/ \(\d+ s\)$/, "");
+      statusLine.textContent = label + " (" + s + " s)";
+    }, 1000);
+    worker.postMessage({ type: "boot" });
+  }
+
+  function stopTimer() { if (timer) clearInterval(timer); timer = null; }
+
+  function execute(code, sink) {
+    return ready.then(function () {
+      return new Promise(function (resolve) {
+        var id = nextId++;
+        pending[id] = { output: sink, done: resolve };
+        worker.postMessage({ type: "run", id: id, code: code });
+      });
+    });
+  }
+
+  // --- cells ---------------------------------------------------------------------------
+  function start() {
+    if (worker) return;
+    times.click = performance.now();
+    startButton.disabled = true;
+    say("Loading Python (about " + info.megabytes + " MB)…");
+    bootWorker();
+    fetch(base + "cells/" + info.page + ".json")
+      .then(function (r) { return r.json(); })
+      .then(function (data) { setUpCells(data.cells); })
+      .catch(function (error) { say("The page's cells could not be loaded: " + error); });
+    restartButton = el("button", { "type": "button", "class": "live-restart" }, "Restart Python");
+    restartButton.addEventListener("click", restart);
+    banner.insertBefore(restartButton, statusLine);
+    startButton.remove();
+  }
+
+  function restart() {
+    Object.keys(pending).forEach(function (id) { pending[id].done(false); });
+    pending = {};
+    worker.terminate();
+    (cells || []).forEach(function (cell) { cell.ran = false; setState(cell, ""); });
+    queue = Promise.resolve();
+    say("Restarting Python…");
+    bootWorker();
+  }
+
+  function setUpCells(list) {
+    cells = list;
+    cells.forEach(function (cell, position) {
+      cell.position = position;
+      cell.ran = false;
+      cell.quiz = cell.tags.indexOf("quiz") >= 0;
+      cell.node = document.querySelector(".live-cell-" + cell.index);
+      if (!cell.node) return;
+      cell.widget = !!cell.node.querySelector('script[type="' + WIDGET + '"]');
+      var input = cell.node.querySelector(".cell_input");
+      cell.bar = el("div", { "class": "live-bar" });
+      cell.state = el("span", { "class": "live-state", "role": "status" });
+      if (!cell.runnable) {
+        cell.bar.appendChild(el("span", { "class": "live-note" },
+          "This cell cannot run in the page: it " + cell.reason + ". Its output is the " +
+          "one stored in the book; the notebook runs it in full on Binder or your machine."));
+      } else if (input) {
+        var highlight = input.querySelector("div.highlight") || input.querySelector("pre");
+        cell.editor = el("textarea", {
+          "class": "live-editor", "spellcheck": "false", "autocapitalize": "off",
+          "aria-label": "Code of this cell (Shift+Enter runs it)"
+        });
+        cell.editor.value = cell.source;
+        cell.editor.addEventListener("input", function () { fit(cell.editor); });
+        cell.editor.addEventListener("keydown", function (event) {
+          if (event.key === "Enter" && event.shiftKey) {
+            event.preventDefault();
+            run(cell);
+          }
+        });
+        if (highlight) {
+          highlight.parentNode.insertBefore(cell.editor, highlight);
+          highlight.hidden = true;
+        } else input.appendChild(cell.editor);
+        fit(cell.editor);
+        var button = el("button", { "type": "button", "class": "live-run" }, "Run");
+        button.setAttribute("aria-label", "Run this cell");
+        button.addEventListener("click", function () { run(cell); });
+        cell.bar.appendChild(button);
+      }
+      cell.bar.appendChild(cell.state);
+      if (input) input.appendChild(cell.bar);
+      else cell.node.insertBefore(cell.bar, cell.node.firstChild);
+    });
+  }
+
+  function fit(editor) {
+    editor.style.height = "auto";
+    editor.style.height = editor.scrollHeight + 2 + "px";
+  }
+
+  function setState(cell, text) { if (cell.state) cell.state.textContent = text; }
+
+  // Run every cell above that has not run yet, then this one.
+  function run(cell) {
+    queue = queue.then(function () {
+      var chain = Promise.resolve();
+      cells.slice(0, cell.position).forEach(function (before) {
+        if (!before.ran) chain = chain.then(function () { return runOne(before); });
+      });
+      return chain.then(function () { return runOne(cell); });
+    });
+    return queue;
+  }
+
+  function runOne(cell) {
+    var code = cell.runnable ? (cell.editor ? cell.editor.value : cell.source) : cell.prelude;
+    // Outputs replace the stored ones, except where the stored output is the page's own
+    // control (self-check questions, precomputed explorers) or the cell cannot run.
+    var replace = cell.runnable && !cell.quiz && !cell.widget && cell.node;
+    var area = replace ? outputArea(cell) : null;
+    var alts = area ? Array.prototype.map.call(area.querySelectorAll("img"),
+      function (img) { return img.alt; }) : [];
+    if (area) area.innerHTML = "";
+    var extra = cell.widget && cell.runnable ? widgetNote(cell) : null;
+    setState(cell, "running…");
+    cell.ran = true;
+    if (!code.trim()) { setState(cell, ""); return Promise.resolve(true); }
+    var t0 = performance.now();
+    cell.messages = [];
+    return execute(code, function (message) {
+      cell.messages.push(message);
+      if (times.output === undefined) times.output = performance.now();
+      if (times.figure === undefined && message.data && message.data["image/png"]) {
+        times.figure = performance.now();
+      }
+      if (area) render(area, message, alts);
+      else if (extra && message.type !== "display" && message.type !== "result") render(extra, message, alts);
+    }).then(function (ok) {
+      var s = ((performance.now() - t0) / 1000).toFixed(1);
+      setState(cell, ok ? "ran in " + s + " s" : "stopped with an error (" + s + " s)");
+      if (cell.node) cell.node.setAttribute("data-live-ran", ok ? "ok" : "error");
+      return ok;
+    });
+  }
+
+  function outputArea(cell) {
+    var area = cell.node.querySelector(".cell_output");
+    if (!area) {
+      area = el("div", { "class": "cell_output docutils container" });
+      cell.node.appendChild(area);
+    }
+    area.classList.add("live-output");
+    return area;
+  }
+
+  function widgetNote(cell) {
+    var box = cell.node.querySelector(".live-widget-note");
+    if (!box) {
+      box = el("div", { "class": "live-widget-note" });
+      box.appendChild(el("p", {}, "The explorer here stays the one the book stored: " +
+        "its controls move through every computed position. Free sliders, computed by " +
+        "Python as you drag, need Jupyter's widget manager, which this page does not " +
+        "run; open the chapter on Binder or your machine for them. Text this cell " +
+        "prints appears below."));
+      outputAreaAfter(cell).appendChild(box);
+    }
+    var out = el("div", { "class": "live-output" });
+    box.appendChild(out);
+    return out;
+  }
+
+  function outputAreaAfter(cell) {
+    return cell.node.querySelector(".cell_output") || cell.node;
+  }
+
+  function render(area, message, alts) {
+    if (message.type === "stream") {
+      var last = area.lastElementChild;
+      if (last && last.getAttribute("data-stream") === message.name) {
+        last.querySelector("pre").textContent += message.text;
+        return;
+      }
+      var box = el("div", { "class": "output stream live-" + message.name, "data-stream": message.name });
+      box.appendChild(el("pre", {}, message.text));
+      area.appendChild(box);
+    } else if (message.type === "display" || message.type === "result") {
+      area.appendChild(bundle(message.data, alts));
+    } else if (message.type === "error") {
+      var err = el("div", { "class": "output traceback live-error" });
+      var text = message.traceback.length ? message.traceback.join("\n")
+        : message.ename + ": " + message.evalue;
+      err.appendChild(el("pre", {}, text));
+      area.appendChild(err);
+    } else if (message.type === "clear") {
+      area.innerHTML = "";
+    }
+  }
+
+  function bundle(data, alts) {
+    var box;
+    if (data[WIDGET]) {
+      box = el("div", { "class": "output text_plain" });
+      box.appendChild(el("pre", {}, "A widget (" + (data["text/plain"] || "") + "): this page " +
+        "cannot draw widgets; the explorer above shows the same quantities."));
+    } else if (data["text/html"]) {
+      box = el("div", { "class": "output text_html" });
+      box.innerHTML = data["text/html"];
+    } else if (data["image/png"]) {
+      box = el("div", { "class": "output image_png" });
+      box.appendChild(el("img", {
+        "src": "data:image/png;base64," + data["image/png"],
+        "alt": alts.shift() || "Figure drawn in your browser by this cell"
+      }));
+    } else if (data["image/svg+xml"]) {
+      box = el("div", { "class": "output image_svg" });
+      box.innerHTML = data["image/svg+xml"];
+    } else {
+      box = el("div", { "class": "output text_plain" });
+      box.appendChild(el("pre", {}, data["text/plain"] || ""));
+    }
+    return box;
+  }
+
+  // The launch menu's "Live code" entry, and the tests' handle.
+  window.attnLive = {
+    open: function () {
+      if (!banner) return;
+      banner.scrollIntoView({ block: "center" });
+      if (!worker && info.available) start();
+      banner.focus();
+    },
+    runAll: function () { return cells && cells.length ? run(cells[cells.length - 1]) : Promise.resolve(); },
+    ready: function () { return ready; },
+    cells: function () { return cells; },
+    run: function (position) { return run(cells[position]); },
+    times: function () { return times; },
+  };
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", buildBanner);
+  else buildBanner();
+})();

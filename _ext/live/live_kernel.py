@@ -1,0 +1,144 @@
+"""The page's Python: runs a chapter's code cells as a Jupyter kernel would.
+
+Loaded inside Pyodide (in the browser's worker, ``worker.mjs``, and under Node for the
+tests, ``node_run.mjs``). One IPython shell per page: cells share its namespace, the
+value of a cell's last line is displayed with IPython's formatters (pandas tables as
+HTML, matplotlib figures as PNG through ``matplotlib_inline``, as in ipykernel),
+``display()`` works, and an exception shows IPython's traceback. Every output is sent
+to JavaScript as one JSON message through the function given to :func:`start`, in the
+order the cell produced it: ``stream`` (``name``, ``text``), ``display`` and
+``result`` (``data``: MIME type -> content, as in a notebook's outputs), ``error``
+(``ename``, ``evalue``, ``traceback``) and ``clear``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+BOOK = "/home/pyodide/book"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_emit = None
+_shell = None
+
+
+def _send(message: dict) -> None:
+    _emit(json.dumps(message))
+
+
+def _json_safe(data: dict) -> dict:
+    """A bundle as JSON: text stays text, bytes (a PNG) become base64, as in .ipynb."""
+    import base64
+
+    safe = {}
+    for mime, value in data.items():
+        if isinstance(value, bytes):
+            value = base64.b64encode(value).decode("ascii")
+        elif not isinstance(value, (str, dict, list)):
+            value = str(value)
+        safe[mime] = value
+    return safe
+
+
+class _Stream:
+    """``sys.stdout`` / ``sys.stderr`` of the page: each write becomes a message."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def write(self, text: str) -> int:
+        if text:
+            _send({"type": "stream", "name": self.name, "text": text})
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+
+def _make_shell():
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    class Publisher(DisplayPublisher):
+        def publish(self, data, metadata=None, source=None, **kwargs):
+            _send(
+                {
+                    "type": "display",
+                    "data": _json_safe(data),
+                    "metadata": metadata or {},
+                }
+            )
+
+        def clear_output(self, wait=False):
+            _send({"type": "clear", "wait": wait})
+
+    class Hook(DisplayHook):
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            _send(
+                {
+                    "type": "result",
+                    "data": _json_safe(format_dict),
+                    "metadata": md_dict or {},
+                }
+            )
+
+        def finish_displayhook(self):
+            pass
+
+    class Shell(InteractiveShell):
+        # Libraries ask whether they run in a Jupyter kernel by this attribute (pandas
+        # then sizes tables for a notebook, not for a terminal's width, as in Jupyter).
+        kernel = None
+
+        def _showtraceback(self, etype, evalue, stb):
+            _send(
+                {
+                    "type": "error",
+                    "ename": getattr(etype, "__name__", str(etype)),
+                    "evalue": str(evalue),
+                    "traceback": [_ANSI.sub("", line) for line in stb],
+                }
+            )
+
+    return Shell.instance(
+        displayhook_class=Hook, display_pub_class=Publisher, colors="NoColor"
+    )
+
+
+def start(emit) -> None:
+    """Start the page's shell; ``emit(json_text)`` receives every output message.
+
+    The working folder is the chapters' folder of a copy of the repository's layout
+    (``attnlib/``, ``chapters/data/``, ``chapters/images/``), as when a notebook runs
+    in Jupyter from a clone, so the chapters' relative paths work unchanged.
+    """
+    global _emit, _shell
+    _emit = emit
+    # ipykernel's backend: figures are shown as PNG under the cell that drew them.
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    if BOOK not in sys.path:
+        sys.path.insert(0, BOOK)
+    os.chdir(f"{BOOK}/chapters")
+    sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
+    _shell = _make_shell()
+
+
+def run(code: str) -> bool:
+    """Run one cell; ``True`` if it raised nothing."""
+    result = _shell.run_cell(code, store_history=True)
+    return bool(result.success)

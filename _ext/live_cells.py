@@ -1,0 +1,147 @@
+"""Which of a chapter's code cells can run in the page's Python, and why not.
+
+Used by the build (``_ext/live_code.py`` writes each chapter's cells for the page and
+marks the cells that cannot run) and by the tests of live code. A cell cannot run in
+the page if it needs the pretrained MiniLM model: its weights (about 90 MB, installed
+into the virtual environment by ``postBuild``) are not served by the site, and its
+tokenizer is the ``tokenizers`` package, a Rust extension with no WebAssembly build.
+A later cell that reads a name such a cell defined cannot run either; it is found by
+reading the cells' Python (``ast``), not by running them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+# attnlib.models.minilm's functions that read the model's files or its tokenizer.
+NEEDS_MODEL = {"forward", "load_weights", "load_tokenizer", "encode", "model_dir"}
+MODEL_REASON = (
+    "needs the pretrained MiniLM model: its weights (about 90 MB) are not served by "
+    "the website, and its tokenizer (the tokenizers package) is a Rust extension "
+    "with no WebAssembly build"
+)
+
+
+def _expr(node, bound: set, free: set) -> None:
+    """Names an expression reads that nothing bound before (comprehension variables
+    and ``:=`` targets bind inside it)."""
+    if node is None:
+        return
+    loads, local = set(), set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            (loads if isinstance(sub.ctx, ast.Load) else local).add(sub.id)
+    free |= loads - bound - local
+
+
+def _targets(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _walk(stmts, bound: set, free: set) -> None:
+    """Read statements in execution order: ``free`` gets each name read before the cell
+    bound it, ``bound`` the names the cell binds."""
+    for s in stmts:
+        if isinstance(s, (ast.For, ast.AsyncFor)):
+            _expr(s.iter, bound, free)
+            bound |= _targets(s.target)
+            _walk(s.body + s.orelse, bound, free)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                _expr(item.context_expr, bound, free)
+                if item.optional_vars is not None:
+                    bound |= _targets(item.optional_vars)
+            _walk(s.body, bound, free)
+        elif isinstance(s, (ast.If, ast.While)):
+            _expr(s.test, bound, free)
+            _walk(s.body + s.orelse, bound, free)
+        elif isinstance(s, ast.Try):
+            _walk(s.body, bound, free)
+            for handler in s.handlers:
+                _expr(handler.type, bound, free)
+                if handler.name:
+                    bound.add(handler.name)
+                _walk(handler.body, bound, free)
+            _walk(s.orelse + s.finalbody, bound, free)
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for expr in s.decorator_list + s.args.defaults + s.args.kw_defaults:
+                _expr(expr, bound, free)
+            inner = bound | {a.arg for a in ast.walk(s.args) if isinstance(a, ast.arg)}
+            inner.add(s.name)
+            _walk(s.body, inner, free)
+            bound.add(s.name)
+        elif isinstance(s, ast.ClassDef):
+            for expr in s.decorator_list + s.bases:
+                _expr(expr, bound, free)
+            _walk(s.body, set(bound), free)
+            bound.add(s.name)
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in s.names}
+        elif isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            _expr(s.value, bound, free)
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            for target in targets:
+                if isinstance(s, ast.AugAssign) or not isinstance(target, ast.Name):
+                    _expr(target, bound, free)  # x += 1 reads x; a[i] = ... reads a, i
+                bound |= {target.id} if isinstance(target, ast.Name) else set()
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    bound |= _targets(target)
+        else:
+            _expr(s, bound, free)
+
+
+def _names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """(names the cell reads before binding them, names it binds)."""
+    bound, free = set(), set()
+    _walk(tree.body, bound, free)
+    return free, bound
+
+
+def _needs_model(tree: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in NEEDS_MODEL
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "minilm"
+        for node in ast.walk(tree)
+    )
+
+
+def chapter_cells(notebook: Path) -> list[dict]:
+    """The notebook's code cells in order: ``index`` (in the notebook's cell list),
+    ``source``, ``tags``, ``runnable`` and, when not runnable, ``reason`` and
+    ``prelude``: the cell's statements that can run (its imports, a style call), which
+    the page runs in silence so that later cells find what they define."""
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
+    out, tainted = [], set()
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        tags = cell.get("metadata", {}).get("tags", [])
+        entry = {"index": index, "source": source, "tags": tags, "runnable": True}
+        safe, reasons = [], []
+        for statement in ast.parse(source).body:
+            module = ast.Module(body=[statement], type_ignores=[])
+            free, bound = _names(module)
+            used = sorted(free & tainted)
+            if _needs_model(module):
+                reasons.append(MODEL_REASON)
+            elif used:
+                shown = ", ".join(f"`{n}`" for n in used[:3])
+                reasons.append(
+                    f"uses {shown}, computed by a cell above that cannot run in the "
+                    "page"
+                )
+            else:
+                safe.append(ast.get_source_segment(source, statement))
+                tainted -= bound
+                continue
+            tainted |= bound
+        if reasons:
+            entry.update(runnable=False, reason=reasons[0], prelude="\n".join(safe))
+        out.append(entry)
+    return out

@@ -1,0 +1,159 @@
+"""Shared by the tests of live code (test_live_node.py, test_live_pages.py).
+
+A cell's outputs as text, to compare what the page's Python prints with the outputs
+stored in the notebook. Compared: printed text (stdout) and the plain-text form of
+every displayed value (a pandas table's text shows each number to the digits the table
+shows), in order, after the same sanitising as nbval (``tests/nbval_sanitize.cfg``). A
+figure counts as the word ``<figure>`` (its pixels depend on the renderer's version,
+not on the numbers); self-check questions (JavaScript) and widget views are left out,
+as in nbval.
+
+And the exercises tried in the page: one wrong answer per chapter (:data:`WRONG`), the
+folded solutions, and what the checkers reply to them in CPython.
+"""
+
+from __future__ import annotations
+
+import configparser
+import contextlib
+import io
+import os
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from sitepages import REPO
+
+sys.path.insert(0, str(REPO / "tests"))
+from test_exercises_notebooks import _exercise_cells, _solutions  # noqa: E402
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+SANITIZE = Path(__file__).resolve().parents[1] / "nbval_sanitize.cfg"
+CHAPTERS = REPO / "chapters"
+
+
+def _sanitizers() -> list[tuple[re.Pattern, str]]:
+    parser = configparser.ConfigParser()
+    parser.read(SANITIZE)
+    return [
+        (re.compile(parser[s]["regex"]), parser[s]["replace"])
+        for s in parser.sections()
+    ]
+
+
+_RULES = _sanitizers()
+
+
+def _bundle_text(data: dict) -> str | None:
+    if "application/javascript" in data or WIDGET in data:
+        return None
+    if "image/png" in data or "image/svg+xml" in data:
+        return "<figure>\n"
+    text = data.get("text/plain", "")
+    return ("".join(text) if isinstance(text, list) else text) + "\n"
+
+
+def _clean(text: str) -> str:
+    for pattern, replace in _RULES:
+        text = pattern.sub(replace, text)
+    return text
+
+
+def stored_text(outputs: list[dict]) -> str:
+    """The outputs of a notebook cell (nbformat 4 dicts) as text."""
+    parts = []
+    for out in outputs:
+        if out["output_type"] == "stream" and out["name"] == "stdout":
+            parts.append("".join(out["text"]))
+        elif out["output_type"] in ("execute_result", "display_data"):
+            parts.append(_bundle_text(out["data"]) or "")
+        elif out["output_type"] == "error":
+            parts.append(f"error: {out['ename']}\n")
+    return _clean("".join(parts))
+
+
+def live_text(messages: list[dict]) -> str:
+    """The messages of the page's kernel for one cell (``live_kernel.py``) as text."""
+    parts = []
+    for message in messages:
+        if message["type"] == "stream" and message["name"] == "stdout":
+            parts.append(message["text"])
+        elif message["type"] in ("display", "result"):
+            parts.append(_bundle_text(message["data"]) or "")
+        elif message["type"] == "error":
+            parts.append(f"error: {message['ename']}\n")
+    return _clean("".join(parts))
+
+
+# One wrong answer per chapter to its first exercise: (code, the check it must fail).
+WRONG = {
+    "01_why_attention": "my_mixture = [1, 0]\n"
+    "passed = why_attention.check_uniform_mixture(my_mixture)",
+    "02_bottleneck": "my_ceiling = 80 / 16\nok = check_capacity_bound(my_ceiling)",
+    "03_query_key_value": 'my_shapes = {"Q": (5, 4), "K": (5, 4), "V": (5, 6), '
+    '"scores": (5, 4), "output": (5, 6)}\n'
+    "passed = qkv.check_projection_shapes(my_shapes, n=5, d=8, d_k=4, d_v=6)",
+    "04_scoring": "my_dot = 3\n"
+    "passed = scoring.check_dot_product(my_dot, q=[2, -1, 3], k=[1, 4, 2])",
+    "05_softmax": "my_answer = [0.5, 0.5]\n"
+    "ok = check_weights(my_answer, scores=[1.0, 0.0])",
+    "06_values": "my_output = [1.1, 0.9]\nok = check_output(my_output, "
+    "weights=[0.2, 0.3, 0.5], values=examples.BANK.values)",
+    "07_heads": "my_weights = [[1 / 3] * 3] * 3\nok = check_head_weights(my_weights, "
+    "three_heads)",
+    "08_masks": 'my_causal = ["The", "bank", "flooded"]\nok = check_visible(my_causal, '
+    '"after", tokens=flood, mask=attnlib.causal_mask(7))',
+    "08b_order_and_position": "my_entries = [0.8415, 0.4161, 0.0300]\n"
+    "ok = check_encoding_entries(my_entries, [(1, 0), (2, 1), (3, 2)], d_model=4)",
+    "09_cost": "my_entries = 2048\nok = check_score_entries(my_entries, n=2048)",
+    "10_learned": 'my_answers = {"W_Q": "learned", "W_K": "learned", "W_V": "learned", '
+    '"W_out": "learned", "b_out": "learned", "scores": "learned", '
+    '"attention weights": "computed", "attention output": "computed", '
+    '"0.6652": "computed"}\nok = check_learned_or_computed(my_answers)',
+    "10b_transformer_layer": 'my_shapes = {"X": (2, 10, 12), "Q_heads": (2, 3, 10, 4), '
+    '"weights": (2, 10, 10), "attended": (2, 10, 12), "h": (2, 10, 12), '
+    '"ff_hidden": (2, 10, 48), "output": (2, 10, 12)}\nok = check_layer_shapes('
+    "my_shapes, batch=2, length=10, d_model=12, num_heads=3, d_ff=48)",
+    "11_interpretability": "my_norms = [0.6, 0.1]\n"
+    "ok = check.weighted_norms_answer(my_norms)",
+    "12_summary": 'my_order = ["project", "score", "scale", "softmax", "mask", '
+    '"weighted sum"]\npassed = summary.check_pipeline_order(my_order)',
+}
+
+
+def cpython_replies(setup: str, codes: list[str]) -> list[str]:
+    """What the checkers print in this (CPython) process for the same cells."""
+    namespace: dict = {}
+    replies = []
+    cwd = os.getcwd()
+    os.chdir(CHAPTERS)
+    try:
+        for code in [setup, *codes]:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, "<cell>", "exec"), namespace)
+            replies.append(out.getvalue())
+    finally:
+        os.chdir(cwd)
+    return replies[1:]
+
+
+def exercise_plan() -> list[dict]:
+    """Per chapter: its setup cell, and [the exercise cell as stored, a wrong answer,
+    the solution]."""
+    plan = []
+    for name, wrong in WRONG.items():
+        nb = nbformat.read(CHAPTERS / f"{name}.ipynb", as_version=4)
+        setup = next(c for c in nb.cells if c.cell_type == "code").source
+        exercise = _exercise_cells(nb)[0]
+        solutions = _solutions(nb)
+        right = "\n".join(solutions[s] for s in exercise.metadata["exercise_solutions"])
+        plan.append(
+            {
+                "chapter": name,
+                "setup": setup,
+                "codes": [exercise.source, wrong, right],
+            }
+        )
+    return plan

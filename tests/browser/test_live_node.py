@@ -1,0 +1,184 @@
+"""Live code's Python, under Node: what the site serves runs attnlib's tests and every
+chapter's exercises.
+
+The page's Python (Pyodide 0.27.7: Python 3.12, numpy 2.0.2, matplotlib 3.8.4, the
+lower bounds in pyproject.toml) is started from the built site's ``live/`` folder
+exactly as the page starts it (``_ext/live/boot.mjs``), once, in one Node process that
+then
+
+1. runs a stated subset of attnlib's unit tests (:data:`UNIT_TESTS`) with pytest; the
+   property tests draw 10 examples each there, derandomized (100 in CPython, where the
+   whole suite runs), to keep the time in `make test` small;
+2. for every chapter, in a fresh namespace: the chapter's first code cell (its
+   imports), its first exercise cell as stored (the checker says "Not answered yet"), a
+   wrong answer (:data:`WRONG`: a typical slip) and the right one (the folded solution),
+   through the page's kernel, as the reader would run them in the page. Each reply
+   must equal, line for line, what the same checker prints in CPython; the wrong answer
+   gets a "Not yet" diagnosis, the right one "Correct".
+
+The browser test (test_live_pages.py) does the same for one exercise of one chapter
+per part by typing into the page. Also here: every file of ``live/pyodide/`` is
+checked again against the sha256 of the official lock file (npm pyodide), and a build
+without live code fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+
+import pytest
+from live_support import WRONG, cpython_replies, exercise_plan
+from sitepages import REPO, SITE
+
+LIVE = SITE / "live"
+NODE_RUN = REPO / "_ext" / "live" / "node_run.mjs"
+TEST_WHEELS = REPO / "_build" / "live-cache" / "test-wheels"
+LOCK = REPO / "node_modules" / "pyodide" / "pyodide-lock.json"
+# The unit tests run in the page's Python: the attention mechanism (core), the layers'
+# normalisation, and the checkers' diagnoses of typical slips.
+UNIT_TESTS = [
+    "test_attention.py",
+    "test_softmax.py",
+    "test_masks.py",
+    "test_scores.py",
+    "test_heads.py",
+    "test_backward.py",
+    "test_tiled.py",
+    "test_layer_norm_feed_forward.py",
+    "test_exercises_diagnoses.py",
+]
+# every test here shares one Node process: one worker of `pytest -n 2 --dist loadgroup`
+pytestmark = pytest.mark.xdist_group("live-node")
+_PLUGIN = """
+from hypothesis import settings
+settings.register_profile(
+    "pyodide", max_examples=10, derandomize=True, database=None, deadline=None
+)
+settings.load_profile("pyodide")
+"""
+
+
+def _available() -> dict:
+    manifest_path = LIVE / "manifest.json"
+    if not manifest_path.is_file():
+        pytest.fail(f"no {manifest_path}: the site was built without `make live`")
+    manifest = json.loads(manifest_path.read_text())
+    if not manifest["available"]:
+        pytest.fail(f"live code is not in this build: {manifest['reason']}")
+    return manifest
+
+
+def test_live_code_is_in_this_build():
+    manifest = _available()
+    assert manifest["pyodide"] == "0.27.7"
+    assert manifest["python"].startswith("3.12")
+    assert manifest["versions"]["numpy"] == "2.0.2"
+    assert manifest["versions"]["matplotlib"] == "3.8.4"
+
+
+def test_every_served_wheel_matches_the_official_lock_file():
+    _available()
+    lock = json.loads(LOCK.read_text())["packages"]
+    by_file = {entry["file_name"]: entry["sha256"] for entry in lock.values()}
+    served = [p for p in (LIVE / "pyodide").iterdir() if p.suffix in (".whl", ".zip")]
+    runtime = {"python_stdlib.zip"}  # from npm pyodide itself, checked by npm
+    checked = [p for p in served if p.name not in runtime]
+    assert len(checked) == len(_available()["versions"])
+    for path in checked:
+        assert path.name in by_file, f"{path.name} is not in Pyodide's lock file"
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert digest == by_file[path.name], path.name
+    npm_lock = REPO / "node_modules" / "pyodide" / "pyodide-lock.json"
+    assert (
+        LIVE / "pyodide" / "pyodide-lock.json"
+    ).read_bytes() == npm_lock.read_bytes()
+
+
+def _stdout(result: dict) -> str:
+    return "".join(
+        m["text"]
+        for m in result["outputs"]
+        if m["type"] == "stream" and m["name"] == "stdout"
+    )
+
+
+@pytest.fixture(scope="module")
+def node_run(tmp_path_factory):
+    """One Node process: the unit tests, then every chapter's exercise."""
+    _available()
+    wheels = sorted(TEST_WHEELS.glob("*.whl"))
+    if len(wheels) < 5:
+        pytest.fail(f"the tests' wheels are not in {TEST_WHEELS}: run `make live`")
+    tmp = tmp_path_factory.mktemp("live")
+    tests = [f"/home/pyodide/repo/tests/{name}" for name in UNIT_TESTS]
+    pytest_cell = (
+        "import os, sys\n"
+        "sys.dont_write_bytecode = True\n"
+        "sys.path.insert(0, '/tmp/live_plugin')\n"
+        "os.chdir('/tmp')\n"
+        "import pytest\n"
+        f"_code = pytest.main({tests!r} + ['-q', '-p', 'live_hypothesis', "
+        "'-p', 'no:cacheprovider', '-c', '/home/pyodide/repo/pyproject.toml', "
+        "'--rootdir', '/home/pyodide/repo'])\n"
+        "print(f'pytest exit code: {int(_code)}')\n"
+        "os.chdir('/home/pyodide/book/chapters')"
+    )
+    plugin = (
+        "import os\nos.makedirs('/tmp/live_plugin', exist_ok=True)\n"
+        f"open('/tmp/live_plugin/live_hypothesis.py', 'w').write({_PLUGIN!r})\n'ok'"
+    )
+    steps = [
+        {"mount": [str(REPO), "/home/pyodide/repo"]},
+        {"wheels": [str(w) for w in wheels]},
+        {"python": plugin},
+        {"cell": pytest_cell},
+    ]
+    plan = exercise_plan()
+    for item in plan:
+        steps.append({"cell": "%reset -f"})
+        steps.append({"cell": item["setup"]})
+        steps.extend({"cell": code} for code in item["codes"])
+    job, out = tmp / "job.json", tmp / "out.json"
+    job.write_text(json.dumps(steps))
+    done = subprocess.run(
+        ["node", str(NODE_RUN), str(LIVE), str(job), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0 and out.is_file(), done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    results = report["results"]
+    seconds = sum(r["seconds"] for r in results) + report["boot_seconds"]
+    print(
+        f"\nlive under Node: boot {report['boot_seconds']:.1f} s, unit tests "
+        f"{results[3]['seconds']:.1f} s, all {seconds:.1f} s"
+    )
+    return {"pytest": results[3], "exercises": results[4:], "plan": plan}
+
+
+def test_attnlib_unit_tests_pass_in_the_page_python(node_run):
+    result = node_run["pytest"]
+    text = _stdout(result)
+    assert result["ok"], result["outputs"]
+    assert "pytest exit code: 0" in text, text[-4000:]
+    summary = text.split("pytest exit code")[0].strip().splitlines()[-1]
+    assert " passed" in summary and "failed" not in summary, summary
+
+
+@pytest.mark.parametrize("chapter", list(WRONG))
+def test_exercise_replies_in_the_page_equal_cpython(node_run, chapter):
+    plan = node_run["plan"]
+    i = [p["chapter"] for p in plan].index(chapter)
+    item = plan[i]
+    results = node_run["exercises"][i * 5 : i * 5 + 5]  # reset, setup, 3 codes
+    assert all(r["ok"] for r in results), [r["outputs"] for r in results if not r["ok"]]
+    live = [_stdout(r) for r in results[2:]]
+    expected = cpython_replies(item["setup"], item["codes"])
+    assert live == expected
+    stored, wrong, right = live
+    assert "Not answered yet" in stored and "Correct" not in stored
+    assert "Not yet" in wrong and "Correct" not in wrong, wrong
+    assert "Correct" in right and "Not" not in right, right

@@ -1,0 +1,187 @@
+"""Live code in the browser, offline: one chapter per part of the book is made live, all
+its cells run in order in the page, and one exercise is answered wrong, then right.
+
+With every request to another host blocked (conftest's ``context``), each page in
+:data:`PAGES`
+
+* loads nothing of live code before the reader asks (only the small script and style
+  sheet), and says what "Make this page live" loads;
+* once live, runs every cell in order (the page's own "run all cells above" rule):
+  every cell that can run raises nothing, and its printed text and displayed values
+  equal the outputs stored in the notebook, as nbval compares them (live_support.py);
+  the outputs appear under the cells, a figure among them;
+* answers its first exercise as a reader would: types a wrong answer into the cell,
+  presses its Run button, then the solution: each time the text under the cell is the
+  checker's reply, equal to what the checker prints in CPython ("Not yet ..." then
+  "Correct ...");
+* sends no request anywhere but the local server.
+
+Chapter 10b also shows, on the page, which cells cannot run there and why (the
+pretrained MiniLM model). Every chapter's exercise is tried (under Node, through the
+same kernel) by test_live_node.py; the three chapters here keep the browser test's
+cost to one page load per part. Timings are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlparse
+
+import nbformat
+import pytest
+from live_support import (
+    CHAPTERS,
+    cpython_replies,
+    exercise_plan,
+    live_text,
+    stored_text,
+)
+from sitepages import SCREENSHOTS, SITE
+
+# One chapter per part of the book that has chapters; each in its own xdist group, so
+# that `make test-browser`'s two workers share them out with the other browser tests.
+PAGES = [
+    pytest.param(path, marks=pytest.mark.xdist_group(f"live-{path}"))
+    for path in (
+        "chapters/01_why_attention.html",  # Why attention
+        "chapters/05_softmax.html",  # How attention works
+        "chapters/12_summary.html",  # Attention in practice
+    )
+]
+_CELLS_JS = """() => attnLive.cells().map(c => ({
+  index: c.index, position: c.position, runnable: c.runnable, tags: c.tags,
+  ran: c.ran, messages: c.messages || null,
+  editor: !!c.editor, shown: !!c.node}))"""
+
+
+def _live_or_fail():
+    manifest = json.loads((SITE / "live" / "manifest.json").read_text())
+    if not manifest["available"]:
+        pytest.fail(f"live code is not in this build: {manifest['reason']}")
+
+
+def _stdout(messages) -> str:
+    return "".join(
+        m["text"] for m in messages if m["type"] == "stream" and m["name"] == "stdout"
+    )
+
+
+def _run_with_button(page, cell: dict, code: str) -> dict:
+    """Type ``code`` into the cell, press its Run button, wait for the reply."""
+    scope = page.locator(f".live-cell-{cell['index']}")
+    scope.locator("textarea.live-editor").fill(code)
+    page.evaluate(
+        "p => { window.__liveBefore = attnLive.cells()[p].messages; }", cell["position"]
+    )
+    scope.locator("button.live-run").click()
+    page.wait_for_function(
+        """p => { const c = attnLive.cells()[p];
+                  return c.messages !== window.__liveBefore
+                         && /^(ran|stopped)/.test(c.state.textContent); }""",
+        arg=cell["position"],
+        timeout=60_000,
+    )
+    messages = page.evaluate("p => attnLive.cells()[p].messages", cell["position"])
+    return {"messages": messages, "text": scope.locator(".live-output").inner_text()}
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_chapter_runs_live_offline(context, site_url, page_path):
+    _live_or_fail()
+    name = page_path.split("/")[-1][: -len(".html")]
+    nb = nbformat.read(CHAPTERS / f"{name}.ipynb", as_version=4)
+    requests: list[str] = []
+
+    def record(request):
+        requests.append(request.url)
+
+    context.on("request", record)
+    n_external = len(context.external_requests)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(site_url + page_path, wait_until="load")
+        banner = page.locator(".live-banner")
+        assert "MB" in banner.inner_text()
+        live_files = [urlparse(u).path for u in requests if "/live/" in u]
+        assert all(p.endswith(("live-code.js", "live-code.css")) for p in live_files)
+
+        page.get_by_role("button", name="Make this page live").click()
+        page.wait_for_function("() => attnLive.cells() !== null", timeout=30_000)
+        page.evaluate("() => attnLive.ready().then(() => true)")
+        page.evaluate("() => attnLive.runAll().then(() => true)")
+        cells = page.evaluate(_CELLS_JS)
+        times = page.evaluate("() => attnLive.times()")
+
+        checked = 0
+        for cell in cells:
+            assert cell["ran"], cell["index"]
+            if not cell["runnable"]:
+                continue
+            messages = cell["messages"]
+            errors_in_cell = [m for m in messages if m["type"] == "error"]
+            assert not errors_in_cell, (cell["index"], errors_in_cell)
+            if cell["shown"] and "remove-input" not in cell["tags"]:
+                assert cell["editor"], cell["index"]
+            if "nbval-ignore-output" in cell["tags"]:
+                continue
+            stored = stored_text(nb.cells[cell["index"]].get("outputs", []))
+            assert live_text(messages) == stored, cell["index"]
+            checked += 1
+        assert checked >= 5
+        assert page.locator(".live-output img[src^='data:image/png']").count() >= 1
+        printing = next(c for c in cells if c["runnable"] and _stdout(c["messages"]))
+        first_line = _stdout(printing["messages"]).splitlines()[0].strip()
+        under = page.locator(f".live-cell-{printing['index']} .live-output").inner_text()
+        assert first_line in under, (first_line, under)
+
+        exercise = next(c for c in cells if "exercise" in c["tags"])
+        plan = next(p for p in exercise_plan() if p["chapter"] == name)
+        expected = cpython_replies(plan["setup"], plan["codes"])
+        wrong = _run_with_button(page, exercise, plan["codes"][1])
+        assert _stdout(wrong["messages"]) == expected[1]
+        assert "Not yet" in wrong["text"] and "Correct" not in wrong["text"]
+        right = _run_with_button(page, exercise, plan["codes"][2])
+        assert _stdout(right["messages"]) == expected[2]
+        assert "Correct" in right["text"] and "Not yet" not in right["text"]
+
+        assert context.external_requests[n_external:] == []
+        assert all(u.startswith((site_url, "data:", "blob:")) for u in requests), [
+            u for u in requests if not u.startswith((site_url, "data:", "blob:"))
+        ]
+        assert any(u.endswith("pyodide.asm.wasm") for u in requests)
+        assert not errors, errors
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator(f".live-cell-{exercise['index']}").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / f"live__{name}.png"))
+        t = {k: (v - times["click"]) / 1000 for k, v in times.items()}
+        print(
+            f"\n{page_path}: Python ready {t['ready']:.1f} s after the click, first "
+            f"output {t['output']:.1f} s, first figure {t.get('figure', 0):.1f} s; "
+            f"{checked} cells compared with the stored outputs"
+        )
+    finally:
+        context.remove_listener("request", record)
+        page.close()
+
+
+def test_cells_that_cannot_run_in_the_page_say_why(context, site_url):
+    _live_or_fail()
+    page = context.new_page()
+    try:
+        page.goto(site_url + "chapters/10b_transformer_layer.html", wait_until="load")
+        page.get_by_role("button", name="Make this page live").click()
+        page.wait_for_function("() => attnLive.cells() !== null", timeout=30_000)
+        cells = page.evaluate(_CELLS_JS)
+        blocked = [c for c in cells if not c["runnable"] and c["shown"]]
+        assert blocked
+        for cell in blocked:
+            note = page.locator(f".live-cell-{cell['index']} .live-note").inner_text()
+            assert note.startswith("This cell cannot run in the page"), note
+        first = page.locator(
+            f".live-cell-{blocked[0]['index']} .live-note"
+        ).inner_text()
+        assert "MiniLM" in first and "90 MB" in first and "tokenizers" in first
+    finally:
+        page.close()
