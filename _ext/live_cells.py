@@ -12,11 +12,20 @@ reading the cells' Python (``ast``), not by running them.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from pathlib import Path
 
 # attnlib.models.minilm's functions that read the model's files or its tokenizer.
 NEEDS_MODEL = {"forward", "load_weights", "load_tokenizer", "encode", "model_dir"}
+# The explorers built on the model (their functions and classes that call those).
+MODEL_EXPLORERS = (
+    Path(__file__).resolve().parents[1]
+    / "attnlib"
+    / "figures"
+    / "explorers"
+    / "minilm.py"
+)
 MODEL_REASON = (
     "needs the pretrained MiniLM model: its weights (about 90 MB) are not served by "
     "the website, and its tokenizer (the tokenizers package) is a Rust extension "
@@ -99,15 +108,42 @@ def _names(tree: ast.Module) -> tuple[set[str], set[str]]:
     return free, bound
 
 
+def _calls_model(tree: ast.AST, names: set[str]) -> bool:
+    """A call of ``minilm.<one of NEEDS_MODEL>`` or of one of ``names``."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in names:
+            return True
+        if isinstance(func, ast.Attribute) and (
+            func.attr in names
+            or (
+                func.attr in NEEDS_MODEL
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "minilm"
+            )
+        ):
+            return True
+    return False
+
+
+@functools.cache
+def _model_explorers() -> frozenset[str]:
+    """The functions and classes of the model's explorers that use the model, directly
+    or through each other."""
+    tree = ast.parse(MODEL_EXPLORERS.read_text(encoding="utf-8"))
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    needs: set[str] = set()
+    while True:
+        more = {d.name for d in defs if d.name not in needs and _calls_model(d, needs)}
+        if not more:
+            return frozenset(needs)
+        needs |= more
+
+
 def _needs_model(tree: ast.AST) -> bool:
-    return any(
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in NEEDS_MODEL
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "minilm"
-        for node in ast.walk(tree)
-    )
+    return _calls_model(tree, set(_model_explorers()))
 
 
 def chapter_cells(notebook: Path) -> list[dict]:

@@ -183,9 +183,10 @@
     });
   }
 
+  // As tall as its code (by lines: the editor may sit in a folded "Show code" block,
+  // where it has no height to measure).
   function fit(editor) {
-    editor.style.height = "auto";
-    editor.style.height = editor.scrollHeight + 2 + "px";
+    editor.rows = Math.max(2, editor.value.split("\n").length);
   }
 
   function setState(cell, text) { if (cell.state) cell.state.textContent = text; }

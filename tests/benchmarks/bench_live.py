@@ -32,27 +32,26 @@ import statistics
 import sys
 import threading
 from pathlib import Path
-from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sitepages import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, SITE  # noqa: E402
+from bench_pages import _block_external, _Quiet  # noqa: E402
+from sitepages import CHROMIUM, CHROMIUM_ARGS, SITE  # noqa: E402
 
 OUT = SITE.parent / "live_timings.csv"
 _SENT = {"bytes": 0, "files": 0}
 _LOCK = threading.Lock()
 
 
-class _Counting(http.server.SimpleHTTPRequestHandler):
+class _Counting(_Quiet):
+    """bench_pages' quiet server, counting the bytes of every file it sends."""
+
     extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".js": "text/javascript",
+        **_Quiet.extensions_map,
         ".mjs": "text/javascript",
         ".wasm": "application/wasm",
         ".json": "application/json",
-        ".svg": "image/svg+xml",
-        ".woff": "font/woff",
-        ".woff2": "font/woff2",
     }
 
     def copyfile(self, source, outputfile):
@@ -64,22 +63,12 @@ class _Counting(http.server.SimpleHTTPRequestHandler):
             _SENT["bytes"] += sent
             _SENT["files"] += 1
 
-    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
-        pass
-
 
 def _serve():
     handler = functools.partial(_Counting, directory=str(SITE))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-
-def _block_external(route):
-    if urlparse(route.request.url).hostname not in LOCAL_HOSTS | {None}:
-        route.abort("blockedbyclient")
-    else:
-        route.continue_()
 
 
 _FIRST_CELLS_JS = """() => {

@@ -88,24 +88,27 @@ def live_text(messages: list[dict]) -> str:
     return _clean("".join(parts))
 
 
-# One wrong answer per chapter to its first exercise: (code, the check it must fail).
+# One wrong answer per chapter to one of its exercises (the one whose checker it calls).
 WRONG = {
-    "01_why_attention": "my_mixture = [1, 0]\n"
-    "passed = why_attention.check_uniform_mixture(my_mixture)",
+    "01_why_attention": 'my_kinds = {"a": "self", "b": "self", "c": "cross", '
+    '"d": "self"}\npassed = why_attention.check_attention_kind(my_kinds)',
     "02_bottleneck": "my_ceiling = 80 / 16\nok = check_capacity_bound(my_ceiling)",
     "03_query_key_value": 'my_shapes = {"Q": (5, 4), "K": (5, 4), "V": (5, 6), '
     '"scores": (5, 4), "output": (5, 6)}\n'
     "passed = qkv.check_projection_shapes(my_shapes, n=5, d=8, d_k=4, d_v=6)",
-    "04_scoring": "my_dot = 3\n"
-    "passed = scoring.check_dot_product(my_dot, q=[2, -1, 3], k=[1, 4, 2])",
+    "04_scoring": "my_scaled = 24 / 16\n"
+    "passed = scoring.check_scaled_score(my_scaled, raw_score=24, d_k=16)",
     "05_softmax": "my_answer = [0.5, 0.5]\n"
     "ok = check_weights(my_answer, scores=[1.0, 0.0])",
-    "06_values": "my_output = [1.1, 0.9]\nok = check_output(my_output, "
-    "weights=[0.2, 0.3, 0.5], values=examples.BANK.values)",
+    "06_values": 'my_shapes = {"X": (10, 16), "W_Q": (16, 8), "W_K": (16, 8), '
+    '"W_V": (16, 4), "Q": (10, 8), "K": (10, 8), "V": (10, 4), "scores": (10, 8), '
+    '"weights": (10, 10), "Z": (10, 4)}\n'
+    "ok = check_shapes(my_shapes, n=10, d=16, d_k=8, d_v=4)",
     "07_heads": "my_weights = [[1 / 3] * 3] * 3\nok = check_head_weights(my_weights, "
     "three_heads)",
-    "08_masks": 'my_causal = ["The", "bank", "flooded"]\nok = check_visible(my_causal, '
-    '"after", tokens=flood, mask=attnlib.causal_mask(7))',
+    "08_masks": "def my_causal_mask(n):\n"
+    "    return np.arange(n)[None, :] >= np.arange(n)[:, None]\n\n"
+    "ok = check_causal_mask(my_causal_mask)",
     "08b_order_and_position": "my_entries = [0.8415, 0.4161, 0.0300]\n"
     "ok = check_encoding_entries(my_entries, [(1, 0), (2, 1), (3, 2)], d_model=4)",
     "09_cost": "my_entries = 2048\nok = check_score_entries(my_entries, n=2048)",
@@ -143,14 +146,18 @@ def cpython_replies(setup: str, codes: list[str]) -> list[str]:
 
 def exercise_plan() -> list[dict]:
     """Per chapter: its setup cell (``setup``; ``page_setup``: what of it runs in the
-    page, see live_cells.py), and [the exercise cell as stored, a wrong answer, the
-    solution]."""
+    page, see live_cells.py), and ``codes``: [the exercise cell as stored, the wrong
+    answer, the cell's solution]; ``cell_id``: that exercise cell's id."""
     plan = []
     for name, wrong in WRONG.items():
         nb = nbformat.read(CHAPTERS / f"{name}.ipynb", as_version=4)
         setup = next(c for c in nb.cells if c.cell_type == "code").source
         first = chapter_cells(CHAPTERS / f"{name}.ipynb")[0]
-        exercise = _exercise_cells(nb)[0]
+        # the exercise cell that calls the same checker as the wrong answer
+        checker = re.search(r"^(?:ok|passed) = (?:\w+\.)?(\w+)\(", wrong, re.M).group(1)
+        exercise = next(
+            c for c in _exercise_cells(nb) if re.search(rf"\b{checker}\(", c.source)
+        )
         solutions = _solutions(nb)
         right = "\n".join(solutions[s] for s in exercise.metadata["exercise_solutions"])
         plan.append(
@@ -158,6 +165,7 @@ def exercise_plan() -> list[dict]:
                 "chapter": name,
                 "setup": setup,
                 "page_setup": setup if first["runnable"] else first["prelude"],
+                "cell_id": exercise.id,
                 "codes": [exercise.source, wrong, right],
             }
         )

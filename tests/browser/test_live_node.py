@@ -116,9 +116,10 @@ def _stdout(result: dict) -> str:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def node_run(tmp_path_factory):
-    """One Node process: the unit tests, then every chapter's exercise."""
+    """One Node process: the unit tests, then every chapter's exercise (session-scoped:
+    a module-scoped fixture would run again if the worker came back to this module)."""
     _available()
     wheels = sorted(TEST_WHEELS.glob("*.whl"))
     if len(wheels) < 5:
