@@ -25,6 +25,7 @@ without live code fails.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import subprocess
@@ -61,8 +62,6 @@ DESELECTED = {
 # ... and one that passes there but takes a quarter of the time (a peak-memory
 # measurement at n = 4,096, about 25 s in Pyodide); CPython's run keeps it
 SLOW = {"test_tiled.py::test_peak_memory_grows_like_n_times_block_not_n_squared"}
-# every test here shares one Node process: one worker of `pytest -n 2 --dist loadgroup`
-pytestmark = pytest.mark.xdist_group("live-node")
 _PLUGIN = """
 from hypothesis import settings
 settings.register_profile(
@@ -118,9 +117,20 @@ def _stdout(result: dict) -> str:
 
 @pytest.fixture(scope="session")
 def node_run(tmp_path_factory):
-    """One Node process: the unit tests, then every chapter's exercise (session-scoped:
-    a module-scoped fixture would run again if the worker came back to this module)."""
+    """One Node process for the whole session: the unit tests, then every chapter's
+    exercise. Under `pytest -n 2` both workers may get tests of this module: the first
+    to ask runs Node and writes the report where the other finds it (a file lock)."""
     _available()
+    shared = tmp_path_factory.getbasetemp().parent  # the same for every xdist worker
+    with open(shared / "live-node.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        report_file = shared / "live-node.json"
+        if not report_file.is_file():
+            report_file.write_text(json.dumps(_run_node(tmp_path_factory)))
+        return json.loads(report_file.read_text())
+
+
+def _run_node(tmp_path_factory) -> dict:
     wheels = sorted(TEST_WHEELS.glob("*.whl"))
     if len(wheels) < 5:
         pytest.fail(f"the tests' wheels are not in {TEST_WHEELS}: run `make live`")

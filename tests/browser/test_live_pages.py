@@ -40,16 +40,15 @@ from live_support import (
 from sitepages import SCREENSHOTS, SITE
 
 # One chapter per part of the book that has chapters (10b: it also has cells that
-# cannot run in the page). All in one xdist group: one worker of `make test-browser`
-# opens them one after the other in its browser context, so that the second and third
-# find Pyodide's files in the browser's cache (as a reader going on to the next
-# chapter does), while the other worker runs the rest of the browser tests.
+# cannot run in the page). One test opens them one after the other in its worker's
+# browser context, so that the second and third find Pyodide's files in the browser's
+# cache (as a reader going on to the next chapter does), while the other worker of
+# `make test-browser` runs the rest of the browser tests.
 PAGES = [
     "chapters/01_why_attention.html",  # Why attention
     "chapters/05_softmax.html",  # How attention works
     "chapters/10b_transformer_layer.html",  # Attention in practice
 ]
-pytestmark = pytest.mark.xdist_group("live-pages")
 _CELLS_JS = """() => attnLive.cells().map(c => ({
   index: c.index, position: c.position, runnable: c.runnable, tags: c.tags,
   ran: c.ran, messages: c.messages || null,
@@ -87,9 +86,16 @@ def _run_with_button(page, cell: dict, code: str) -> dict:
     return {"messages": messages, "text": scope.locator(".live-output").inner_text()}
 
 
-@pytest.mark.parametrize("page_path", PAGES)
-def test_chapter_runs_live_offline(context, site_url, page_path):
+def test_one_chapter_per_part_runs_live_offline(context, site_url):
     _live_or_fail()
+    for page_path in PAGES:
+        try:
+            _chapter_runs_live_offline(context, site_url, page_path)
+        except AssertionError as failure:
+            raise AssertionError(f"{page_path}: {failure}") from failure
+
+
+def _chapter_runs_live_offline(context, site_url, page_path):
     name = page_path.split("/")[-1][: -len(".html")]
     nb = nbformat.read(CHAPTERS / f"{name}.ipynb", as_version=4)
     requests: list[str] = []
