@@ -54,6 +54,7 @@ RUNTIME = [
 ]
 # What the chapters import; their dependencies come from the lock file.
 PAGE_PACKAGES = ["numpy", "matplotlib", "pandas", "ipython", "threadpoolctl"]
+STDLIB_MODULES = ("sqlite3-",)  # CPython modules that Pyodide ships as wheels
 PAGE_FILES = ["live-code.js", "live-code.css", "worker.mjs", "boot.mjs"]
 BOOK_DATA = ["chapters/data"]  # files the chapters' cells read, besides attnlib
 
@@ -239,17 +240,18 @@ def _licence(wheel: Path) -> tuple[str, str]:
         names = archive.namelist()
         meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
         meta = Parser().parsestr(archive.read(meta_name).decode("utf-8", "replace"))
-        declared = meta.get("License-Expression") or ""
-        if not declared:
-            first = (meta.get("License") or "").strip().splitlines()
-            declared = first[0] if first and len(first[0]) < 80 else ""
-        if not declared:
-            classifiers = [
-                c.split("::")[-1].strip()
-                for c in meta.get_all("Classifier") or []
-                if c.startswith("License ::")
-            ]
-            declared = ", ".join(classifiers) or "see the package"
+        classifiers = [
+            c.split("::")[-1].strip()
+            for c in meta.get_all("Classifier") or []
+            if c.startswith("License ::")
+        ]
+        first = ((meta.get("License") or "").strip().splitlines() or [""])[0]
+        named = len(first) < 60 and first[:1].isalpha() and "opyright" not in first
+        declared = (
+            meta.get("License-Expression")
+            or ", ".join(classifiers)
+            or (first if named else "see the licence text below")
+        )
         texts = [
             archive.read(n).decode("utf-8", "replace").strip()
             for n in names
@@ -277,6 +279,13 @@ def _third_party(pyodide_dir: Path, wheels_dir: Path, npm: dict) -> str:
     for folder in (pyodide_dir, wheels_dir):
         for wheel in sorted(folder.glob("*.whl")):
             declared, text = _licence(wheel)
+            if wheel.name.startswith(STDLIB_MODULES):
+                declared = "Python Software Foundation License"
+                text = (
+                    "A module of CPython's standard library that Pyodide ships "
+                    "apart (see python_stdlib.zip above); SQLite itself is in the "
+                    "public domain (https://sqlite.org/copyright.html)."
+                )
             rows.append(f"{wheel.name}  {declared}")
             texts.append(f"==== {wheel.name}\n\n{text}")
     return (
