@@ -92,6 +92,8 @@ def live_text(messages: list[dict]) -> str:
 WRONG = {
     "01_why_attention": 'my_kinds = {"a": "self", "b": "self", "c": "cross", '
     '"d": "self"}\npassed = why_attention.check_attention_kind(my_kinds)',
+    "01b_learning": "my_params = [-0.5, -0.25]\npassed = primer.check_one_step("
+    "my_params, x=2.0, y=1, w=0.0, b=0.0, learning_rate=0.5)",
     "02_bottleneck": "my_ceiling = 80 / 16\nok = check_capacity_bound(my_ceiling)",
     "03_query_key_value": 'my_shapes = {"Q": (5, 4), "K": (5, 4), "V": (5, 6), '
     '"scores": (5, 4), "output": (5, 6)}\n'

@@ -31,7 +31,7 @@ import json
 import subprocess
 
 import pytest
-from live_support import WRONG, cpython_replies, exercise_plan
+from live_support import CHAPTERS, WRONG, cpython_replies, exercise_plan
 from sitepages import REPO, SITE
 
 LIVE = SITE / "live"
@@ -87,6 +87,15 @@ def test_live_code_is_in_this_build():
     assert manifest["python"].startswith("3.12")
     assert manifest["versions"]["numpy"] == "2.0.2"
     assert manifest["versions"]["matplotlib"] == "3.8.4"
+
+
+def test_every_chapter_with_exercises_has_a_wrong_answer_to_try():
+    with_exercises = {
+        path.stem
+        for path in CHAPTERS.glob("*.ipynb")
+        if '"exercise"' in path.read_text(encoding="utf-8")
+    }
+    assert with_exercises == set(WRONG)
 
 
 def test_every_served_wheel_matches_the_official_lock_file():
