@@ -163,7 +163,7 @@ async () => {
                      .map(el => el.getAttribute("data-mjx-error") || el.textContent),
     binderLinks: Array.from(document.querySelectorAll("a[href*='mybinder.org']"))
                       .map(a => a.href),
-    thebeButtons: document.querySelectorAll(".btn-launch-thebe, .thebe-launch-button").length,
+    liveButtons: document.querySelectorAll("button[onclick='attnLive.open()']").length,
     widgetViews: document.querySelectorAll(
         'script[type="application/vnd.jupyter.widget-view+json"]').length,
     widgetsDrawn: Array.from(document.querySelectorAll(
