@@ -38,9 +38,9 @@
       title.appendChild(document.createTextNode(
         "Python " + info.python.split(".").slice(0, 2).join(".") + " starts inside this " +
         "page, with no server and no network: every code cell becomes editable, " +
-        "and its output appears under it. It loads about " + info.megabytes + " MB, " +
-        "usually in " + info.first_seconds + " s the first time and " +
-        info.cached_seconds + " s once your browser has kept the files."));
+        "and its output appears under it. It loads about " + info.megabytes + " MB; " +
+        "on a 2-core computer the first output usually comes within " +
+        info.first_seconds + " s, sooner on a fast one."));
       startButton = el("button", { "type": "button", "class": "live-start" }, "Make this page live");
       startButton.addEventListener("click", start);
     } else {
