@@ -33,7 +33,7 @@ LIVE = Path(__file__).resolve().parents[1] / "_site_assets" / "live"
 LIVE_JS, LIVE_CSS = "../live/live-code.js", "../live/live-code.css"
 # What the page promises for the first output after "Make this page live": measured by
 # `make bench-pages` (tests/benchmarks/bench_live.py) on this project's 2-core machine
-# while it was shared (load 10-12): 45-57 s (see /work/notes/pyodide.md).
+# while it was shared (load 10-12): 45-57 s.
 TYPICAL_FIRST_S = 60
 
 
