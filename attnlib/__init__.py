@@ -64,6 +64,7 @@ models      models and experiments built from core, layers and data
   context_classifier  a one-layer self-attention classifier, trained by hand
   adversarial_attention  a Jain & Wallace style search for other attention weights
   minilm            a real pretrained encoder (all-MiniLM-L6-v2) in numpy
+  minilm_probes     probes of its attention: controlled sentences, the attention sink
 figures     the book's figures and explorers (may use everything above)
   style, heatmaps, charts, diagrams   matplotlib figures (re-exported by
                                       attnlib.figures)

@@ -24,8 +24,12 @@ Public API
     by more than ``epsilon`` (total variation); returns an
     :class:`AlternativeAttention`.
 ``jensen_shannon(p, q)`` and ``total_variation(p, q)``
-    the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in [0,
-    1]).
+    the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in
+    [0, 1]).
+``logit_margin(model, batch, index, weights)``
+    how far the winning logit stays ahead with a given attention row.
+``share_of_random_rows_within(model, batch, index, epsilon)``
+    the share of random attention rows that would also pass the ``epsilon`` test.
 
 Example
 -------
@@ -250,16 +254,9 @@ def search_alternative_attention(
             f"need epsilon > 0, steps >= 1, restarts >= 1; got {epsilon}, {steps}, "
             f"{restarts}"
         )
-    if not -len(batch) <= index < len(batch):
-        raise ValueError(
-            f"index {index} is out of range for a batch of {len(batch)} sequences"
-        )
-    one = batch.subset(index)
-    n = int(one.lengths[0])
-    f = forward(model, one)
-    a0 = f.query_weights[0, :n]
-    p0 = f.probs[0]
-    readout = f.V[0, :n] @ model.W_out  # (n, C): logits = a @ readout + b
+    readout, a0 = _readout(model, batch, index)  # (n, C): logits = a @ readout + b
+    n = a0.size
+    p0 = softmax(a0 @ readout + model.b_out)
 
     def predict(a):
         return softmax(a @ readout + model.b_out)
@@ -289,7 +286,7 @@ def search_alternative_attention(
             d_u = softmax_backward(a, d_a)
             opt.step(u, {"u": -d_u})  # Adam minimises: ascend J
     return AlternativeAttention(
-        words=one.words(0),
+        words=batch.subset(index).words(0),
         original_weights=a0,
         weights=best_a,
         original_probs=p0,
@@ -300,3 +297,82 @@ def search_alternative_attention(
         feasible=bool(best_jsd > 0.0),
         epsilon=float(epsilon),
     )
+
+
+def logit_margin(model: ContextClassifier, batch: ContextBatch, index: int, weights):
+    """How far the model's winning logit stays ahead when the ambiguous word's attention
+    row of sequence ``index`` is ``weights``.
+
+    The winner is the class the model predicts with its own weights; the margin is its
+    logit minus the largest other logit (for two classes, ``log(p_win / p_lose)``). A
+    prediction whose winning probability must stay above ``1 - epsilon`` keeps a margin
+    of at least about ``log((1 - epsilon) / epsilon)``: 4.6 for ``epsilon = 0.01``.
+
+    Parameters
+    ----------
+    weights : array_like, shape (L,) over the sequence's real tokens (as
+        :attr:`AlternativeAttention.weights`), non-negative, summing to 1
+
+    Returns
+    -------
+    float; negative when ``weights`` flip the prediction.
+
+    Raises
+    ------
+    ValueError
+        If ``index`` is out of range or ``weights`` does not fit the sequence.
+    """
+    readout, own = _readout(model, batch, index)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != own.shape or (w < 0).any() or not np.isclose(w.sum(), 1.0):
+        raise ValueError(
+            f"weights must be a distribution over the {own.size} real tokens of "
+            f"sequence {index}; got shape {w.shape}"
+        )
+    winner = int(np.argmax(own @ readout + model.b_out))
+    logits = w @ readout + model.b_out
+    return float(logits[winner] - np.delete(logits, winner).max())
+
+
+def share_of_random_rows_within(
+    model: ContextClassifier,
+    batch: ContextBatch,
+    index: int,
+    epsilon: float,
+    *,
+    samples: int = 2000,
+    seed: int = 0,
+) -> float:
+    """Share of random attention rows that keep the prediction within ``epsilon``.
+
+    Rows are drawn uniformly from all distributions over the sequence's real tokens
+    (a flat Dirichlet distribution), and each is tested as
+    :func:`search_alternative_attention` tests its candidates: the total variation
+    between the prediction with the row and the model's own prediction must be at most
+    ``epsilon``. A share near 1 means that the test accepts almost any row, so that
+    finding one far from the model's says little about the model.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon <= 0``, ``samples < 1`` or ``index`` is out of range.
+    """
+    if epsilon <= 0 or samples < 1:
+        raise ValueError(f"need epsilon > 0 and samples >= 1; got {epsilon}, {samples}")
+    readout, own = _readout(model, batch, index)
+    rows = np.random.default_rng(seed).dirichlet(np.ones(own.size), size=samples)
+    p0 = softmax(own @ readout + model.b_out)  # (C,)
+    p = softmax(rows @ readout + model.b_out)  # (samples, C)
+    return float(np.mean(total_variation(p, np.broadcast_to(p0, p.shape)) <= epsilon))
+
+
+def _readout(model, batch, index):
+    """``V W_out`` of sequence ``index`` (real tokens only) and the model's own row."""
+    if not -len(batch) <= index < len(batch):
+        raise ValueError(
+            f"index {index} is out of range for a batch of {len(batch)} sequences"
+        )
+    one = batch.subset(index)
+    n = int(one.lengths[0])
+    f = forward(model, one)
+    return f.V[0, :n] @ model.W_out, f.query_weights[0, :n]  # (n, C), (n,)

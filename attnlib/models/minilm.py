@@ -32,6 +32,7 @@ what key ``j`` really adds, where the weight alone only says how much of it is t
 Entry points
 ------------
 ``encode(text)``            -> (tokens, ids), no padding, no silent truncation
+``embed(ids)``              -> the input of layer 0, (..., L, 384)
 ``forward(text_or_ids, *, head_mask=None)`` -> :class:`MiniLMOutput`
 ``load_weights()`` / ``load_tokenizer()``  read the files once and cache them
 ``weighted_norms(weights, transformed)``   ``||alpha_ij f(x_j)||`` for any shapes
@@ -494,6 +495,32 @@ def encoder_layer(x, layer: EncoderLayer, keep_heads=None):
     return out, weights, transformed
 
 
+def embed(ids) -> np.ndarray:
+    """The input of layer 0 for token ids ``ids`` of shape ``(..., L)``: word, position
+    and token-type (segment 0) embeddings added, then layer-normalised.
+
+    Returns float64 of shape ``(..., L, 384)``; a batch of sentences of equal length
+    can be embedded at once. Raises ``ValueError`` for more than 512 positions or an id
+    outside the vocabulary. Source: Devlin et al. (2019), section 3.2 (input
+    representation).
+    """
+    ids = np.asarray(ids)
+    if ids.ndim < 1 or ids.dtype.kind not in "iu":
+        raise TypeError(f"ids must be integer token ids; got dtype {ids.dtype}")
+    L = ids.shape[-1]
+    if not 1 <= L <= MAX_TOKENS:
+        raise ValueError(f"need 1 to {MAX_TOKENS} positions; got {L}")
+    if ((ids < 0) | (ids >= VOCAB_SIZE)).any():
+        raise ValueError(f"a token id lies outside the vocabulary 0..{VOCAB_SIZE - 1}")
+    w = load_weights()
+    x = (
+        w.word_embeddings[ids].astype(np.float64)
+        + w.position_embeddings[:L]
+        + w.token_type_embeddings[0]
+    )  # (..., L, 384)
+    return layer_norm(x, w.emb_ln_gain, w.emb_ln_bias)
+
+
 def forward(text_or_ids, *, head_mask=None) -> MiniLMOutput:
     """Run all-MiniLM-L6-v2 on one sentence.
 
@@ -529,13 +556,7 @@ def forward(text_or_ids, *, head_mask=None) -> MiniLMOutput:
     tokens, ids = _as_ids(text_or_ids)
     mask = _check_head_mask(head_mask)
     w = load_weights()
-    L = ids.size
-    x = (
-        w.word_embeddings[ids].astype(np.float64)
-        + w.position_embeddings[:L]
-        + w.token_type_embeddings[0]
-    )
-    x = layer_norm(x, w.emb_ln_gain, w.emb_ln_bias)
+    x = embed(ids)
     if mask.ndim == 3:
         x = np.repeat(x[None], mask.shape[0], axis=0)
     hidden = [x]
