@@ -216,3 +216,11 @@ def test_search_reproduces_the_model_prediction(classifier):
     assert found.original_probs == pytest.approx(
         cc.forward(model, test.subset(0)).probs[0]
     )
+
+
+def test_cosine_by_hand():
+    assert mp.cosine([1.0, 0.0], [3.0, 0.0]) == pytest.approx(1.0)
+    assert mp.cosine([1.0, 0.0], [0.0, 2.0]) == pytest.approx(0.0)
+    assert mp.cosine([1.0, 1.0], [1.0, 0.0]) == pytest.approx(1 / np.sqrt(2))
+    with pytest.raises(ValueError, match="zero"):
+        mp.cosine([0.0, 0.0], [1.0, 0.0])

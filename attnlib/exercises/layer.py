@@ -3,8 +3,8 @@
 * :func:`check_layer_shapes`       the shapes along one encoder layer
 * :func:`check_layer_norm`         the reader's own layer normalisation
 * :func:`check_parameter_count`    how many learned numbers one encoder layer holds
-* :func:`check_crossover`          the length below which self-attention costs less than
-                                   a recurrent layer (Vaswani et al. 2017, table 1)
+* :func:`check_crossover`          the length at which self-attention and a recurrent
+                                   layer cost the same (Vaswani et al. 2017, table 1)
 
 Expected answers come from attnlib (:func:`attnlib.layers.encoder_layer.encoder_layer`,
 :func:`attnlib.layers.layer_norm.layer_norm`,
@@ -235,6 +235,9 @@ def check_crossover(answer, *, d: int) -> bool:
     """The sequence length at which a self-attention layer's ``n^2 d`` operations equal
     a recurrent layer's ``n d^2`` (Vaswani et al. 2017, table 1): ``n = d``.
 
+    ``d - 1``, the largest length with strictly less work for self-attention, is
+    diagnosed as such (the exercise asks where the two costs are equal).
+
     Parameters
     ----------
     answer : number (``None`` = not answered yet);  d : int, the representation width
@@ -245,11 +248,22 @@ def check_crossover(answer, *, d: int) -> bool:
     """
     if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
-    ok = check_close(answer, d, name="your crossover length", atol=0.5)
+    ok = check_close(
+        answer,
+        d,
+        name="your crossover length",
+        atol=0.5,
+        slips=[
+            (
+                d - 1,
+                "the two costs are equal where n^2 d = n d^2; the largest n with "
+                f"strictly less work, {d - 1}, is one below that length.",
+            )
+        ],
+    )
     if ok:
         print(
-            f"Below {d} positions self-attention does less work per layer than "
-            "a recurrent "
-            "layer; above it, more."
+            f"At {d} positions the two layers do the same work; below it "
+            "self-attention does less, above it more."
         )
     return ok

@@ -27,13 +27,29 @@ from attnlib.exercises import (
 #: shuffled copy back in order).
 PIPELINE_STEPS = ("project", "score", "scale", "mask", "softmax", "weighted sum")
 
-#: Every order a head may use: masking and scaling commute (scaling a blocked score
-#: leaves it blocked, and the mask selects entries whatever their size), so both are
-#: right.
+#: Every order a head may use. Scaling is linear, so it may act on the queries before
+#: the scores are formed (``(Q / sqrt(d_k)) K^T``, as ``attnlib.attention`` does), on
+#: the scores, or after the mask (a blocked score stays blocked whatever its scale); it
+#: must come after the projection (scaling the inputs would scale the values as well)
+#: and before the softmax, which is not linear.
 PIPELINE_ORDERS = (
     PIPELINE_STEPS,
     ("project", "score", "mask", "scale", "softmax", "weighted sum"),
+    ("project", "scale", "score", "mask", "softmax", "weighted sum"),
 )
+
+_OTHER_ORDER = {
+    PIPELINE_ORDERS[1]: (
+        "Masking and scaling commute (a blocked score stays blocked whatever its "
+        "scale), so this order gives the same weights."
+    ),
+    PIPELINE_ORDERS[2]: (
+        "Scaling the queries before the dot products gives the same scores, "
+        "(Q / sqrt(d_k)) K^T = Q K^T / sqrt(d_k), and costs one division per query "
+        "entry instead of one per score: attnlib.attention folds the scale into the "
+        "queries this way."
+    ),
+}
 
 
 @checker("the six steps in order, e.g. ['project', ...]")
@@ -41,7 +57,8 @@ def check_pipeline_order(answer) -> bool:
     """Check that ``answer`` lists :data:`PIPELINE_STEPS` in an order a head may apply
        them.
 
-    Both orders of :data:`PIPELINE_ORDERS` are accepted: scaling and masking commute.
+    Every order of :data:`PIPELINE_ORDERS` is accepted: the scale may act on the queries
+    (before the scores), on the scores, or after the mask.
 
     Parameters
     ----------
@@ -65,15 +82,23 @@ def check_pipeline_order(answer) -> bool:
         return True
     if got in PIPELINE_ORDERS:
         print(
-            "Correct: " + " -> ".join(got) + ". Masking and scaling commute (a blocked "
-            "score stays blocked whatever its scale), so this order gives "
-            "the same weights; "
-            "the book scales first because that is the order of Figure 2 of "
-            "the Transformer "
-            "paper (MatMul, Scale, Mask, SoftMax, MatMul)."
+            "Correct: " + " -> ".join(got) + ". " + _OTHER_ORDER[got] + " The book's "
+            "diagram follows Figure 2 of the Transformer paper (MatMul, Scale, Mask, "
+            "SoftMax, MatMul)."
         )
         return True
-    if got.index("softmax") < got.index("mask"):
+    if got.index("scale") < got.index("project"):
+        print(
+            "Not yet: scale after projecting. Dividing the inputs by sqrt(d_k) before "
+            "the projections would divide the values too, and with them the output."
+        )
+    elif got.index("scale") > got.index("softmax"):
+        print(
+            "Not yet: scale before the softmax. The softmax is not linear: dividing "
+            "its output by sqrt(d_k) does not sharpen or flatten the weights, it "
+            "only breaks their sum of one."
+        )
+    elif got.index("softmax") < got.index("mask"):
         print(
             "Not yet: the mask acts before the softmax. Masked after, the "
             "blocked positions "

@@ -13,6 +13,8 @@ mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
 * ``length_curve(lengths, curves)``             accuracy against sentence length
 * ``alignment_heatmaps(panels)``                trained attention with the true alignment
 * ``layer_flow_diagram(kind)``                  one Transformer layer's data flow
+* ``sink_chart(sink)``                          the attention sink of MiniLM, per layer
+* ``weight_norm_scatter(out)``                  weights against the norms they deliver
 
 The explorers live in :mod:`attnlib.figures.explorers`, one module per family.
 """
@@ -25,6 +27,7 @@ from attnlib.figures.heatmaps import (
     attention_heatmap,
     layer_head_grids,
 )
+from attnlib.figures.probes import sink_chart, weight_norm_scatter
 from attnlib.figures.style import (
     DPI,
     OKABE_ITO,
@@ -49,4 +52,6 @@ __all__ = [
     "length_curve",
     "data_flow_diagram",
     "layer_flow_diagram",
+    "sink_chart",
+    "weight_norm_scatter",
 ]

@@ -23,6 +23,8 @@ one call and the answer:
     interval over the items, for two predictors of the same effect and their difference.
 ``count_parameters(obj)``
     the number of learned numbers in any tree of dataclasses holding arrays.
+``cosine(u, v)``
+    the cosine similarity of two vectors, in float64.
 
 Sources: Kobayashi et al. (2020), section 3 (``f(x)`` and ``||alpha f(x)||``); Clark
 et al. (2019), section 3 (heads that attend to ``[SEP]`` and ``[CLS]``); Xiao et al.
@@ -393,3 +395,21 @@ def count_parameters(obj) -> int:
             count_parameters(getattr(obj, f.name)) for f in dataclasses.fields(obj)
         )
     return 0
+
+
+def cosine(u, v) -> float:
+    """Cosine similarity ``u . v / (||u|| ||v||)`` of two vectors of the same length.
+
+    1 for vectors pointing the same way, 0 for perpendicular ones, -1 for opposite ones;
+    computed in float64. Raises ``ValueError`` if the shapes differ or a vector is zero.
+    """
+    u = np.asarray(u, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if u.shape != v.shape or u.ndim != 1:
+        raise ValueError(
+            f"need two vectors of the same length; got {u.shape}, {v.shape}"
+        )
+    lengths = np.linalg.norm(u) * np.linalg.norm(v)
+    if lengths == 0:
+        raise ValueError("the cosine of a zero vector is undefined")
+    return float(u @ v / lengths)
