@@ -13,6 +13,7 @@ mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
 * ``length_curve(lengths, curves)``             accuracy against sentence length
 * ``alignment_heatmaps(panels)``                trained attention with the true alignment
 * ``layer_flow_diagram(kind)``                  one Transformer layer's data flow
+* ``pipeline_diagram()``                        the steps of one head, in order
 * ``sink_chart(sink)``                          the attention sink of MiniLM, per layer
 * ``weight_norm_scatter(out)``                  weights against the norms they deliver
 
@@ -20,7 +21,11 @@ The explorers live in :mod:`attnlib.figures.explorers`, one module per family.
 """
 
 from attnlib.figures.charts import length_curve, mixture_bars
-from attnlib.figures.diagrams import data_flow_diagram, layer_flow_diagram
+from attnlib.figures.diagrams import (
+    data_flow_diagram,
+    layer_flow_diagram,
+    pipeline_diagram,
+)
 from attnlib.figures.heatmaps import (
     access_map,
     alignment_heatmaps,
@@ -52,6 +57,7 @@ __all__ = [
     "length_curve",
     "data_flow_diagram",
     "layer_flow_diagram",
+    "pipeline_diagram",
     "sink_chart",
     "weight_norm_scatter",
 ]

@@ -1,4 +1,5 @@
-"""Diagrams: one head's data flow, and the data flow through one Transformer layer."""
+"""Diagrams: one head's data flow, the steps of one head, and the data flow through one
+Transformer layer."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 
 from attnlib.figures.style import OKABE_ITO
 
-__all__ = ["data_flow_diagram", "layer_flow_diagram"]
+__all__ = ["data_flow_diagram", "layer_flow_diagram", "pipeline_diagram"]
 
 
 def data_flow_diagram(
@@ -314,4 +315,52 @@ def layer_flow_diagram(
             ha="left",
             va="bottom",
         )
+    return fig
+
+
+def pipeline_diagram():
+    """The steps of one attention head as boxes and arrows: project, score, mask, softmax,
+    weighted sum, then concatenation and ``W_O`` (the chapter "Summary").
+
+    Returns the matplotlib ``Figure`` (9 x 3.2 inches). Source: Vaswani et al. (2017),
+    Figure 2.
+    """
+    from matplotlib.patches import FancyBboxPatch
+
+    fig, ax = plt.subplots(figsize=(9.0, 3.2), layout="constrained")
+    ax.set_xlim(0, 18)
+    ax.set_ylim(0, 6)
+    ax.axis("off")
+
+    def box(x, y, text, colour, w=2.6, h=1.0):
+        patch = FancyBboxPatch(
+            (x, y), w, h, boxstyle="round,pad=0.08", fc=colour, ec="black", lw=0.8
+        )
+        ax.add_patch(patch)
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9)
+
+    def arrow(x0, y0, x1, y1):
+        ax.annotate(
+            "", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "lw": 1.0}
+        )
+
+    light = {"q": "#cfe6f5", "k": "#fbe3b3", "v": "#c8ecdf", "op": "#eeeeee"}
+    box(0.2, 2.5, "X  (n, d)", light["op"], w=2.0)
+    box(3.2, 4.4, "Q = X W_Q", light["q"])
+    box(3.2, 2.5, "K = X W_K", light["k"])
+    box(3.2, 0.6, "V = X W_V", light["v"])
+    for y in (4.9, 3.0, 1.1):
+        arrow(2.2, 3.0, 3.2, y)
+    box(6.8, 3.45, "scores\nQ K^T / sqrt(d_k)", light["op"], w=3.0, h=1.2)
+    arrow(5.8, 4.9, 6.8, 4.2)
+    arrow(5.8, 3.0, 6.8, 3.8)
+    box(10.5, 3.55, "mask\n(causal, padding)", light["op"], h=1.0)
+    arrow(9.8, 4.05, 10.5, 4.05)
+    box(13.8, 3.55, "softmax\n(each row)", light["op"], w=2.2)
+    arrow(13.1, 4.05, 13.8, 4.05)
+    box(13.8, 0.6, "weighted sum\nZ = A V", light["op"], w=2.2)
+    arrow(14.9, 3.55, 14.9, 1.6)
+    ax.text(15.05, 2.55, "weights A", fontsize=8)
+    arrow(5.8, 1.1, 13.8, 1.1)
+    ax.text(16.3, 1.1, "one head\n-> concat heads\n-> W_O", fontsize=8, va="center")
     return fig
