@@ -41,13 +41,15 @@ PIPELINE_ORDERS = (
 _OTHER_ORDER = {
     PIPELINE_ORDERS[1]: (
         "Masking and scaling commute (a blocked score stays blocked whatever its "
-        "scale), so this order gives the same weights."
+        "scale), so this order gives the same weights; the book scales first, as "
+        "Figure 2 of the Transformer paper does (MatMul, Scale, Mask, SoftMax, MatMul)."
     ),
     PIPELINE_ORDERS[2]: (
         "Scaling the queries before the dot products gives the same scores, "
         "(Q / sqrt(d_k)) K^T = Q K^T / sqrt(d_k), and costs one division per query "
         "entry instead of one per score: attnlib.attention folds the scale into the "
-        "queries this way."
+        "queries this way. The book's diagram scales the scores instead, as Figure 2 "
+        "of the Transformer paper does (MatMul, Scale, Mask, SoftMax, MatMul)."
     ),
 }
 
@@ -81,11 +83,7 @@ def check_pipeline_order(answer) -> bool:
         print("Correct: " + " -> ".join(got) + ".")
         return True
     if got in PIPELINE_ORDERS:
-        print(
-            "Correct: " + " -> ".join(got) + ". " + _OTHER_ORDER[got] + " The book's "
-            "diagram follows Figure 2 of the Transformer paper (MatMul, Scale, Mask, "
-            "SoftMax, MatMul)."
-        )
+        print("Correct: " + " -> ".join(got) + ". " + _OTHER_ORDER[got])
         return True
     if got.index("scale") < got.index("project"):
         print(
