@@ -89,7 +89,7 @@ def test_total_is_the_sum():
 def test_full_course_parts_cover_every_chapter_once_and_add_up():
     full = _section("Suggested paths").split("### The full course")[1]
     seen = []
-    for match in re.finditer(r"\(about ([\d h]+)\): (.*?)\.\n", full, re.S):
+    for match in re.finditer(r"\(about ([\d h]+(?: min)?)\): (.*?)\.\n", full, re.S):
         stems = re.findall(r"\{doc\}`(\w+)`", match.group(2))
         assert _minutes(match.group(1)) == sum(TABLE[s] for s in stems), match.group(0)
         seen += stems
