@@ -20,6 +20,8 @@ stands in it, next to its number.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import inspect
 import io
@@ -44,6 +46,7 @@ from attnlib.figures import (
     heatmaps,
     learning,
     precomputed,
+    probes,
     style,
     svg,
 )
@@ -191,8 +194,23 @@ def _descent(words, scale=1.0):
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _minilm_pass(length: int):
+    """One pass of the real model over ``length`` token ids (cached: it is slow)."""
+    from attnlib.models import minilm
+
+    return minilm.forward(np.arange(2000, 2000 + length))
+
+
+def _scatter(words):
+    # the scatter draws the label of one key, taken from the pass's tokens
+    out = dataclasses.replace(_minilm_pass(len(words)), tokens=list(words))
+    return probes.weight_norm_scatter(out)
+
+
 #: qualified name (below attnlib.figures) -> adapter(words) -> [(output, strings)]
 DRAWERS = {
+    "probes.weight_norm_scatter": lambda w: [(_scatter(w), w[:1])],
     "learning.descent_figure": lambda w: [(_descent(w), w)],
     "style.literal": lambda w: [(_text_figure(style.literal(w[0])), w[:1])],
     "style.literal_labels": lambda w: [(_tick_figure(style.literal_labels(w)), w)],
@@ -365,6 +383,8 @@ def _tick_figure(labels):
 NO_TEXT = {
     "style.use_book_style": "sets matplotlib's defaults",
     "diagrams.layer_flow_diagram": "its labels are the book's, with the sizes given",
+    "diagrams.pipeline_diagram": "its labels are the book's; it takes no input",
+    "probes.sink_chart": "draws numbers under fixed labels (the measures' names)",
     "precomputed.figure_png": "turns a drawn figure into PNG bytes",
     "precomputed.grid": "counts the states of a list of controls",
     "explorers.weights.scores_state": "computes weights from numbers",

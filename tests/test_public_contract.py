@@ -48,8 +48,40 @@ SCRIPT_MAIN = (
     "script",
 )
 
+#: the science helper's functions (tests/test_contract_science.py)
+SCIENCE = "tests/test_contract_science.py::"
+PROBES = SCIENCE + "test_minilm_probes_contract"
+SCIENCE_ROWS = {
+    **{
+        f"attnlib.models.minilm_probes.{name}": PROBES
+        for name in (
+            "attention_sink",
+            "bootstrap_rank_correlations",
+            "controlled_weights",
+            "cosine",
+            "count_parameters",
+            "head_rows",
+            "rank_correlation",
+            "variance_shares",
+        )
+    },
+    "attnlib.models.minilm.embed": SCIENCE + "test_minilm_embed_contract",
+    "attnlib.models.adversarial_attention.logit_margin": (
+        SCIENCE + "test_adversarial_margin_contract"
+    ),
+    "attnlib.models.adversarial_attention.share_of_random_rows_within": (
+        SCIENCE + "test_adversarial_margin_contract"
+    ),
+    "attnlib.figures.diagrams.pipeline_diagram": SCIENCE
+    + "test_figures_probes_contract",
+    "attnlib.figures.probes.sink_chart": SCIENCE + "test_figures_probes_contract",
+    "attnlib.figures.probes.weight_norm_scatter": SCIENCE
+    + "test_figures_probes_contract",
+}
+
 #: function -> the test that holds its contract (data/, models/, figures/, exercises/)
 CONTRACT_TESTS = {
+    **SCIENCE_ROWS,
     "attnlib.data.context_task.encode_sentences": DATA_MODELS,
     "attnlib.data.context_task.make_context_task": DATA_MODELS,
     "attnlib.data.learning_task.make_examples": DATA_MODELS,

@@ -506,12 +506,17 @@ def embed(ids) -> np.ndarray:
     """
     ids = np.asarray(ids)
     if ids.ndim < 1 or ids.dtype.kind not in "iu":
-        raise TypeError(f"ids must be integer token ids; got dtype {ids.dtype}")
+        raise TypeError(
+            f"ids must be integer token ids of shape (..., L); got dtype {ids.dtype}, "
+            f"shape {ids.shape}"
+        )
     L = ids.shape[-1]
     if not 1 <= L <= MAX_TOKENS:
-        raise ValueError(f"need 1 to {MAX_TOKENS} positions; got {L}")
+        raise ValueError(f"ids must give 1 to {MAX_TOKENS} positions; got {L}")
     if ((ids < 0) | (ids >= VOCAB_SIZE)).any():
-        raise ValueError(f"a token id lies outside the vocabulary 0..{VOCAB_SIZE - 1}")
+        raise ValueError(
+            f"ids holds a token id outside the vocabulary 0..{VOCAB_SIZE - 1}"
+        )
     w = load_weights()
     x = (
         w.word_embeddings[ids].astype(np.float64)

@@ -70,6 +70,8 @@ def head_rows(sentences, query: str, layer: int, head: int) -> list:
         If ``layer`` or ``head`` is out of range, or ``query`` is missing from a
         sentence (the sentence and its tokens are named).
     """
+    if isinstance(sentences, str):
+        raise TypeError("sentences must be a sequence of str, not one str")
     if not 0 <= layer < minilm.NUM_LAYERS or not 0 <= head < minilm.NUM_HEADS:
         raise ValueError(
             f"layer must be in 0..{minilm.NUM_LAYERS - 1} and head in "
@@ -110,6 +112,8 @@ def controlled_weights(frames, words, query: str, layer: int, head: int) -> np.n
         If a word is split into several tokens, a frame lacks ``{}``, or ``query`` is
         missing (named).
     """
+    if isinstance(frames, str) or isinstance(words, str):
+        raise TypeError("frames and words must be sequences of str, not one str")
     for frame in frames:
         if frame.count("{}") != 1:
             raise ValueError(f"each frame needs exactly one '{{}}'; got {frame!r}")
@@ -145,6 +149,10 @@ def variance_shares(table) -> dict:
     t = np.asarray(table, dtype=np.float64)
     if t.ndim != 2 or min(t.shape) < 2:
         raise ValueError(f"need a 2-D table of at least 2 x 2; got shape {t.shape}")
+    if not np.isfinite(t).all():
+        raise ValueError("table must hold finite numbers (no NaN or inf)")
+    if np.abs(t).max() > 0:
+        t = t / np.abs(t).max()  # the shares do not depend on the scale
     g = t.mean()
     total = ((t - g) ** 2).sum()
     if total == 0:
@@ -212,7 +220,11 @@ def attention_sink(outputs) -> dict:
     """
     params = minilm.load_weights().layers
     result = {name: [] for name in SINK_MEASURES}
+    if isinstance(outputs, minilm.MiniLMOutput):
+        raise TypeError("outputs must be a sequence of MiniLMOutput, not one")
     for out in outputs:
+        if not isinstance(out, minilm.MiniLMOutput):
+            raise TypeError(f"outputs must hold MiniLMOutput; got {type(out).__name__}")
         if out.attention.ndim != 4 or not out.head_mask.all():
             raise ValueError("attention_sink needs single passes with every head")
         if out.tokens[0] != "[CLS]" or out.tokens[-1] != "[SEP]":
@@ -304,8 +316,11 @@ def rank_correlation(a, b) -> float:
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 1 or a.shape != b.shape or a.size < 3:
         raise ValueError(
-            f"need two 1-D sequences of the same length >= 3; got {a.shape}, {b.shape}"
+            "need two 1-D sequences a and b of the same length >= 3; got "
+            f"{a.shape}, {b.shape}"
         )
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("a and b must hold finite numbers (no NaN or inf)")
     r = _pearson_rows(_average_ranks(a), _average_ranks(b))
     if np.isnan(r):
         raise ValueError("a constant sequence has no rank order")
@@ -340,8 +355,11 @@ def bootstrap_rank_correlations(
         (0, 1).
     """
     e = np.asarray(effect, dtype=np.float64)
-    if not 0 < level < 1 or not 1 <= len(predictors) <= 2:
-        raise ValueError("need 0 < level < 1 and one or two predictors")
+    if not 0 < level < 1 or not 1 <= len(predictors) <= 2 or n_boot < 1:
+        raise ValueError(
+            "need 0 < level < 1, n_boot >= 1 and one or two predictors; got level "
+            f"{level}, n_boot {n_boot}, {len(predictors)} predictors"
+        )
     names = list(predictors)
     P = np.array([np.asarray(predictors[k], dtype=np.float64) for k in names])
     if P.shape[1:] != e.shape:
@@ -401,15 +419,19 @@ def cosine(u, v) -> float:
     """Cosine similarity ``u . v / (||u|| ||v||)`` of two vectors of the same length.
 
     1 for vectors pointing the same way, 0 for perpendicular ones, -1 for opposite ones;
-    computed in float64. Raises ``ValueError`` if the shapes differ or a vector is zero.
+    computed in float64 (each vector rescaled first, so that huge entries do not
+    overflow). Raises ``ValueError`` if the shapes differ, an entry is not finite, or a
+    vector is zero.
     """
     u = np.asarray(u, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
     if u.shape != v.shape or u.ndim != 1:
         raise ValueError(
-            f"need two vectors of the same length; got {u.shape}, {v.shape}"
+            f"need two vectors u and v of the same length; got {u.shape}, {v.shape}"
         )
-    lengths = np.linalg.norm(u) * np.linalg.norm(v)
-    if lengths == 0:
-        raise ValueError("the cosine of a zero vector is undefined")
-    return float(u @ v / lengths)
+    if not (np.isfinite(u).all() and np.isfinite(v).all()):
+        raise ValueError("u and v must hold finite numbers (no NaN or inf)")
+    if not (u.any() and v.any()):
+        raise ValueError("the cosine of a zero vector (u or v) is undefined")
+    u, v = u / np.abs(u).max(), v / np.abs(v).max()  # no overflow; the angle is kept
+    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
