@@ -122,6 +122,7 @@ WRONG = {
     '"weights": (2, 10, 10), "attended": (2, 10, 12), "h": (2, 10, 12), '
     '"ff_hidden": (2, 10, 48), "output": (2, 10, 12)}\nok = check_layer_shapes('
     "my_shapes, batch=2, length=10, d_model=12, num_heads=3, d_ff=48)",
+    "10b2_why_self_attention": "my_n = 511\nok = check_crossover(my_n, d=512)",
     "11_interpretability": "my_norms = [0.6, 0.1]\n"
     "ok = check.weighted_norms_answer(my_norms)",
     "12_summary": 'my_order = ["project", "score", "scale", "softmax", "mask", '
