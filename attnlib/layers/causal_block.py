@@ -1,0 +1,252 @@
+"""One pre-LN causal Transformer block, as in GPT-2, and its backward pass.
+
+For the inputs ``x`` of ``L`` positions (the residual stream)::
+
+    a = LayerNorm_1(x)                            (B, L, d)
+    Q, K, V = a W_Q, a W_K, a W_V, cut into heads (B, H, L, d_k), (B, H_kv, L, d_k)
+    heads = CausalAttention(Q, K, V)              (B, H, L, d_k)  grouped-query
+    x1 = x + Dropout(Concat(heads) W_O)           (B, L, d)       residual
+    f = LayerNorm_2(x1)                           (B, L, d)
+    y = x1 + Dropout(GELU(f W_1 + b_1) W_2 + b_2) (B, L, d)       residual
+
+Each sub-layer reads a normalised copy of the stream and adds its result back; the
+stream itself is never normalised (that is "pre-LN", chapter 10b). Dropout acts, in
+training only, on the attention weights and on each sub-layer's output before it is
+added. The causal mask (or a sliding window) lets position ``t`` read positions up to
+``t`` only. With ``H_kv = H`` the attention is multi-head attention; the projections
+have no biases, the feed-forward network has.
+
+Parameters are a dict of arrays named as in :data:`BLOCK_PARAMETERS`; the same names
+key the gradients that :func:`causal_block_backward` returns. A block without ``W_1``
+(and ``ln2_*``, ``b_1``, ``W_2``, ``b_2``) has no feed-forward sub-layer: the
+attention-only blocks of the induction-head model (chapter on induction heads).
+
+Source: Radford et al. (2019), section 2.3 (layer normalisation moved to the input of
+each sub-block, a final one after the last block); Vaswani et al. (2017), sections 3.1,
+3.2.3 and 5.4; Ainslie et al. (2023) for grouped-query attention.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlib.core.backward import softmax_backward
+from attnlib.core.grouped_query import group_size, grouped_query_attention
+from attnlib.core.heads import merge_heads, split_heads
+from attnlib.core.masks import causal_mask
+from attnlib.core.sliding_window import sliding_window_mask
+from attnlib.layers.dropout import dropout
+from attnlib.layers.feed_forward import gelu
+from attnlib.layers.layer_backward import (
+    gelu_backward,
+    layer_norm_backward,
+    layer_norm_stats,
+)
+from attnlib.layers.layer_norm import layer_norm
+
+__all__ = [
+    "BLOCK_PARAMETERS",
+    "self_attention_mask",
+    "causal_block",
+    "causal_block_backward",
+]
+
+#: The learned arrays of one block and their shapes (d = model width, H heads of
+#: width d_k, H_kv key/value heads, d_ff the feed-forward width).
+BLOCK_PARAMETERS = {
+    "ln1_gain": "(d,)",
+    "ln1_bias": "(d,)",
+    "W_Q": "(d, H * d_k)",
+    "W_K": "(d, H_kv * d_k)",
+    "W_V": "(d, H_kv * d_k)",
+    "W_O": "(H * d_k, d)",
+    "ln2_gain": "(d,)",
+    "ln2_bias": "(d,)",
+    "W_1": "(d, d_ff)",
+    "b_1": "(d_ff,)",
+    "W_2": "(d_ff, d)",
+    "b_2": "(d,)",
+}
+
+
+def self_attention_mask(n: int, window: int | None = None) -> np.ndarray:
+    """The ``(n, n)`` mask of causal self-attention, or of a sliding window of
+    ``window`` positions (:func:`attnlib.core.sliding_window.sliding_window_mask`)."""
+    return causal_mask(n) if window is None else sliding_window_mask(n, window=window)
+
+
+def _rows(a):
+    """``(B, L, m) -> (B * L, m)``: every position as one row of a matrix product."""
+    return a.reshape(-1, a.shape[-1])
+
+
+def causal_block(
+    x,
+    p: dict,
+    *,
+    num_heads: int,
+    num_kv_heads: int,
+    window: int | None = None,
+    dropout_rate: float = 0.0,
+    rng=None,
+    training: bool = False,
+    head_mask=None,
+    cache=None,
+    keep_for_backward: bool = False,
+):
+    """One pre-LN causal block: attention sub-layer, then feed-forward sub-layer.
+
+    Parameters
+    ----------
+    x : array, shape (B, L, d), float32 or float64 (the parameters' dtype)
+    p : dict of the arrays named in :data:`BLOCK_PARAMETERS`
+    num_heads, num_kv_heads : int, ``H`` and ``H_kv`` (``H_kv`` dividing ``H``)
+    window : int, optional; a sliding window of this many positions instead of the
+        full causal mask
+    dropout_rate : float in [0, 1); used only when ``training``
+    rng : numpy.random.Generator, draws the dropout masks (training only)
+    training : bool; False (evaluation) drops nothing and draws nothing
+    head_mask : array of shape (H,), optional; multiplies each head's output (0 removes
+        a head: an ablation)
+    cache : object with ``update(k, v) -> (keys, values, mask)``, optional: the
+        block's KV cache during generation (see :mod:`attnlib.models.kv_cache`). ``x``
+        then holds only the new positions; ``k, v`` are their keys and values, shape
+        (B, H_kv, L, d_k), and the cache returns every kept key and value with the
+        mask of the new queries against them.
+    keep_for_backward : bool, also return what :func:`causal_block_backward` needs
+
+    Returns
+    -------
+    y : array, shape (B, L, d)
+    weights : array, shape (B, H, L, L_k), every head's attention weights (before
+        dropout); ``L_k = L`` without a cache
+    saved : dict, only with ``keep_for_backward``
+
+    Raises
+    ------
+    ValueError, TypeError from the attnlib functions it calls (shapes, head counts,
+    dropout arguments), naming what is wrong.
+    """
+    H, H_kv = num_heads, num_kv_heads
+    group_size(H, H_kv)
+    rate = dropout_rate if training else 0.0
+    a = layer_norm(x, p["ln1_gain"], p["ln1_bias"])  # (B, L, d)
+    q = split_heads(a @ p["W_Q"], H)  # (B, H, L, d_k)
+    k = split_heads(a @ p["W_K"], H_kv)  # (B, H_kv, L, d_k)
+    v = split_heads(a @ p["W_V"], H_kv)  # (B, H_kv, L, d_k)
+    if cache is None:
+        keys, values, mask = k, v, self_attention_mask(x.shape[-2], window)
+    else:
+        keys, values, mask = cache.update(k, v)  # (B, H_kv, L_k, d_k), (L, L_k)
+    heads, weights, keep = grouped_query_attention(
+        q, keys, values, mask, dropout=rate, rng=rng if rate else None, return_keep=True
+    )  # (B, H, L, d_k), (B, H, L, L_k)
+    if head_mask is not None:
+        heads = heads * np.asarray(head_mask, dtype=heads.dtype)[:, None, None]
+    merged = merge_heads(heads)  # (B, L, H d_k)
+    attn_out, drop1 = dropout(merged @ p["W_O"], rate, rng, training=training)
+    x1 = x + attn_out  # (B, L, d)
+    saved = dict(x=x, a=a, q=q, k=k, v=v, mask=mask, weights=weights, keep=keep)
+    saved |= dict(rate=rate, head_mask=head_mask, merged=merged, drop1=drop1, x1=x1)
+    if "W_1" in p:  # the feed-forward sub-layer (absent in an attention-only model)
+        f = layer_norm(x1, p["ln2_gain"], p["ln2_bias"])  # (B, L, d)
+        pre = f @ p["W_1"] + p["b_1"]  # (B, L, d_ff), before the activation
+        act = gelu(pre)  # (B, L, d_ff)
+        ff_out, drop2 = dropout(act @ p["W_2"] + p["b_2"], rate, rng, training=training)
+        y = x1 + ff_out  # (B, L, d)
+        saved |= dict(f=f, pre=pre, act=act, drop2=drop2)
+    else:
+        y = x1
+    return (y, weights, saved) if keep_for_backward else (y, weights)
+
+
+def _attention_backward(d_heads, s, H, H_kv):
+    """``dQ, dK, dV`` of grouped-query attention with dropout on the weights.
+
+    With ``P`` the weights, ``P~ = P * keep / (1 - rate)`` the weights used and
+    ``O = P~ V``: ``dV = P~^T dO``, ``dP = (dO V^T) * keep / (1 - rate)``,
+    ``dS = P * (dP - rowsum(P * dP))``, ``dQ = scale dS K``, ``dK = scale dS^T Q``;
+    the key/value gradients are summed over the ``G`` query heads of each group.
+    """
+    G = H // H_kv
+    B, _, L, d_k = s["q"].shape
+    scale = 1.0 / np.sqrt(d_k)
+
+    def grouped(a):  # (B, H, ...) -> (B, H_kv, G, ...)
+        return a.reshape((B, H_kv, G) + a.shape[2:])
+
+    P = grouped(s["weights"])  # (B, H_kv, G, L, L)
+    dO = grouped(d_heads)  # (B, H_kv, G, L, d_k)
+    q = grouped(s["q"])  # (B, H_kv, G, L, d_k)
+    k, v = s["k"][:, :, None], s["v"][:, :, None]  # (B, H_kv, 1, L, d_k)
+    if s["keep"] is None:
+        factor = None
+        P_used = P
+    else:
+        factor = grouped(s["keep"]) / P.dtype.type(1.0 - s["rate"])
+        P_used = P * factor  # (B, H_kv, G, L, L), the weights the output used
+    dv = (np.swapaxes(P_used, -1, -2) @ dO).sum(axis=2)  # (B, H_kv, L, d_k)
+    dP = dO @ np.swapaxes(v, -1, -2)  # (B, H_kv, G, L, L)
+    if factor is not None:
+        dP = dP * factor
+    dS = softmax_backward(P, dP, mask=s["mask"])  # (B, H_kv, G, L, L)
+    dq = scale * (dS @ k)  # (B, H_kv, G, L, d_k)
+    dk = scale * (np.swapaxes(dS, -1, -2) @ q).sum(axis=2)  # (B, H_kv, L, d_k)
+    return dq.reshape(B, H, L, d_k), dk, dv
+
+
+def causal_block_backward(
+    dy, p: dict, saved: dict, *, num_heads: int, num_kv_heads: int
+):
+    """The backward pass of :func:`causal_block` (without a cache).
+
+    Parameters
+    ----------
+    dy : array, shape (B, L, d), ``dLoss/dy``
+    p : the block's parameters
+    saved : from ``causal_block(..., keep_for_backward=True)``
+    num_heads, num_kv_heads : as in the forward pass
+
+    Returns
+    -------
+    dx : array, shape (B, L, d)
+    grads : dict with one gradient per name of :data:`BLOCK_PARAMETERS`, each of its
+        parameter's shape
+
+    The steps are the forward pass's in reverse, each by the chain rule; the residual
+    additions pass ``dy`` through unchanged, which is why deep pre-LN stacks train
+    (chapter 10b).
+    """
+    s, g = saved, {}
+    H, H_kv = num_heads, num_kv_heads
+    d_x1 = dy  # the residual path
+    if "W_1" in p:  # feed-forward sub-layer: y = x1 + drop2 * (act W_2 + b_2)
+        d_ff = dy if s["drop2"] is None else dy * s["drop2"]  # (B, L, d)
+        g["W_2"] = _rows(s["act"]).T @ _rows(d_ff)  # (d_ff, d)
+        g["b_2"] = d_ff.sum(axis=(0, 1))
+        d_pre = gelu_backward(s["pre"], d_ff @ p["W_2"].T)  # (B, L, d_ff)
+        g["W_1"] = _rows(s["f"]).T @ _rows(d_pre)  # (d, d_ff)
+        g["b_1"] = d_pre.sum(axis=(0, 1))
+        xhat2, r2 = layer_norm_stats(s["x1"])
+        d_f, g["ln2_gain"], g["ln2_bias"] = layer_norm_backward(
+            d_pre @ p["W_1"].T, xhat2, r2, p["ln2_gain"]
+        )
+        d_x1 = d_x1 + d_f
+    # attention sub-layer: x1 = x + drop1 * (merged W_O)
+    d_attn = d_x1 if s["drop1"] is None else d_x1 * s["drop1"]  # (B, L, d)
+    g["W_O"] = _rows(s["merged"]).T @ _rows(d_attn)  # (H d_k, d)
+    d_heads = split_heads(d_attn @ p["W_O"].T, H)  # (B, H, L, d_k)
+    if s["head_mask"] is not None:
+        d_heads = (
+            d_heads * np.asarray(s["head_mask"], dtype=d_heads.dtype)[:, None, None]
+        )
+    dq, dk, dv = _attention_backward(d_heads, s, H, H_kv)
+    dq, dk, dv = merge_heads(dq), merge_heads(dk), merge_heads(dv)  # (B, L, ...)
+    a = _rows(s["a"])
+    g["W_Q"], g["W_K"], g["W_V"] = (a.T @ _rows(d) for d in (dq, dk, dv))
+    d_a = dq @ p["W_Q"].T + dk @ p["W_K"].T + dv @ p["W_V"].T  # (B, L, d)
+    xhat1, r1 = layer_norm_stats(s["x"])
+    d_x, g["ln1_gain"], g["ln1_bias"] = layer_norm_backward(
+        d_a, xhat1, r1, p["ln1_gain"]
+    )
+    return d_x + d_x1, {name: g[name] for name in BLOCK_PARAMETERS if name in p}

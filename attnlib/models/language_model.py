@@ -1,0 +1,305 @@
+"""A decoder-only Transformer language model in numpy, with its backward pass.
+
+Given token ids ``idx`` of shape (B, L), the model predicts, at every position, the
+next token::
+
+    x = E[idx] + P[0 .. L-1]                 (B, L, d)   token + position embeddings
+    x = block_r(x), r = 0 .. N - 1           (B, L, d)   pre-LN causal blocks
+    h = LayerNorm_f(x)                       (B, L, d)
+    logits = h E^T                           (B, L, V)   the LM head, tied to E
+    loss = mean over positions of -log softmax(logits)[next token]
+
+``E`` (V, d) is the token-embedding table and ``P`` (context, d) a learned table of
+position vectors (GPT-2's choice). The LM head reuses ``E``: the score of token ``c``
+is the dot product of the final vector with ``c``'s own embedding ("weight tying"), so
+one matrix serves to read tokens in and to write them out, and the model saves
+``V * d`` parameters. Dropout (attention weights and residual branches) acts only with
+``training=True``; evaluation is exact and deterministic.
+
+Parameters are a flat dict of arrays: ``tok_emb``, ``pos_emb``, ``lnf_gain``,
+``lnf_bias`` and ``blocks.<r>.<name>`` for every name of
+:data:`attnlib.layers.causal_block.BLOCK_PARAMETERS`. :func:`loss_and_gradients`
+returns gradients under the same names (checked against finite differences in
+``tests/test_language_model.py``).
+
+Source: Radford et al. (2019), section 2.3 (GPT-2: pre-LN blocks, final layer norm,
+initialisation); Press & Wolf (2017) (tying the input and output embeddings); Vaswani
+et al. (2017), sections 3.1-3.4; the layout follows Karpathy's nanoGPT ``model.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from attnlib.layers.causal_block import causal_block, causal_block_backward
+from attnlib.layers.layer_backward import layer_norm_backward, layer_norm_stats
+from attnlib.layers.layer_norm import layer_norm
+
+__all__ = [
+    "LMConfig",
+    "init_language_model",
+    "block_params",
+    "parameter_count",
+    "forward",
+    "cross_entropy",
+    "loss",
+    "backward",
+    "loss_and_gradients",
+]
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    """The sizes of a language model.
+
+    Attributes
+    ----------
+    vocab_size : int, ``V``;  context : int, the longest input (rows of ``P``)
+    d_model : int, ``d``;  num_layers : int, ``N``
+    num_heads : int, ``H``;  num_kv_heads : int, ``H_kv`` (default ``H``: multi-head;
+        1: multi-query; in between: grouped-query attention)
+    d_ff : int, the feed-forward width (default ``4 d``; 0: attention-only blocks)
+    window : int or None, a sliding attention window instead of the full causal mask
+    dropout : float in [0, 1), used in training only
+
+    Raises ``ValueError`` for sizes that do not fit together (named).
+    """
+
+    vocab_size: int
+    context: int
+    d_model: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int | None = None
+    d_ff: int | None = None
+    window: int | None = None
+    dropout: float = 0.0
+
+    def __post_init__(self):
+        if self.num_kv_heads is None:
+            object.__setattr__(self, "num_kv_heads", self.num_heads)
+        if self.d_ff is None:
+            object.__setattr__(self, "d_ff", 4 * self.d_model)
+        if self.d_model % self.num_heads:
+            raise ValueError(
+                f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}"
+            )
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(
+                f"num_kv_heads={self.num_kv_heads} must divide "
+                f"num_heads={self.num_heads}"
+            )
+        if min(self.vocab_size, self.context, self.num_layers) < 1:
+            raise ValueError(f"sizes must be positive: {self}")
+
+    @property
+    def d_head(self) -> int:
+        """``d_k = d / H``."""
+        return self.d_model // self.num_heads
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def block_params(params: dict, r: int) -> dict:
+    """The arrays of block ``r`` under their short names (``W_Q``, ``ln1_gain``)."""
+    prefix = f"blocks.{r}."
+    return {k[len(prefix) :]: v for k, v in params.items() if k.startswith(prefix)}
+
+
+def init_language_model(config: LMConfig, rng, dtype=np.float32) -> dict:
+    """Random parameters, initialised as GPT-2: normal with standard deviation 0.02,
+    the projections that write into the residual stream (``W_O``, ``W_2``) scaled by
+    ``1 / sqrt(2 N)``, biases 0, layer-norm gains 1.
+
+    Parameters: ``config``; ``rng``, a numpy Generator or int seed; ``dtype``, float32
+    (training) or float64 (gradient checks). Returns the flat dict of arrays.
+
+    Source: Radford et al. (2019), section 2.3.
+    """
+    rng = np.random.default_rng(rng)
+    c = config
+    d, d_kv = c.d_model, c.num_kv_heads * c.d_head
+    std, residual_std = 0.02, 0.02 / np.sqrt(2 * c.num_layers)
+
+    def normal(shape, s=std):
+        return rng.normal(0.0, s, size=shape).astype(dtype)
+
+    params = {"tok_emb": normal((c.vocab_size, d)), "pos_emb": normal((c.context, d))}
+    for r in range(c.num_layers):
+        block = {"ln1_gain": np.ones(d, dtype), "ln1_bias": np.zeros(d, dtype)}
+        block |= {"W_Q": normal((d, d)), "W_K": normal((d, d_kv))}
+        block |= {"W_V": normal((d, d_kv)), "W_O": normal((d, d), residual_std)}
+        if c.d_ff:
+            block |= {"ln2_gain": np.ones(d, dtype), "ln2_bias": np.zeros(d, dtype)}
+            block |= {"W_1": normal((d, c.d_ff)), "b_1": np.zeros(c.d_ff, dtype)}
+            block |= {"W_2": normal((c.d_ff, d), residual_std)}
+            block |= {"b_2": np.zeros(d, dtype)}
+        params |= {f"blocks.{r}.{name}": value for name, value in block.items()}
+    params |= {"lnf_gain": np.ones(d, dtype), "lnf_bias": np.zeros(d, dtype)}
+    return params
+
+
+def parameter_count(params: dict) -> int:
+    """The number of learned numbers (the tied head counts once: it is ``tok_emb``)."""
+    return int(sum(a.size for a in params.values()))
+
+
+def _check_ids(idx, config: LMConfig, start: int) -> np.ndarray:
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu" or idx.ndim != 2:
+        raise ValueError(
+            f"token ids must be an integer array of shape (B, L); got {idx.dtype} "
+            f"{idx.shape}"
+        )
+    if idx.size and (idx.min() < 0 or idx.max() >= config.vocab_size):
+        raise ValueError(f"token ids must lie in 0 .. {config.vocab_size - 1}")
+    if start + idx.shape[1] > config.context:
+        raise ValueError(
+            f"positions {start} .. {start + idx.shape[1] - 1} exceed the model's "
+            f"context of {config.context} positions"
+        )
+    return idx
+
+
+def forward(
+    params: dict,
+    config: LMConfig,
+    idx,
+    *,
+    training: bool = False,
+    rng=None,
+    head_mask=None,
+    caches=None,
+    start: int = 0,
+    keep_for_backward: bool = False,
+):
+    """The logits for the next token at every position.
+
+    Parameters
+    ----------
+    params : dict from :func:`init_language_model` (or loaded weights)
+    config : LMConfig
+    idx : int array, shape (B, L), token ids
+    training : bool, apply dropout (needs ``rng``); default False: exact evaluation
+    rng : numpy.random.Generator, the dropout masks' only source
+    head_mask : array of shape (N, H), optional: multiplies each head's output (0
+        removes that head, for ablations)
+    caches : sequence of N layer caches, optional (generation; see
+        :mod:`attnlib.models.kv_cache`); ``idx`` then holds the new tokens only
+    start : int, the position of ``idx[:, 0]`` (the number of tokens already cached)
+    keep_for_backward : bool, also return what :func:`backward` needs
+
+    Returns
+    -------
+    logits : array, shape (B, L, V), in the parameters' dtype
+    weights : list of N arrays, each (B, H, L, L_k): every layer's attention weights
+    saved : dict, only with ``keep_for_backward``
+
+    Raises
+    ------
+    ValueError for token ids that are not integers in ``0 .. V - 1`` or positions beyond
+    the context, and from the blocks (shapes, dropout arguments).
+    """
+    c = config
+    idx = _check_ids(idx, c, start)
+    x = params["tok_emb"][idx] + params["pos_emb"][start : start + idx.shape[1]]
+    weights, saved_blocks = [], []
+    for r in range(c.num_layers):
+        out = causal_block(
+            x,
+            block_params(params, r),
+            num_heads=c.num_heads,
+            num_kv_heads=c.num_kv_heads,
+            window=c.window,
+            dropout_rate=c.dropout,
+            rng=rng,
+            training=training,
+            head_mask=None if head_mask is None else head_mask[r],
+            cache=None if caches is None else caches[r],
+            keep_for_backward=keep_for_backward,
+        )
+        x = out[0]  # (B, L, d)
+        weights.append(out[1])  # (B, H, L, L_k)
+        if keep_for_backward:
+            saved_blocks.append(out[2])
+    h = layer_norm(x, params["lnf_gain"], params["lnf_bias"])  # (B, L, d)
+    logits = h @ params["tok_emb"].T  # (B, L, V): the tied head
+    if not keep_for_backward:
+        return logits, weights
+    return logits, weights, dict(idx=idx, x=x, h=h, blocks=saved_blocks, start=start)
+
+
+def cross_entropy(logits, targets):
+    """Mean next-token cross-entropy and its gradient with respect to the logits.
+
+    ``loss = -mean_t log softmax(logits_t)[targets_t]``, computed as a log-softmax (the
+    largest logit subtracted first, so nothing overflows or underflows to log 0).
+
+    Parameters: ``logits`` (..., V); ``targets``, int array of the leading shape.
+    Returns: ``(loss, dlogits)``: a float and an array of the logits' shape,
+    ``(softmax(logits) - onehot(targets)) / number of positions``.
+    """
+    logits = np.asarray(logits)
+    targets = np.asarray(targets)
+    shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., V)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)  # (..., 1)
+    n = targets.size
+    dlogits = np.exp(log_probs)  # (..., V), the softmax
+    np.put_along_axis(dlogits, targets[..., None], np.exp(picked) - 1, axis=-1)
+    return float(-picked.mean()), dlogits / dlogits.dtype.type(n)
+
+
+def loss(params, config, idx, targets, *, training=False, rng=None, head_mask=None):
+    """The mean next-token cross-entropy of the model on ``(idx, targets)`` (nats)."""
+    logits, _ = forward(
+        params, config, idx, training=training, rng=rng, head_mask=head_mask
+    )
+    return cross_entropy(logits, targets)[0]
+
+
+def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
+    """Gradients of every parameter, given ``dLoss/dlogits`` and the forward pass's
+    ``saved`` (from ``forward(..., keep_for_backward=True)``, without caches).
+
+    Returns a dict with one array per parameter name, each of its parameter's shape.
+    The tied embedding gets two contributions: from the head (``dlogits^T h``) and from
+    the lookup at the input (added row by row where each token occurred).
+    """
+    c = config
+    grads = {"tok_emb": np.einsum("blv,bld->vd", dlogits, saved["h"])}  # (V, d)
+    xhat, r = layer_norm_stats(saved["x"])
+    dx, grads["lnf_gain"], grads["lnf_bias"] = layer_norm_backward(
+        dlogits @ params["tok_emb"], xhat, r, params["lnf_gain"]
+    )  # (B, L, d)
+    for r_ in reversed(range(c.num_layers)):
+        dx, g = causal_block_backward(
+            dx,
+            block_params(params, r_),
+            saved["blocks"][r_],
+            num_heads=c.num_heads,
+            num_kv_heads=c.num_kv_heads,
+        )
+        grads |= {f"blocks.{r_}.{name}": value for name, value in g.items()}
+    idx, start = saved["idx"], saved["start"]
+    np.add.at(grads["tok_emb"], idx.ravel(), dx.reshape(-1, dx.shape[-1]))
+    d_pos = np.zeros_like(params["pos_emb"])
+    d_pos[start : start + idx.shape[1]] = dx.sum(axis=0)
+    grads["pos_emb"] = d_pos
+    return {name: grads[name] for name in params}
+
+
+def loss_and_gradients(params, config, idx, targets, *, training=False, rng=None):
+    """``(loss, grads)``: the mean next-token cross-entropy and the gradient of every
+    parameter (a dict keyed like ``params``). With ``training=True`` the dropout masks
+    come from ``rng``; the same generator state gives the same masks, which is what
+    lets a finite-difference check run with dropout on.
+    """
+    logits, _, saved = forward(
+        params, config, idx, training=training, rng=rng, keep_for_backward=True
+    )
+    value, dlogits = cross_entropy(logits, targets)
+    return value, backward(params, config, saved, dlogits)
