@@ -7,7 +7,7 @@ For the inputs ``x`` of ``L`` positions (the residual stream)::
     heads = CausalAttention(Q, K, V)              (B, H, L, d_k)  grouped-query
     x1 = x + Dropout(Concat(heads) W_O)           (B, L, d)       residual
     f = LayerNorm_2(x1)                           (B, L, d)
-    y = x1 + Dropout(GELU(f W_1 + b_1) W_2 + b_2) (B, L, d)       residual
+    y = x1 + Dropout(act(f W_1 + b_1) W_2 + b_2)  (B, L, d)       residual
 
 Each sub-layer reads a normalised copy of the stream and adds its result back; the
 stream itself is never normalised (that is "pre-LN", chapter 10b). Dropout acts, in
@@ -36,7 +36,7 @@ from attnlib.core.heads import merge_heads, split_heads
 from attnlib.core.masks import causal_mask
 from attnlib.core.sliding_window import sliding_window_mask
 from attnlib.layers.dropout import dropout
-from attnlib.layers.feed_forward import gelu
+from attnlib.layers.feed_forward import ACTIVATIONS
 from attnlib.layers.layer_backward import (
     gelu_backward,
     layer_norm_backward,
@@ -92,6 +92,7 @@ def causal_block(
     training: bool = False,
     head_mask=None,
     cache=None,
+    activation: str = "relu",
     keep_for_backward: bool = False,
 ):
     """One pre-LN causal block: attention sub-layer, then feed-forward sub-layer.
@@ -113,6 +114,7 @@ def causal_block(
         then holds only the new positions; ``k, v`` are their keys and values, shape
         (B, H_kv, L, d_k), and the cache returns every kept key and value with the
         mask of the new queries against them.
+    activation : "relu" (Vaswani et al.) or "gelu" (GPT-2), the feed-forward network's
     keep_for_backward : bool, also return what :func:`causal_block_backward` needs
 
     Returns
@@ -151,10 +153,10 @@ def causal_block(
     if "W_1" in p:  # the feed-forward sub-layer (absent in an attention-only model)
         f = layer_norm(x1, p["ln2_gain"], p["ln2_bias"])  # (B, L, d)
         pre = f @ p["W_1"] + p["b_1"]  # (B, L, d_ff), before the activation
-        act = gelu(pre)  # (B, L, d_ff)
+        act = ACTIVATIONS[activation](pre)  # (B, L, d_ff)
         ff_out, drop2 = dropout(act @ p["W_2"] + p["b_2"], rate, rng, training=training)
         y = x1 + ff_out  # (B, L, d)
-        saved |= dict(f=f, pre=pre, act=act, drop2=drop2)
+        saved |= dict(f=f, pre=pre, act=act, drop2=drop2, activation=activation)
     else:
         y = x1
     return (y, weights, saved) if keep_for_backward else (y, weights)
@@ -224,7 +226,11 @@ def causal_block_backward(
         d_ff = dy if s["drop2"] is None else dy * s["drop2"]  # (B, L, d)
         g["W_2"] = _rows(s["act"]).T @ _rows(d_ff)  # (d_ff, d)
         g["b_2"] = d_ff.sum(axis=(0, 1))
-        d_pre = gelu_backward(s["pre"], d_ff @ p["W_2"].T)  # (B, L, d_ff)
+        d_act = d_ff @ p["W_2"].T  # (B, L, d_ff)
+        if s["activation"] == "gelu":
+            d_pre = gelu_backward(s["pre"], d_act)  # (B, L, d_ff)
+        else:
+            d_pre = d_act * (s["pre"] > 0)  # ReLU passes the gradient where x > 0
         g["W_1"] = _rows(s["f"]).T @ _rows(d_pre)  # (d, d_ff)
         g["b_1"] = d_pre.sum(axis=(0, 1))
         xhat2, r2 = layer_norm_stats(s["x1"])

@@ -63,6 +63,8 @@ class LMConfig:
     d_ff : int, the feed-forward width (default ``4 d``; 0: attention-only blocks)
     window : int or None, a sliding attention window instead of the full causal mask
     dropout : float in [0, 1), used in training only
+    activation : "relu" (default; Vaswani et al.) or "gelu" (GPT-2), the feed-forward
+        network's nonlinearity
 
     Raises ``ValueError`` for sizes that do not fit together (named).
     """
@@ -76,6 +78,7 @@ class LMConfig:
     d_ff: int | None = None
     window: int | None = None
     dropout: float = 0.0
+    activation: str = "relu"
 
     def __post_init__(self):
         if self.num_kv_heads is None:
@@ -219,6 +222,7 @@ def forward(
             training=training,
             head_mask=None if head_mask is None else head_mask[r],
             cache=None if caches is None else caches[r],
+            activation=c.activation,
             keep_for_backward=keep_for_backward,
         )
         x = out[0]  # (B, L, d)

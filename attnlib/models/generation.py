@@ -1,0 +1,167 @@
+"""Writing text with a language model: greedy decoding, temperature and top-k sampling.
+
+A language model gives, after every prefix, a score (logit) for every token of the
+vocabulary. Generation turns the scores of the last position into a choice, appends the
+chosen token and repeats::
+
+    probabilities = softmax(logits / temperature), restricted to the top k tokens
+    next token    = argmax (greedy)  or  a draw from the probabilities (sampling)
+
+The temperature is the softmax temperature of chapter 5, applied to the vocabulary
+instead of to the keys: below 1 it sharpens the distribution towards the most likely
+token, above 1 it flattens it; temperature 0 is the limit, greedy decoding. Top-k
+sampling keeps only the ``k`` most likely tokens (the others get probability exactly 0,
+through softmax's mask) and renormalises.
+
+Every draw uses the numpy Generator passed in: the same seed gives the same text.
+
+Source: Fan, Lewis & Dauphin (2018), section 5.4 (top-k sampling); Holtzman et al.
+(2020), sections 2-3 (temperature and top-k, and why greedy text repeats itself);
+Ackley, Hinton & Sejnowski (1985) for the temperature of a Boltzmann distribution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlib.core.softmax import softmax
+from attnlib.models.kv_cache import KVCache
+from attnlib.models.language_model import LMConfig, forward
+
+__all__ = ["next_token_distribution", "sample_next", "generate"]
+
+
+def _top_k_mask(logits: np.ndarray, top_k: int | None) -> np.ndarray | None:
+    """True for the ``top_k`` largest logits of each row (ties broken by position)."""
+    if top_k is None or top_k >= logits.shape[-1]:
+        return None
+    if int(top_k) != top_k or top_k < 1:
+        raise ValueError(f"top_k must be a positive integer or None; got {top_k!r}")
+    order = np.argsort(-logits, axis=-1, kind="stable")  # (..., V), best first
+    mask = np.zeros(logits.shape, dtype=bool)
+    np.put_along_axis(mask, order[..., :top_k], True, axis=-1)
+    return mask  # (..., V)
+
+
+def next_token_distribution(logits, temperature: float = 1.0, top_k: int | None = None):
+    """The probabilities a sampler draws the next token from.
+
+    Parameters
+    ----------
+    logits : array_like, shape (..., V), the scores of the vocabulary
+    temperature : float >= 0; 0 means greedy (all probability on the largest logit, the
+        first one if several are equal)
+    top_k : int >= 1 or None (keep every token)
+
+    Returns
+    -------
+    numpy.ndarray of shape (..., V), float64, each row summing to 1; tokens outside the
+    top ``k`` get exactly 0.
+
+    Raises
+    ------
+    ValueError for a negative or non-finite temperature, a ``top_k`` below 1 or not an
+    integer, or logits holding NaN or inf.
+
+    Source: Holtzman et al. (2020), section 3.1 (sampling with temperature, top-k).
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    if not np.isfinite(logits).all():
+        raise ValueError("logits hold NaN or inf")
+    temperature = float(temperature)
+    if not (np.isfinite(temperature) and temperature >= 0):
+        raise ValueError(f"temperature must be a number >= 0; got {temperature}")
+    if temperature == 0.0:
+        probs = np.zeros_like(logits)
+        np.put_along_axis(probs, logits.argmax(axis=-1)[..., None], 1.0, axis=-1)
+        return probs
+    return softmax(logits / temperature, axis=-1, mask=_top_k_mask(logits, top_k))
+
+
+def sample_next(logits, rng, temperature: float = 1.0, top_k: int | None = None):
+    """One token id per row of ``logits`` (..., V), drawn from
+    :func:`next_token_distribution` by inverting its cumulative sum at one uniform
+    number per row from ``rng`` (greedy with temperature 0: nothing is drawn).
+
+    Returns an int64 array of the leading shape (an int64 scalar for one row).
+    """
+    probs = next_token_distribution(logits, temperature, top_k)  # (..., V)
+    if temperature == 0:
+        return probs.argmax(axis=-1)
+    u = rng.random(probs.shape[:-1])[..., None]  # (..., 1), uniform in [0, 1)
+    cumulative = np.cumsum(probs, axis=-1)  # (..., V)
+    token = (cumulative <= u * cumulative[..., -1:]).sum(axis=-1)
+    return np.minimum(token, probs.shape[-1] - 1)  # the last token if rounding says V
+
+
+def generate(
+    params: dict,
+    config: LMConfig,
+    prompt,
+    n_new: int,
+    *,
+    rng=None,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    use_cache: bool = True,
+):
+    """Continue ``prompt`` by ``n_new`` tokens.
+
+    Parameters
+    ----------
+    params, config : a language model (:mod:`attnlib.models.language_model`)
+    prompt : int array_like, shape (L,) or (B, L), at least one token
+    n_new : int >= 0, how many tokens to add; ``L + n_new`` must fit the context
+    rng : numpy.random.Generator (needed unless ``temperature == 0``)
+    temperature, top_k : as in :func:`next_token_distribution`
+    use_cache : bool; True keeps every layer's keys and values
+        (:class:`attnlib.models.kv_cache.KVCache`) and feeds the model one new token per
+        step; False recomputes the whole sequence at every step. Both give the same
+        tokens and logits (to rounding).
+
+    Returns
+    -------
+    tokens : int64 array, shape (B, L + n_new) (or (L + n_new,) for a 1-D prompt)
+    logits : array, shape (B, n_new, V) (or (n_new, V)): the scores each new token was
+        chosen from
+
+    Raises
+    ------
+    ValueError if the sequence would exceed ``config.context``, the prompt is empty, or
+    sampling is asked for without ``rng``.
+    """
+    prompt = np.asarray(prompt, dtype=np.int64)
+    single = prompt.ndim == 1
+    tokens = prompt[None, :] if single else prompt  # (B, L)
+    if tokens.shape[1] < 1:
+        raise ValueError("the prompt needs at least one token")
+    if tokens.shape[1] + n_new > config.context:
+        raise ValueError(
+            f"{tokens.shape[1]} + {n_new} tokens exceed the context of {config.context}"
+        )
+    if temperature != 0 and rng is None:
+        raise ValueError("sampling needs rng (a numpy Generator); or use temperature=0")
+    dtype = params["tok_emb"].dtype
+    cache = None
+    if use_cache:
+        cache = KVCache(config, tokens.shape[0], config.context, dtype)
+    chosen = []
+    new = tokens
+    for _ in range(n_new):
+        if cache is None:
+            logits, _ = forward(params, config, tokens)  # the whole sequence again
+        else:
+            logits, _ = forward(
+                params, config, new, caches=cache.layers, start=cache.length
+            )  # only the new tokens; the cache holds the rest
+        last = logits[:, -1]  # (B, V)
+        chosen.append(last)
+        nxt = sample_next(last, rng, temperature, top_k)  # (B,)
+        new = nxt[:, None].astype(np.int64)  # (B, 1)
+        tokens = np.concatenate([tokens, new], axis=1)  # (B, L + step + 1)
+    scores = (
+        np.stack(chosen, axis=1)
+        if chosen
+        else np.zeros((tokens.shape[0], 0, config.vocab_size), dtype)
+    )
+    return (tokens[0], scores[0]) if single else (tokens, scores)

@@ -1,0 +1,190 @@
+"""Training the book's language models: Adam with warm-up, a validation split, and a
+stopping rule.
+
+One training run (:func:`train`):
+
+* batches of random windows of the training pieces (:mod:`attnlib.data.book_text`);
+* Adam (Kingma & Ba 2015) on the gradients of
+  :func:`attnlib.models.language_model.loss_and_gradients`, their global norm clipped
+  to 1;
+* the learning rate rises linearly from 0 over the first ``warmup`` steps (the
+  warm-up), then falls along a half cosine to a tenth of its peak at ``max_steps``;
+* every ``eval_every`` steps the loss is measured exactly (no dropout) on a fixed set of
+  validation windows and on as many fixed training windows; the parameters with the
+  lowest validation loss so far are kept, and training stops when that loss has not
+  improved for ``patience`` evaluations in a row, or at ``max_steps``.
+
+The stored models (``make train-lm``) are written by :mod:`attnlib.models.lm_runs`.
+
+Source: Kingma & Ba (2015), Algorithm 1; Vaswani et al. (2017), section 5.3 (a
+learning rate that grows linearly during warm-up); Radford et al. (2019) and
+Loshchilov & Hutter (2017) for the cosine decay.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from attnlib.data.book_text import evaluation_windows, random_windows
+from attnlib.models.adam import Adam
+from attnlib.models.language_model import (
+    LMConfig,
+    init_language_model,
+    loss,
+    loss_and_gradients,
+)
+
+__all__ = ["TrainConfig", "History", "learning_rate", "clip_global_norm", "train"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How one model is trained (every field is stored with the model)."""
+
+    max_steps: int = 3000
+    batch: int = 32
+    lr: float = 3e-3
+    warmup: int = 100
+    eval_every: int = 100
+    patience: int = 5
+    eval_windows: int = 200
+    max_norm: float = 1.0
+    seed: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class History:
+    """The measurements of one run: steps, losses (nats per token), time."""
+
+    step: list = field(default_factory=list)
+    train: list = field(default_factory=list)
+    validation: list = field(default_factory=list)
+    lr: list = field(default_factory=list)
+    best_step: int = 0
+    best_validation: float = float("inf")
+    seconds: float = 0.0
+    stopped: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def learning_rate(step: int, cfg: TrainConfig) -> float:
+    """Linear warm-up to ``cfg.lr`` over ``cfg.warmup`` steps, then a half cosine down
+    to ``cfg.lr / 10`` at ``cfg.max_steps`` (``step`` counts from 0)."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.max_steps - cfg.warmup)
+    return cfg.lr * (0.1 + 0.45 * (1.0 + np.cos(np.pi * min(progress, 1.0))))
+
+
+def clip_global_norm(grads: dict, max_norm: float) -> float:
+    """Scale all gradients (in place) so that their joint Euclidean norm is at most
+    ``max_norm``; returns the norm before clipping."""
+    norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads.values())))
+    if norm > max_norm:
+        for g in grads.values():
+            g *= max_norm / norm
+    return norm
+
+
+def _fixed_windows(pieces, context: int, n: int):
+    """The first ``n`` of the evenly spread evaluation windows of ``pieces``."""
+    x, y = evaluation_windows(pieces, context)
+    take = np.linspace(0, len(x) - 1, min(n, len(x))).astype(int)
+    return x[take], y[take]
+
+
+def evaluate(params, config: LMConfig, windows, batch: int = 100) -> float:
+    """The exact mean loss (no dropout) over ``windows = (inputs, targets)``."""
+    x, y = windows
+    total = 0.0
+    for i in range(0, len(x), batch):
+        total += loss(params, config, x[i : i + batch], y[i : i + batch]) * len(
+            x[i : i + batch]
+        )
+    return total / len(x)
+
+
+def train(
+    config: LMConfig,
+    split,
+    cfg: TrainConfig = TrainConfig(),
+    *,
+    params: dict | None = None,
+    batches=None,
+    progress: str | None = None,
+):
+    """Train one model; returns ``(best_params, history)``.
+
+    Parameters
+    ----------
+    config : LMConfig, the model's sizes (``config.dropout`` applies in training)
+    split : :class:`attnlib.data.book_text.Split` (training and validation pieces), or
+        None when ``batches`` provides the data
+    cfg : TrainConfig
+    params : initial parameters (default: :func:`init_language_model` with ``cfg.seed``)
+    batches : optional callable ``(rng, batch) -> (inputs, targets)`` and a pair
+        ``(train_windows, validation_windows)``, for tasks that are not text (the
+        induction model); given as ``(draw, (train_windows, validation_windows))``
+    progress : str, optional, the description of a tqdm progress bar (None: silent)
+
+    The run is deterministic: the same arguments give the same parameters and history.
+    """
+    rng = np.random.default_rng(cfg.seed)
+    if params is None:
+        params = init_language_model(config, rng)
+    params = {k: v.copy() for k, v in params.items()}
+    if batches is None:
+        draw = lambda r, b: random_windows(split.train, r, b, config.context)  # noqa: E731
+        fixed_train = _fixed_windows(split.train, config.context, cfg.eval_windows)
+        fixed_val = _fixed_windows(split.validation, config.context, cfg.eval_windows)
+    else:
+        draw, (fixed_train, fixed_val) = batches
+    adam = Adam(lr=cfg.lr)
+    history = History()
+    best = {k: v.copy() for k, v in params.items()}
+    bar = None
+    if progress is not None:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=cfg.max_steps, desc=progress, mininterval=2.0)
+    start, stale = time.perf_counter(), 0
+    for step in range(cfg.max_steps):
+        x, y = draw(rng, cfg.batch)
+        _, grads = loss_and_gradients(params, config, x, y, training=True, rng=rng)
+        clip_global_norm(grads, cfg.max_norm)
+        adam.lr = learning_rate(step, cfg)
+        adam.step(params, grads)
+        if bar is not None:
+            bar.update(1)
+        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.max_steps:
+            val = evaluate(params, config, fixed_val)
+            history.step.append(step + 1)
+            history.train.append(evaluate(params, config, fixed_train))
+            history.validation.append(val)
+            history.lr.append(adam.lr)
+            if bar is not None:
+                bar.set_postfix(train=f"{history.train[-1]:.3f}", val=f"{val:.3f}")
+            if val < history.best_validation:
+                history.best_validation, history.best_step, stale = val, step + 1, 0
+                best = {k: v.copy() for k, v in params.items()}
+            else:
+                stale += 1
+                if stale >= cfg.patience:
+                    history.stopped = (
+                        f"validation loss not improved for {cfg.patience} evaluations"
+                    )
+                    break
+    if not history.stopped:
+        history.stopped = f"reached max_steps = {cfg.max_steps}"
+    history.seconds = time.perf_counter() - start
+    if bar is not None:
+        bar.close()
+    return best, history
