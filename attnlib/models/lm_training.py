@@ -17,8 +17,9 @@ One training run (:func:`train`):
 The stored models (``make train-lm``) are written by :mod:`attnlib.models.lm_runs`.
 
 Source: Kingma & Ba (2015), Algorithm 1; Vaswani et al. (2017), section 5.3 (a
-learning rate that grows linearly during warm-up); Radford et al. (2019) and
-Loshchilov & Hutter (2017) for the cosine decay.
+learning rate that grows linearly during warm-up, for the first 4000 steps there).
+The clipping and the cosine decay are the common practice of GPT-style training
+(nanoGPT's defaults).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class History:
     train: list = field(default_factory=list)
     validation: list = field(default_factory=list)
     lr: list = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
     best_step: int = 0
     best_validation: float = float("inf")
     seconds: float = 0.0
@@ -119,6 +121,7 @@ def train(
     *,
     params: dict | None = None,
     batches=None,
+    monitor=None,
     progress: str | None = None,
 ):
     """Train one model; returns ``(best_params, history)``.
@@ -133,6 +136,8 @@ def train(
     batches : optional callable ``(rng, batch) -> (inputs, targets)`` and a pair
         ``(train_windows, validation_windows)``, for tasks that are not text (the
         induction model); given as ``(draw, (train_windows, validation_windows))``
+    monitor : optional callable ``params -> dict of floats``, measured at every
+        evaluation and recorded in ``history.extra`` (one list per key)
     progress : str, optional, the description of a tqdm progress bar (None: silent)
 
     The run is deterministic: the same arguments give the same parameters and history.
@@ -170,6 +175,8 @@ def train(
             history.train.append(evaluate(params, config, fixed_train))
             history.validation.append(val)
             history.lr.append(adam.lr)
+            for key, value in (monitor(params) if monitor else {}).items():
+                history.extra.setdefault(key, []).append(float(value))
             if bar is not None:
                 bar.set_postfix(train=f"{history.train[-1]:.3f}", val=f"{val:.3f}")
             if val < history.best_validation:

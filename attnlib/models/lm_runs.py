@@ -1,0 +1,158 @@
+"""The stored language models of the chapters (``make train-lm``).
+
+* :data:`MAIN`: the character-level model of the book's prose that the chapters
+  generate with (stored weights, ``chapters/data/lm_main.npz``);
+* :data:`VARIANTS`: a smaller model trained with multi-head, grouped-query and
+  multi-query attention and with a sliding window, each from :data:`SEEDS`, for the
+  comparison of cache size and validation loss (stored histories only,
+  ``chapters/data/lm_variants.json``).
+
+Every run is deterministic (seeded); its history, time and stopping reason are stored
+with it. ``python -m attnlib.models.lm_runs [main|variants]`` trains them; the two
+groups run side by side in two processes (one core each) when no group is named.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from attnlib.data.book_text import CharTokenizer, load_corpus, split_pieces
+from attnlib.models.language_model import LMConfig, parameter_count
+from attnlib.models.lm_training import TrainConfig, train
+
+__all__ = [
+    "DATA",
+    "MAIN",
+    "MAIN_TRAIN",
+    "VARIANTS",
+    "VARIANT_TRAIN",
+    "SEEDS",
+    "load_main",
+]
+
+DATA = Path(__file__).resolve().parents[2] / "chapters" / "data"
+
+
+def corpus():
+    """``(tokenizer, split)`` of the frozen corpus (pieces of 2,000 characters, every
+    tenth held out for validation)."""
+    text = load_corpus()
+    tokenizer = CharTokenizer.from_text(text)
+    return tokenizer, split_pieces(tokenizer.encode(text))
+
+
+_VOCAB = 89  # characters in chapters/data/book_prose.txt (checked in main)
+
+#: The model the chapters generate with.
+MAIN = LMConfig(
+    vocab_size=_VOCAB,
+    context=64,
+    d_model=96,
+    num_layers=4,
+    num_heads=4,
+    dropout=0.1,
+)
+MAIN_TRAIN = TrainConfig(max_steps=2500, batch=32, lr=3e-3, warmup=100, eval_every=100)
+
+_SMALL = dict(vocab_size=_VOCAB, context=64, d_model=64, num_layers=2, dropout=0.1)
+#: The variants compared in the KV-cache chapter: the same sizes, only the attention
+#: changes (4 query heads in each).
+VARIANTS = {
+    "multi-head (4 key/value heads)": LMConfig(**_SMALL, num_heads=4),
+    "grouped-query (2 key/value heads)": LMConfig(
+        **_SMALL, num_heads=4, num_kv_heads=2
+    ),
+    "multi-query (1 key/value head)": LMConfig(**_SMALL, num_heads=4, num_kv_heads=1),
+    "multi-head, window of 16": LMConfig(**_SMALL, num_heads=4, window=16),
+}
+VARIANT_TRAIN = TrainConfig(
+    max_steps=1200, batch=32, lr=3e-3, warmup=100, eval_every=100
+)
+SEEDS = (0, 1, 2)
+
+
+def _meta(config, cfg, history, tokenizer, params):
+    return {
+        "config": config.as_dict(),
+        "train": cfg.as_dict(),
+        "history": history.as_dict(),
+        "parameters": parameter_count(params),
+        "chars": tokenizer.chars,
+    }
+
+
+def train_main(path=DATA / "lm_main.npz") -> None:
+    """Train :data:`MAIN` and store its weights (float32) and history."""
+    tokenizer, split = corpus()
+    start = os.getloadavg()
+    params, history = train(MAIN, split, MAIN_TRAIN, progress="language model")
+    np.savez_compressed(path, **params)
+    meta = _meta(MAIN, MAIN_TRAIN, history, tokenizer, params)
+    meta["load_average"] = {"start": start, "end": os.getloadavg()}
+    Path(path).with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(
+        f"wrote {path} ({Path(path).stat().st_size / 1e6:.2f} MB): best validation "
+        f"loss {history.best_validation:.3f} at step {history.best_step} "
+        f"in {history.seconds:.0f} s",
+        flush=True,
+    )
+
+
+def train_variants(path=DATA / "lm_variants.json") -> None:
+    """Train every variant from every seed; store their histories (no weights)."""
+    tokenizer, split = corpus()
+    runs, start = [], time.perf_counter()
+    for name, config in VARIANTS.items():
+        for seed in SEEDS:
+            cfg = TrainConfig(**{**VARIANT_TRAIN.as_dict(), "seed": seed})
+            params, history = train(config, split, cfg, progress=f"{name}, seed {seed}")
+            runs.append(
+                {"variant": name, "seed": seed}
+                | _meta(config, cfg, history, tokenizer, params)
+            )
+    meta = {"runs": runs, "seconds": round(time.perf_counter() - start, 1)}
+    Path(path).write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"wrote {path} in {meta['seconds']} s", flush=True)
+
+
+def load_main(path=DATA / "lm_main.npz"):
+    """The stored model: ``(params, config, tokenizer, meta)``."""
+    meta = json.loads(Path(path).with_suffix(".json").read_text())
+    with np.load(path) as arrays:
+        params = {k: arrays[k] for k in arrays.files}
+    return params, LMConfig(**meta["config"]), CharTokenizer(meta["chars"]), meta
+
+
+def load_variants(path=DATA / "lm_variants.json") -> dict:
+    """The variants' stored runs (a dict with ``runs``, a list, and ``seconds``)."""
+    return json.loads(Path(path).read_text())
+
+
+def _run(group: str) -> None:
+    {"main": train_main, "variants": train_variants}[group]()
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    tokenizer, _ = corpus()
+    if tokenizer.vocab_size != _VOCAB:
+        raise SystemExit(
+            f"the corpus has {tokenizer.vocab_size} characters, not {_VOCAB}"
+        )
+    groups = argv or ["main", "variants"]
+    if len(groups) == 1:
+        _run(groups[0])
+        return
+    with multiprocessing.get_context("spawn").Pool(len(groups)) as pool:
+        pool.map(_run, groups)
+
+
+if __name__ == "__main__":
+    main()
