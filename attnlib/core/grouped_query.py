@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_bool_mask, as_float_array, require_ndim
+from attnlib.core._validation import as_float_array, mask_for_scores, require_ndim
 from attnlib.core.attention import attention
 from attnlib.core.heads import MultiHeadParams, merge_heads, split_heads
 
@@ -67,27 +67,16 @@ def group_size(num_heads, num_kv_heads) -> int:
     return H // H_kv
 
 
-def _grouped_mask(mask, num_heads: int, num_kv_heads: int):
-    """A mask for scores ``(..., H, L_q, L_k)``, reshaped for the grouped layout
-    ``(..., H_kv, G, L_q, L_k)``.
-
-    A mask of at most two axes is shared by every head. A mask of three or more axes
-    has its head axis third from the end (size ``H`` or 1).
-    """
-    if mask is None:
-        return None
-    mask = as_bool_mask(mask)
-    if mask.ndim < 3:
-        return mask
-    if mask.shape[-3] == 1:
-        return mask[..., None, :, :]  # (..., 1, 1, L_q, L_k)
-    if mask.shape[-3] != num_heads:
-        raise ValueError(
-            f"mask of shape {mask.shape} has {mask.shape[-3]} at its head axis (third "
-            f"from the end); it must be 1 or num_heads={num_heads}"
-        )
-    G = num_heads // num_kv_heads
-    return mask.reshape(mask.shape[:-3] + (num_kv_heads, G) + mask.shape[-2:])
+def _grouped(a, num_kv_heads: int):
+    """An array whose axis third from the end is the ``H`` query heads (or 1), reshaped
+    to ``(..., H_kv, G, L_q, L_k)``; fewer axes are returned as they are (they
+    broadcast to every head)."""
+    if a is None or a.ndim < 3:
+        return a
+    if a.shape[-3] == 1:
+        return a[..., None, :, :]  # (..., 1, 1, L_q, L_k)
+    G = a.shape[-3] // num_kv_heads
+    return a.reshape(a.shape[:-3] + (num_kv_heads, G) + a.shape[-2:])
 
 
 def grouped_query_attention(
@@ -113,10 +102,10 @@ def grouped_query_attention(
     queries : array_like, shape (..., H, L_q, d_k)
     keys : array_like, shape (..., H_kv, L_k, d_k), ``H_kv`` dividing ``H``
     values : array_like, shape (..., H_kv, L_k, d_v)
-    mask : array_like of bool, optional; ``True`` = may attend. Shape (L_q, L_k) (or
-        anything of at most two axes that broadcasts to it) is shared by all heads; a
-        mask of three or more axes has its head axis third from the end (size ``H`` or
-        1), e.g. (..., H, L_q, L_k).
+    mask : array_like of bool, optional; ``True`` = may attend. It broadcasts to the
+        scores' shape (..., H, L_q, L_k) from the right, as a mask of
+        :func:`attnlib.attention` does: (L_q, L_k) is shared by every head, (H, L_q,
+        L_k) gives each query head its own.
     scale : float, optional, default ``1 / sqrt(d_k)`` (as :func:`attnlib.attention`)
     dropout, rng, keep, return_keep
         Dropout on the attention weights, exactly as in :func:`attnlib.attention` (off
@@ -164,13 +153,21 @@ def grouped_query_attention(
     qg = q.reshape(q.shape[:-3] + (H_kv, G) + q.shape[-2:])  # (..., H_kv, G, L_q, d_k)
     kg = k[..., None, :, :]  # (..., H_kv, 1, L_k, d_k): shared by the group
     vg = v[..., None, :, :]  # (..., H_kv, 1, L_k, d_v)
-    mask = _grouped_mask(mask, H, H_kv)
-    drop = {}
-    if dropout or keep is not None:
-        if keep is not None:
-            keep = _grouped_mask(keep, H, H_kv)
-        drop = dict(dropout=dropout, rng=rng, keep=keep, return_keep=True)
-    out, weights, *drawn = attention(qg, kg, vg, mask, scale=scale, **drop)
+    batch = np.broadcast_shapes(q.shape[:-3], k.shape[:-3]) + (H,)
+    mask = mask_for_scores(mask, batch, q.shape[-2], k.shape[-2])  # (.., H, Lq, Lk)
+    if keep is not None:
+        keep = mask_for_scores(keep, batch, q.shape[-2], k.shape[-2])
+    out, weights, keep = attention(
+        qg,
+        kg,
+        vg,
+        _grouped(mask, H_kv),
+        scale=scale,
+        dropout=dropout,
+        rng=rng,
+        keep=_grouped(keep, H_kv),
+        return_keep=True,
+    )  # (..., H_kv, G, L_q, d_v), (..., H_kv, G, L_q, L_k)
 
     def per_head(a):  # (..., H_kv, G, L_q, m) -> (..., H, L_q, m)
         return a.reshape(a.shape[:-4] + (H,) + a.shape[-2:])
@@ -178,7 +175,6 @@ def grouped_query_attention(
     out, weights = per_head(out), per_head(weights)  # (..., H, L_q, d_v), (.., L_k)
     if not return_keep:
         return out, weights
-    keep = drawn[0] if drawn else None  # the scores' full shape, or None
     return out, weights, None if keep is None else per_head(keep)
 
 

@@ -31,11 +31,12 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core.backward import softmax_backward
+from attnlib.core.dropout import drop_weights
 from attnlib.core.grouped_query import group_size, grouped_query_attention
 from attnlib.core.heads import merge_heads, split_heads
 from attnlib.core.masks import causal_mask
 from attnlib.core.sliding_window import sliding_window_mask
-from attnlib.layers.dropout import dropout
+from attnlib.layers.dropout import residual_dropout
 from attnlib.layers.feed_forward import ACTIVATIONS
 from attnlib.layers.layer_backward import (
     gelu_backward,
@@ -141,12 +142,12 @@ def causal_block(
     else:
         keys, values, mask = cache.update(k, v)  # (B, H_kv, L_k, d_k), (L, L_k)
     heads, weights, keep = grouped_query_attention(
-        q, keys, values, mask, dropout=rate, rng=rng if rate else None, return_keep=True
-    )  # (B, H, L, d_k), (B, H, L, L_k)
+        q, keys, values, mask, dropout=rate, rng=rng, return_keep=True
+    )  # (B, H, L, d_k), (B, H, L, L_k); keep: the dropout mask or None
     if head_mask is not None:
         heads = heads * np.asarray(head_mask, dtype=heads.dtype)[:, None, None]
     merged = merge_heads(heads)  # (B, L, H d_k)
-    attn_out, drop1 = dropout(merged @ p["W_O"], rate, rng, training=training)
+    attn_out, drop1 = residual_dropout(merged @ p["W_O"], rate, rng, training=training)
     x1 = x + attn_out  # (B, L, d)
     saved = dict(x=x, a=a, q=q, k=k, v=v, mask=mask, weights=weights, keep=keep)
     saved |= dict(rate=rate, head_mask=head_mask, merged=merged, drop1=drop1, x1=x1)
@@ -154,7 +155,8 @@ def causal_block(
         f = layer_norm(x1, p["ln2_gain"], p["ln2_bias"])  # (B, L, d)
         pre = f @ p["W_1"] + p["b_1"]  # (B, L, d_ff), before the activation
         act = ACTIVATIONS[activation](pre)  # (B, L, d_ff)
-        ff_out, drop2 = dropout(act @ p["W_2"] + p["b_2"], rate, rng, training=training)
+        ff_out = act @ p["W_2"] + p["b_2"]  # (B, L, d)
+        ff_out, drop2 = residual_dropout(ff_out, rate, rng, training=training)
         y = x1 + ff_out  # (B, L, d)
         saved |= dict(f=f, pre=pre, act=act, drop2=drop2, activation=activation)
     else:
@@ -181,16 +183,10 @@ def _attention_backward(d_heads, s, H, H_kv):
     dO = grouped(d_heads)  # (B, H_kv, G, L, d_k)
     q = grouped(s["q"])  # (B, H_kv, G, L, d_k)
     k, v = s["k"][:, :, None], s["v"][:, :, None]  # (B, H_kv, 1, L, d_k)
-    if s["keep"] is None:
-        factor = None
-        P_used = P
-    else:
-        factor = grouped(s["keep"]) / P.dtype.type(1.0 - s["rate"])
-        P_used = P * factor  # (B, H_kv, G, L, L), the weights the output used
+    keep = None if s["keep"] is None else grouped(s["keep"])
+    P_used = drop_weights(P, keep, s["rate"])  # (B, H_kv, G, L, L), the weights used
     dv = (np.swapaxes(P_used, -1, -2) @ dO).sum(axis=2)  # (B, H_kv, L, d_k)
-    dP = dO @ np.swapaxes(v, -1, -2)  # (B, H_kv, G, L, L)
-    if factor is not None:
-        dP = dP * factor
+    dP = drop_weights(dO @ np.swapaxes(v, -1, -2), keep, s["rate"])  # (.., G, L, L)
     dS = softmax_backward(P, dP, mask=s["mask"])  # (B, H_kv, G, L, L)
     dq = scale * (dS @ k)  # (B, H_kv, G, L, d_k)
     dk = scale * (np.swapaxes(dS, -1, -2) @ q).sum(axis=2)  # (B, H_kv, L, d_k)
@@ -223,7 +219,7 @@ def causal_block_backward(
     H, H_kv = num_heads, num_kv_heads
     d_x1 = dy  # the residual path
     if "W_1" in p:  # feed-forward sub-layer: y = x1 + drop2 * (act W_2 + b_2)
-        d_ff = dy if s["drop2"] is None else dy * s["drop2"]  # (B, L, d)
+        d_ff = drop_weights(dy, s["drop2"], s["rate"])  # (B, L, d)
         g["W_2"] = _rows(s["act"]).T @ _rows(d_ff)  # (d_ff, d)
         g["b_2"] = d_ff.sum(axis=(0, 1))
         d_act = d_ff @ p["W_2"].T  # (B, L, d_ff)
@@ -239,7 +235,7 @@ def causal_block_backward(
         )
         d_x1 = d_x1 + d_f
     # attention sub-layer: x1 = x + drop1 * (merged W_O)
-    d_attn = d_x1 if s["drop1"] is None else d_x1 * s["drop1"]  # (B, L, d)
+    d_attn = drop_weights(d_x1, s["drop1"], s["rate"])  # (B, L, d)
     g["W_O"] = _rows(s["merged"]).T @ _rows(d_attn)  # (H d_k, d)
     d_heads = split_heads(d_attn @ p["W_O"].T, H)  # (B, H, L, d_k)
     if s["head_mask"] is not None:

@@ -1,87 +1,54 @@
-"""Dropout: during training, set a random fraction of a layer's numbers to zero.
+"""Residual dropout: during training, zero a random fraction of a sub-layer's output
+before it is added to the residual stream.
 
-Each entry is kept with probability ``1 - rate`` and set to 0 otherwise; the kept
-entries are divided by ``1 - rate`` ("inverted" dropout), so the expected value of every
-entry is unchanged and evaluation simply skips the step: there is nothing to rescale at
-test time, and evaluation is exact and deterministic. A network trained this way cannot
-rely on any single unit being present, which reduces overfitting.
+Each entry is kept with probability ``1 - p`` and set to 0 otherwise; the kept entries
+are divided by ``1 - p`` ("inverted" dropout), so the expected value of every entry is
+unchanged and evaluation simply skips the step: nothing is rescaled at test time, and
+evaluation is exact and deterministic. A network trained this way cannot rely on any
+single unit being present, which reduces overfitting.
 
-In a Transformer, dropout acts on each sub-layer's output before it is added to the
-residual stream (Vaswani et al. 2017, section 5.4) and, in GPT-style models, on the
-attention weights after the softmax (the ``dropout`` argument of
-:func:`attnlib.attention`).
+The keep-mask and the scaling are the attention core's own
+(:mod:`attnlib.core.dropout`, which drops attention weights the same way): one draw
+``rng.random(shape) >= p``, then ``x * keep / (1 - p)``. The backward pass applies the
+same factor to the upstream gradient.
 
 Source: Srivastava et al. (2014), "Dropout: A Simple Way to Prevent Neural Networks from
-Overfitting", sections 2 and 10 (the scaling by the keep probability); Vaswani et al.
-(2017), section 5.4 ("residual dropout").
+Overfitting", section 4; Vaswani et al. (2017), section 5.4 ("residual dropout": "to
+the output of each sub-layer, before it is added to the sub-layer input").
 """
 
 from __future__ import annotations
 
-import numpy as np
+from attnlib.core.dropout import drop_weights, dropout_keep_mask
 
-from attnlib.core._validation import as_float_array
-
-__all__ = ["check_rate", "dropout_mask", "dropout"]
+__all__ = ["residual_dropout"]
 
 
-def check_rate(rate) -> float:
-    """``rate`` as a float in [0, 1); ``ValueError`` (naming it) otherwise."""
-    try:
-        rate = float(rate)
-    except (TypeError, ValueError):
-        raise TypeError(f"dropout rate must be a number; got {rate!r}") from None
-    if not 0.0 <= rate < 1.0:
-        raise ValueError(f"dropout rate must lie in [0, 1); got {rate}")
-    return rate
-
-
-def dropout_mask(rng, shape, rate: float, dtype=np.float64) -> np.ndarray:
-    """The multiplier of inverted dropout: 0 with probability ``rate``, else
-    ``1 / (1 - rate)``.
+def residual_dropout(x, p: float, rng, *, training: bool):
+    """Inverted dropout of a sub-layer's output ``x``; returns ``(y, keep)``.
 
     Parameters
     ----------
-    rng : numpy.random.Generator (the only source of randomness; seed it to repeat a
-        draw exactly)
-    shape : tuple, the shape of the array to drop from
-    rate : float in [0, 1)
-    dtype : the float dtype of the result
+    x : numpy.ndarray of floats, any shape
+    p : float in [0, 1), the probability that an entry is dropped
+    rng : numpy.random.Generator, drawn from only when ``training`` and ``p > 0``
+    training : bool; when False (evaluation) ``y`` is ``x`` itself and nothing is drawn
 
     Returns
     -------
-    numpy.ndarray of ``shape`` and ``dtype``; its mean is 1 in expectation.
-    """
-    rate = check_rate(rate)
-    keep = rng.random(shape) >= rate  # (shape), True with probability 1 - rate
-    return keep.astype(dtype) / dtype(1.0 - rate) if rate else np.ones(shape, dtype)
-
-
-def dropout(x, rate: float, rng, *, training: bool):
-    """Inverted dropout of ``x``; returns ``(y, multiplier)``.
-
-    Parameters
-    ----------
-    x : array_like of floats, any shape
-    rate : float in [0, 1), the probability that an entry is dropped
-    rng : numpy.random.Generator, used only when ``training`` and ``rate > 0``
-    training : bool; when False (evaluation) ``y`` is ``x`` itself, exactly
-
-    Returns
-    -------
-    y : numpy.ndarray, ``x * multiplier`` (``x`` unchanged in evaluation)
-    multiplier : numpy.ndarray of the shape of ``x``, or None when nothing was dropped;
-        the backward pass multiplies the upstream gradient by it
+    y : numpy.ndarray, ``x * keep / (1 - p)`` (``x`` unchanged in evaluation)
+    keep : numpy.ndarray of bool of the shape of ``x``, or None when nothing was
+        dropped;
+        the backward pass is ``drop_weights(dy, keep, p)``
 
     Raises
     ------
-    ValueError if ``rate`` is outside [0, 1); TypeError if ``x`` is not real.
+    TypeError, ValueError as :func:`attnlib.core.dropout.dropout_keep_mask` (a rate
+    outside [0, 1), a missing ``rng`` or one that is not a Generator), naming it.
 
-    Source: Srivastava et al. (2014), section 2.
+    Source: Srivastava et al. (2014), section 4; Vaswani et al. (2017), section 5.4.
     """
-    x = as_float_array(x, "x")
-    rate = check_rate(rate)
-    if not training or rate == 0.0:
+    if not training:
         return x, None
-    multiplier = dropout_mask(rng, x.shape, rate, x.dtype.type)
-    return x * multiplier, multiplier
+    keep = dropout_keep_mask(p, rng, None, x.shape)  # None when p == 0
+    return drop_weights(x, keep, p), keep

@@ -76,7 +76,7 @@ class InductionTask:
 
     @property
     def chance(self) -> float:
-        """``ln V``: the loss of a uniform guess, the best possible on the first half."""
+        """``ln V``: the loss of a uniform guess, the best possible on unseen tokens."""
         return float(np.log(self.vocab_size))
 
 
@@ -245,7 +245,8 @@ def main(path=WEIGHTS) -> None:
     }
     Path(path).with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     print(
-        f"wrote {path} ({Path(path).stat().st_size / 1e3:.0f} kB) in {meta['seconds']} s"
+        f"wrote {path} ({Path(path).stat().st_size / 1e3:.0f} kB) "
+        f"in {meta['seconds']} s"
     )
 
 
