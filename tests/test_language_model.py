@@ -44,6 +44,15 @@ CONFIGS = {
         num_kv_heads=1,
         d_ff=0,
     ),
+    "untied head": lm.LMConfig(
+        vocab_size=7,
+        context=6,
+        d_model=8,
+        num_layers=1,
+        num_heads=2,
+        d_ff=0,
+        tied=False,
+    ),
     "dropout 0.2": lm.LMConfig(
         vocab_size=7,
         context=6,

@@ -1,25 +1,31 @@
 """Induction heads: a two-layer attention-only model that learns to repeat.
 
-The task: sequences of ``2 h`` tokens that repeat with a period ``s``: the first ``s``
-tokens are drawn at random from ``V``, every later token repeats the one ``s`` places
-before it (for ``s = h`` the second half repeats the first). The period is drawn anew
-for every training sequence, between ``h / 2`` and ``h``; with one fixed period a model
-could simply attend ``s - 1`` positions back, by position alone, and would not need to
-read the tokens at all. The first ``s`` tokens cannot be predicted (the best loss
-there is ``ln V``, "chance"); every later token can be predicted exactly, by a model
-that finds the earlier occurrence of the current token and copies the token that
-followed it. Elhage et al. (2021) describe the two-head circuit that
-does this: a **previous-token head** in one layer writes into each position which
-token preceded it; an **induction head** in a later layer then attends from the
-current token to the position whose *previous* token matches it, and copies that
-position's token. Olsson et al. (2022) found that such heads form abruptly during
-training, in a "phase change" visible as a sudden drop of the loss on repeated text.
+Evaluation sequences are ``2 h`` random tokens whose second half repeats the first
+(:func:`make_sequences`). The first half cannot be predicted (every token is drawn
+uniformly from ``V``, so the best loss there is ``ln V``, "chance"); in the second half
+every token but the first can be predicted exactly, by a model that finds the earlier
+occurrence of the current token and copies the token that followed it. Elhage et al.
+(2021) describe the two-head circuit that does this: a **previous-token head** in one
+layer writes into each position which token preceded it; an **induction head** in a
+later layer then attends from the current token to the position whose *previous* token
+matches it, and copies that position's token. Olsson et al. (2022) found that such heads
+form abruptly during training, a "phase change" visible as a sudden drop of the loss on
+repeated text.
 
-This module holds the task, the model's sizes, the measurements read from attention
-patterns (previous-token and induction scores of every head) and the ablation that
-tests them (the repeated half's loss with one head removed). The model is the
-language model of :mod:`attnlib.models.language_model` with ``d_ff = 0``: two layers
-of attention, nothing else between the embeddings and the tied head.
+Two kinds of training data:
+
+* :func:`make_sequences` itself (``shortcut`` model): the repeat always starts at
+  position ``h``, so a head can find the right token by its *position* alone (``h - 1``
+  places back) without reading any token;
+* :func:`make_training_sequences` (the induction models): random tokens in which one
+  segment of 6 to 12 tokens occurs twice, at random places, so only the tokens can say
+  where to look.
+
+This module holds the task, the models' sizes, the measurements read from attention
+patterns (previous-token and induction scores of every head) and the ablations that
+test them (the repeated part's loss with heads removed). The model is the language
+model of :mod:`attnlib.models.language_model` with ``d_ff = 0`` (two layers of
+attention, nothing else between the embeddings and the head) and an untied head.
 
 Run ``python -m attnlib.models.induction`` (part of ``make train-lm``) to train the
 stored models.
@@ -33,7 +39,6 @@ phase change, ablations).
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +51,8 @@ __all__ = [
     "InductionTask",
     "TASK",
     "make_sequences",
+    "make_training_sequences",
+    "without_heads",
     "model_config",
     "half_losses",
     "previous_token_scores",
@@ -63,12 +70,13 @@ WEIGHTS = (
 
 @dataclass(frozen=True)
 class InductionTask:
-    """Sequences of ``2 * half`` tokens from ``vocab_size`` that repeat with a period
-    between ``min_period`` and ``half``."""
+    """Sequences of ``2 * half`` tokens from ``vocab_size``; for training, one segment
+    of ``min_segment .. max_segment`` tokens occurs twice."""
 
-    vocab_size: int = 48
+    vocab_size: int = 32
     half: int = 16
-    min_period: int = 8
+    min_segment: int = 6
+    max_segment: int = 12
 
     @property
     def length(self) -> int:
@@ -84,20 +92,39 @@ TASK = InductionTask()
 
 
 def make_sequences(rng, n: int, task: InductionTask = TASK, period=None) -> np.ndarray:
-    """``n`` sequences, int64 array of shape (n, 2 h): ``s`` random tokens, repeated.
+    """``n`` sequences, int64 array (n, 2 h): ``s`` random tokens, then repeats of them.
 
-    ``period`` fixes ``s`` for all (``task.half``: the second half repeats the first);
-    by default each sequence draws its own from ``min_period .. half``.
+    Position ``t`` holds the token of position ``t mod s``; the default ``s = h`` makes
+    the second half repeat the first. A shorter ``period`` moves the repeat to another
+    distance (the test of the shortcut model).
     """
-    s = period or rng.integers(task.min_period, task.half + 1, size=(n, 1))  # (n, 1)
+    s = task.half if period is None else int(period)
     first = rng.integers(0, task.vocab_size, size=(n, task.length))  # (n, 2h)
-    t = np.arange(task.length)[None, :] % s  # (n, 2h): position t repeats t mod s
-    return np.take_along_axis(first, np.broadcast_to(t, first.shape), axis=1)
+    return first[:, np.arange(task.length) % s]  # (n, 2h)
 
 
-def model_config(task: InductionTask = TASK, d_model: int = 32, num_heads: int = 4):
+def make_training_sequences(rng, n: int, task: InductionTask = TASK) -> np.ndarray:
+    """``n`` sequences of ``2 h`` random tokens in which one segment occurs twice.
+
+    Each sequence draws a length ``m`` in ``min_segment .. max_segment``, a start ``a``
+    for the first copy and a start ``b >= a + m`` for the second; everything else is
+    random. Returns an int64 array (n, 2 h).
+    """
+    L = task.length
+    seqs = rng.integers(0, task.vocab_size, size=(n, L))  # (n, 2h)
+    for row in seqs:
+        m = rng.integers(task.min_segment, task.max_segment + 1)
+        a = rng.integers(0, L - 2 * m + 1)
+        b = rng.integers(a + m, L - m + 1)
+        row[b : b + m] = row[a : a + m]
+    return seqs
+
+
+def model_config(
+    task: InductionTask = TASK, d_model: int = 64, num_heads: int = 4, tied=False
+):
     """Two attention-only layers (``d_ff = 0``) of ``num_heads`` heads over a context of
-    ``2 h`` positions, no dropout."""
+    ``2 h`` positions, no dropout, a head of its own (not tied to the embeddings)."""
     return LMConfig(
         vocab_size=task.vocab_size,
         context=task.length - 1,
@@ -105,6 +132,7 @@ def model_config(task: InductionTask = TASK, d_model: int = 32, num_heads: int =
         num_layers=2,
         num_heads=num_heads,
         d_ff=0,
+        tied=tied,
     )
 
 
@@ -116,14 +144,16 @@ def _per_position_loss(params, config, tokens, head_mask=None) -> np.ndarray:
     return -np.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)[..., 0]
 
 
-def half_losses(params, config, tokens, task: InductionTask = TASK, head_mask=None):
-    """``(first, repeated)`` for sequences whose second half repeats the first: the mean
-    loss on the targets of the first half (tokens 1 .. h - 1) and on the repeated half
-    (tokens h + 1 .. 2h - 1). Token ``h`` is left out of both: it starts the repeat,
-    and nothing before it says so."""
+def half_losses(
+    params, config, tokens, task: InductionTask = TASK, head_mask=None, period=None
+):
+    """``(first, repeated)``: the mean loss on the targets before the repeat (tokens 1
+    .. s - 1) and on the repeated part (tokens s + 1 .. 2h - 1), for sequences of
+    :func:`make_sequences` with period ``s`` (default ``h``: the second half). Token
+    ``s`` is left out of both: it starts the repeat, and nothing before it says so."""
     loss = _per_position_loss(params, config, tokens, head_mask)  # (n, 2h - 1)
-    h = task.half
-    return float(loss[:, : h - 1].mean()), float(loss[:, h:].mean())
+    s = task.half if period is None else int(period)
+    return float(loss[:, : s - 1].mean()), float(loss[:, s:].mean())
 
 
 def previous_token_scores(weights) -> np.ndarray:
@@ -158,8 +188,16 @@ def induction_scores(weights, task: InductionTask = TASK) -> np.ndarray:
     )
 
 
+def without_heads(config, heads) -> np.ndarray:
+    """The head mask (N, H) that removes every ``(layer, head)`` of ``heads``."""
+    mask = np.ones((config.num_layers, config.num_heads))
+    for layer, head in heads:
+        mask[layer, head] = 0.0
+    return mask
+
+
 def ablate_each_head(params, config, tokens, task: InductionTask = TASK):
-    """The repeated half's loss with each head removed in turn (its output set to 0).
+    """The losses with each head removed in turn (its output set to 0).
 
     Returns a list of dicts ``{"layer", "head", "first", "repeated"}``, one per head,
     after one row for the intact model (``layer = head = None``).
@@ -169,8 +207,7 @@ def ablate_each_head(params, config, tokens, task: InductionTask = TASK):
     rows.append({"layer": None, "head": None, "first": first, "repeated": repeated})
     for layer in range(config.num_layers):
         for head in range(config.num_heads):
-            mask = np.ones((config.num_layers, config.num_heads))
-            mask[layer, head] = 0.0
+            mask = without_heads(config, [(layer, head)])
             first, repeated = half_losses(params, config, tokens, task, head_mask=mask)
             rows.append(
                 {"layer": layer, "head": head, "first": first, "repeated": repeated}
@@ -178,22 +215,28 @@ def ablate_each_head(params, config, tokens, task: InductionTask = TASK):
     return rows
 
 
-#: How the stored models are trained: a fixed budget, well past the drop.
+#: How the stored models are trained: a fixed budget, well past the drop (Adam, no
+#: dropout; the stopping rule's patience is never reached).
 TRAIN = TrainConfig(
-    max_steps=1500, batch=32, lr=3e-3, warmup=50, eval_every=10, patience=10**6
+    max_steps=4000, batch=32, lr=1e-3, warmup=50, eval_every=20, patience=10**6
+)
+SHORTCUT_TRAIN = TrainConfig(
+    max_steps=1000, batch=32, lr=1e-3, warmup=50, eval_every=20, patience=10**6
 )
 SEEDS = (0, 1, 2)
 
 
-def train_one(seed: int, task: InductionTask = TASK, cfg: TrainConfig = TRAIN):
-    """Train one model from ``seed``; returns ``(params, history)``. The history's
-    ``extra`` holds the first-half and repeated-half losses at every evaluation."""
+def train_one(seed: int, *, shortcut: bool = False, task: InductionTask = TASK):
+    """Train one model from ``seed`` on :func:`make_training_sequences` (or, with
+    ``shortcut``, on :func:`make_sequences`); returns ``(params, history)``. The
+    history's ``extra`` holds the first-half and repeated-half losses on 256 held-out
+    sequences of :func:`make_sequences` at every evaluation."""
     config = model_config(task)
-    data_rng = np.random.default_rng(1000 + seed)
-    held_out = make_sequences(data_rng, 256, task, period=task.half)
+    held_out = make_sequences(np.random.default_rng(1000 + seed), 256, task)
+    make = make_sequences if shortcut else make_training_sequences
 
     def draw(rng, batch):
-        seqs = make_sequences(rng, batch, task)
+        seqs = make(rng, batch, task)
         return seqs[:, :-1], seqs[:, 1:]
 
     def monitor(params):
@@ -201,47 +244,56 @@ def train_one(seed: int, task: InductionTask = TASK, cfg: TrainConfig = TRAIN):
         return {"first_half": first, "repeated_half": repeated}
 
     windows = (held_out[:, :-1], held_out[:, 1:])
-    params = init_language_model(config, seed)
+    cfg = SHORTCUT_TRAIN if shortcut else TRAIN
+    name = "shortcut model" if shortcut else f"induction model, seed {seed}"
     return train(
         config,
         None,
         TrainConfig(**{**cfg.as_dict(), "seed": seed}),
-        params=params,
+        params=init_language_model(config, seed),
         batches=(draw, (windows, windows)),
         monitor=monitor,
-        progress=f"induction model, seed {seed}",
+        progress=name,
     )
 
 
 def load(path=WEIGHTS):
-    """The stored models: ``(config, {seed: params}, meta)``."""
+    """The stored models: ``(config, models, meta)``; ``models`` maps each seed of
+    :data:`SEEDS` and the name ``"shortcut"`` to its parameters."""
     meta = json.loads(Path(path).with_suffix(".json").read_text())
-    arrays = np.load(path)
-    models = {}
-    for seed in meta["seeds"]:
-        prefix = f"seed{seed}/"
-        models[seed] = {
-            k[len(prefix) :]: arrays[k] for k in arrays.files if k.startswith(prefix)
-        }
+    models: dict = {}
+    with np.load(path) as arrays:
+        for key in arrays.files:
+            name, param = key.split("/", 1)
+            name = int(name) if name.isdigit() else name
+            models.setdefault(name, {})[param] = arrays[key]
     return LMConfig(**meta["config"]), models, meta
 
 
 def main(path=WEIGHTS) -> None:
-    """Train one model per seed of :data:`SEEDS` and store them with their histories."""
-    start = time.perf_counter()
+    """Train the models of :data:`SEEDS` and the shortcut model; store them with their
+    histories and times."""
     arrays, histories = {}, {}
-    for seed in SEEDS:
-        params, history = train_one(seed)
-        arrays |= {f"seed{seed}/{k}": v for k, v in params.items()}
-        histories[str(seed)] = history.as_dict()
+    runs = [(seed, False) for seed in SEEDS] + [(0, True)]
+    for seed, shortcut in runs:
+        params, history = train_one(seed, shortcut=shortcut)
+        name = "shortcut" if shortcut else str(seed)
+        arrays |= {f"{name}/{k}": v for k, v in params.items()}
+        histories[name] = history.as_dict()
     np.savez_compressed(path, **arrays)
     meta = {
-        "task": {"vocab_size": TASK.vocab_size, "half": TASK.half, "min_period": 8},
+        "task": {
+            "vocab_size": TASK.vocab_size,
+            "half": TASK.half,
+            "min_segment": TASK.min_segment,
+            "max_segment": TASK.max_segment,
+        },
         "config": model_config().as_dict(),
         "train": TRAIN.as_dict(),
+        "shortcut_train": SHORTCUT_TRAIN.as_dict(),
         "seeds": list(SEEDS),
         "histories": histories,
-        "seconds": round(time.perf_counter() - start, 1),
+        "seconds": round(sum(h["seconds"] for h in histories.values()), 1),
     }
     Path(path).with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     print(

@@ -65,6 +65,8 @@ class LMConfig:
     dropout : float in [0, 1), used in training only
     activation : "relu" (default; Vaswani et al.) or "gelu" (GPT-2), the feed-forward
         network's nonlinearity
+    tied : bool, default True: the LM head is the token-embedding table ``E``; False
+        gives the head its own matrix ``U`` (V, d), ``lm_head`` in the parameters
 
     Raises ``ValueError`` for sizes that do not fit together (named).
     """
@@ -79,6 +81,7 @@ class LMConfig:
     window: int | None = None
     dropout: float = 0.0
     activation: str = "relu"
+    tied: bool = True
 
     def __post_init__(self):
         if self.num_kv_heads is None:
@@ -142,7 +145,14 @@ def init_language_model(config: LMConfig, rng, dtype=np.float32) -> dict:
             block |= {"b_2": np.zeros(d, dtype)}
         params |= {f"blocks.{r}.{name}": value for name, value in block.items()}
     params |= {"lnf_gain": np.ones(d, dtype), "lnf_bias": np.zeros(d, dtype)}
+    if not c.tied:
+        params["lm_head"] = normal((c.vocab_size, d))
     return params
+
+
+def _head(params: dict) -> np.ndarray:
+    """The LM head's matrix (V, d): ``lm_head`` if the model has one, else ``E``."""
+    return params.get("lm_head", params["tok_emb"])
 
 
 def parameter_count(params: dict) -> int:
@@ -230,7 +240,7 @@ def forward(
         if keep_for_backward:
             saved_blocks.append(out[2])
     h = layer_norm(x, params["lnf_gain"], params["lnf_bias"])  # (B, L, d)
-    logits = h @ params["tok_emb"].T  # (B, L, V): the tied head
+    logits = h @ _head(params).T  # (B, L, V): E^T when tied
     if not keep_for_backward:
         return logits, weights
     return logits, weights, dict(idx=idx, x=x, h=h, blocks=saved_blocks, start=start)
@@ -271,13 +281,17 @@ def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
 
     Returns a dict with one array per parameter name, each of its parameter's shape.
     The tied embedding gets two contributions: from the head (``dlogits^T h``) and from
-    the lookup at the input (added row by row where each token occurred).
+    the lookup at the input (added row by row where each token occurred); an untied
+    model's head ``lm_head`` gets the first alone.
     """
     c = config
-    grads = {"tok_emb": np.einsum("blv,bld->vd", dlogits, saved["h"])}  # (V, d)
+    d_head = np.einsum("blv,bld->vd", dlogits, saved["h"])  # (V, d)
+    grads = {"tok_emb": d_head if c.tied else np.zeros_like(d_head)}
+    if not c.tied:
+        grads["lm_head"] = d_head
     xhat, r = layer_norm_stats(saved["x"])
     dx, grads["lnf_gain"], grads["lnf_bias"] = layer_norm_backward(
-        dlogits @ params["tok_emb"], xhat, r, params["lnf_gain"]
+        dlogits @ _head(params), xhat, r, params["lnf_gain"]
     )  # (B, L, d)
     for r_ in reversed(range(c.num_layers)):
         dx, g = causal_block_backward(

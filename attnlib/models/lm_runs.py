@@ -53,13 +53,13 @@ _VOCAB = 89  # characters in chapters/data/book_prose.txt (checked in main)
 #: The model the chapters generate with.
 MAIN = LMConfig(
     vocab_size=_VOCAB,
-    context=64,
-    d_model=96,
+    context=128,
+    d_model=64,
     num_layers=4,
     num_heads=4,
     dropout=0.1,
 )
-MAIN_TRAIN = TrainConfig(max_steps=2500, batch=32, lr=3e-3, warmup=100, eval_every=100)
+MAIN_TRAIN = TrainConfig(max_steps=3000, batch=16, lr=3e-3, warmup=100, eval_every=100)
 
 _SMALL = dict(vocab_size=_VOCAB, context=64, d_model=64, num_layers=2, dropout=0.1)
 #: The variants compared in the KV-cache chapter: the same sizes, only the attention
@@ -73,7 +73,7 @@ VARIANTS = {
     "multi-head, window of 16": LMConfig(**_SMALL, num_heads=4, window=16),
 }
 VARIANT_TRAIN = TrainConfig(
-    max_steps=1200, batch=32, lr=3e-3, warmup=100, eval_every=100
+    max_steps=1000, batch=32, lr=3e-3, warmup=100, eval_every=100
 )
 SEEDS = (0, 1, 2)
 
