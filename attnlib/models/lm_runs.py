@@ -73,7 +73,7 @@ VARIANTS = {
     "multi-head, window of 16": LMConfig(**_SMALL, num_heads=4, window=16),
 }
 VARIANT_TRAIN = TrainConfig(
-    max_steps=1000, batch=32, lr=3e-3, warmup=100, eval_every=100
+    max_steps=800, batch=16, lr=3e-3, warmup=100, eval_every=100, patience=4
 )
 SEEDS = (0, 1, 2)
 
