@@ -218,7 +218,7 @@ def ablate_each_head(params, config, tokens, task: InductionTask = TASK):
 #: How the stored models are trained: a fixed budget, well past the drop (Adam, no
 #: dropout; the stopping rule's patience is never reached).
 TRAIN = TrainConfig(
-    max_steps=4000, batch=32, lr=1e-3, warmup=50, eval_every=20, patience=10**6
+    max_steps=3000, batch=32, lr=1e-3, warmup=50, eval_every=20, patience=10**6
 )
 SHORTCUT_TRAIN = TrainConfig(
     max_steps=1000, batch=32, lr=1e-3, warmup=50, eval_every=20, patience=10**6
