@@ -38,7 +38,14 @@ from attnlib.models.language_model import (
     loss_and_gradients,
 )
 
-__all__ = ["TrainConfig", "History", "learning_rate", "clip_global_norm", "train"]
+__all__ = [
+    "TrainConfig",
+    "History",
+    "learning_rate",
+    "clip_global_norm",
+    "evaluate",
+    "train",
+]
 
 
 @dataclass(frozen=True)

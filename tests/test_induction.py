@@ -1,0 +1,114 @@
+"""Tests of the induction-head task, its scores, and the stored models' ablation.
+
+The scores are checked on hand-made attention patterns whose answer is known; the
+ablation on the stored models (``make train-lm``): removing the heads the patterns
+single out (the layer-0 head with the highest previous-token score, the layer-1 heads
+with an induction score above 0.3) returns the repeated half's loss to chance, ln V,
+while removing the other heads of layer 0 leaves it near the intact model's.
+"""
+
+import numpy as np
+import pytest
+
+from attnlib.models import induction
+from attnlib.models import language_model as lm
+
+TASK = induction.TASK
+
+
+def test_sequences_repeat_as_described():
+    rng = np.random.default_rng(0)
+    seqs = induction.make_sequences(rng, 50)
+    assert seqs.shape == (50, TASK.length)
+    np.testing.assert_array_equal(seqs[:, : TASK.half], seqs[:, TASK.half :])
+    short = induction.make_sequences(rng, 5, period=12)
+    np.testing.assert_array_equal(short[:, 12:24], short[:, :12])
+    train = induction.make_training_sequences(rng, 200)
+    assert train.min() >= 0 and train.max() < TASK.vocab_size
+    # every training sequence holds a segment of >= 6 tokens that occurs twice
+    for row in train[:20]:
+        found = any(
+            np.array_equal(row[a : a + 6], row[b : b + 6])
+            for a in range(TASK.length - 6)
+            for b in range(a + 6, TASK.length - 5)
+        )
+        assert found
+
+
+def test_scores_of_known_patterns():
+    L, h = TASK.length - 1, TASK.half
+    previous = np.zeros((L, L))
+    previous[0, 0] = 1.0
+    previous[np.arange(1, L), np.arange(L - 1)] = (
+        1.0  # every query on its left neighbour
+    )
+    copying = np.tril(np.ones((L, L))) / np.arange(1, L + 1)[:, None]  # uniform rows
+    t = np.arange(h, L)
+    copying[t] = 0.0
+    copying[t, t - h + 1] = 1.0  # the position after the earlier copy
+    weights = [np.stack([previous, copying])[None], np.stack([copying, previous])[None]]
+    prev = induction.previous_token_scores(weights)  # (2 layers, 2 heads)
+    ind = induction.induction_scores(weights)
+    assert prev[0, 0] == pytest.approx(1.0) and prev[1, 1] == pytest.approx(1.0)
+    assert ind[0, 1] == pytest.approx(1.0) and ind[1, 0] == pytest.approx(1.0)
+    assert ind[0, 0] == pytest.approx(0.0)
+
+
+def test_half_losses_count_the_right_targets():
+    config = induction.model_config()
+    params = lm.init_language_model(config, 0, dtype=np.float64)
+    params = {k: np.zeros_like(v) for k, v in params.items()}  # every logit 0: uniform
+    seqs = induction.make_sequences(np.random.default_rng(1), 4)
+    first, repeated = induction.half_losses(params, config, seqs)
+    assert first == pytest.approx(TASK.chance) and repeated == pytest.approx(
+        TASK.chance
+    )
+    mask = induction.without_heads(config, [(0, 1), (1, 3)])
+    assert mask.shape == (2, 4) and mask.sum() == 6 and mask[0, 1] == 0 == mask[1, 3]
+
+
+@pytest.fixture(scope="module")
+def stored():
+    config, models, meta = induction.load()
+    seqs = induction.make_sequences(np.random.default_rng(0), 500)
+    return config, models, meta, seqs
+
+
+def test_stored_models_are_small_and_learned_the_repeat(stored):
+    config, models, meta, seqs = stored
+    assert set(models) == set(meta["seeds"]) | {"shortcut"}
+    assert induction.WEIGHTS.stat().st_size < 1_000_000
+    for seed in meta["seeds"]:
+        first, repeated = induction.half_losses(models[seed], config, seqs)
+        assert abs(first - TASK.chance) < 0.1  # the first half stays at chance
+        assert repeated < 0.5 * TASK.chance  # the repeat is predicted
+
+
+def test_the_shortcut_model_fails_when_the_repeat_moves(stored):
+    config, models, _, _ = stored
+    moved = induction.make_sequences(np.random.default_rng(2), 300, period=12)
+    _, trained = induction.half_losses(models[0], config, moved, period=12)
+    _, shortcut = induction.half_losses(models["shortcut"], config, moved, period=12)
+    assert shortcut > 0.8 * TASK.chance > trained
+
+
+def test_ablation_of_the_circuit_returns_the_repeat_to_chance(stored):
+    config, models, meta, seqs = stored
+    for seed in meta["seeds"]:
+        params = models[seed]
+        _, weights = lm.forward(params, config, seqs[:, :-1])
+        prev = induction.previous_token_scores(weights)
+        scores = induction.induction_scores(weights)
+        prev_head = (0, int(np.argmax(prev[0])))
+        copy = [(1, h) for h in range(config.num_heads) if scores[1, h] > 0.3]
+        others = [(0, h) for h in range(config.num_heads) if (0, h) != prev_head]
+        _, intact = induction.half_losses(params, config, seqs)
+
+        def without(heads, params=params):
+            mask = induction.without_heads(config, heads)
+            return induction.half_losses(params, config, seqs, head_mask=mask)[1]
+
+        assert copy, f"seed {seed}: no layer-1 head with an induction score above 0.3"
+        assert without([prev_head]) > 0.8 * TASK.chance
+        assert without(copy) > 0.8 * TASK.chance
+        assert without(others) < intact + 0.25 * (TASK.chance - intact)
