@@ -35,6 +35,11 @@ core        the attention mechanism itself; imports nothing else from attnlib
                   softmax_backward(weights, grad_weights, axis=-1, mask=None),
                   attention_backward(q, k, v, grad_output, mask=None, scale=None),
                   numerical_gradient(f, x, eps=1e-5), relative_error(analytic, numeric)
+  grouped_query  grouped-query and multi-query attention: query heads share key/value heads
+                  grouped_query_attention(q, k, v, mask=None, ...), GroupedQueryParams,
+                  grouped_query_self_attention(x, params, mask), from_multi_head(params, G)
+  sliding_window  causal attention limited to the last w positions
+                  sliding_window_mask(L_q, L_k=None, window=w, align=None)
   scaling       why scores are divided by sqrt(d_k): the variance argument, simulated
                   score_variance(rng, d_k, n=20000, scaled=False), mean_max_weight(...)
   _validation   the one contract every entry point checks (shapes, dtypes, masks, scale)
@@ -48,11 +53,15 @@ layers      the Transformer's parts, built from core
                        feed-forward
   decoder_layer        one decoder layer: causal self-attention, cross-attention,
                        feed-forward
+  causal_block         one pre-LN causal block (GPT-2) and its backward pass
+  dropout              residual dropout (training only), with the core's keep-mask
+  layer_backward       backward passes of layer normalisation and GELU
 data        the book's data: worked examples and synthetic tasks (numpy only)
   examples          the source documents' worked examples as named read-only arrays
   translation_task  a toy language pair with a known word alignment (chapter 2)
   context_task      sentences where context decides the sense of "bank" (chapter 10)
   learning_task     labelled examples, 2 informative numbers of 20 (the learning primer)
+  book_text         the book's prose as characters: corpus, tokenizer, split, windows
 models      models and experiments built from core, layers and data
   recurrent         the Elman tanh RNN: rnn_encode, rnn_step, rnn_backward (BPTT)
   bottleneck        one context vector against attention over every encoder state
@@ -65,9 +74,16 @@ models      models and experiments built from core, layers and data
   adversarial_attention  a Jain & Wallace style search for other attention weights
   minilm            a real pretrained encoder (all-MiniLM-L6-v2) in numpy
   minilm_probes     probes of its attention: controlled sentences, the attention sink
+  language_model    a decoder-only Transformer language model and its backward pass
+  lm_training       training it: Adam, warm-up, clipping, the validation stopping rule
+  lm_runs           the stored language models of the chapters (make train-lm)
+  generation        greedy decoding, temperature and top-k sampling
+  kv_cache          the KV cache: stored keys and values, full or sliding-window
+  induction         induction heads: the task, their scores, ablations (make train-lm)
 figures     the book's figures and explorers (may use everything above)
   style, heatmaps, charts, diagrams, probes   matplotlib figures (re-exported by
                                               attnlib.figures)
+  language_model    the language-model chapters' figures (loss curves, token cost, heads)
   svg               small SVG drawings of explorer states
   precomputed       explorers for the static website: controls linked to stored states
   explorers/        one module per family of explorer (weights, query_key, masks, ...)
