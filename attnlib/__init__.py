@@ -35,9 +35,10 @@ core        the attention mechanism itself; imports nothing else from attnlib
                   softmax_backward(weights, grad_weights, axis=-1, mask=None),
                   attention_backward(q, k, v, grad_output, mask=None, scale=None),
                   numerical_gradient(f, x, eps=1e-5), relative_error(analytic, numeric)
-  grouped_query  grouped-query and multi-query attention: query heads share key/value heads
+  grouped_query  grouped-query and multi-query attention: heads share keys and values
                   grouped_query_attention(q, k, v, mask=None, ...), GroupedQueryParams,
-                  grouped_query_self_attention(x, params, mask), from_multi_head(params, G)
+                  grouped_query_self_attention(x, params, mask),
+                  from_multi_head(params, num_kv_heads)
   sliding_window  causal attention limited to the last w positions
                   sliding_window_mask(L_q, L_k=None, window=w, align=None)
   scaling       why scores are divided by sqrt(d_k): the variance argument, simulated
@@ -83,7 +84,7 @@ models      models and experiments built from core, layers and data
 figures     the book's figures and explorers (may use everything above)
   style, heatmaps, charts, diagrams, probes   matplotlib figures (re-exported by
                                               attnlib.figures)
-  language_model    the language-model chapters' figures (loss curves, token cost, heads)
+  language_model    the language-model chapters' figures (losses, token cost, heads)
   svg               small SVG drawings of explorer states
   precomputed       explorers for the static website: controls linked to stored states
   explorers/        one module per family of explorer (weights, query_key, masks, ...)
