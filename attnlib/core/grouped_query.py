@@ -45,10 +45,16 @@ __all__ = [
 def group_size(num_heads, num_kv_heads) -> int:
     """``G = H / H_kv``, the number of query heads that share one key/value head.
 
+    Parameters: ``num_heads`` (``H``) and ``num_kv_heads`` (``H_kv``), integers (they
+    set the shapes (..., H, L, d_k) and (..., H_kv, L, d_k) of queries and keys).
+    Returns: int.
+
     Raises
     ------
     TypeError if either number is not an integer; ValueError if either is below 1 or
     ``num_kv_heads`` does not divide ``num_heads`` (both named).
+
+    Source: Ainslie et al. (2023), section 2.2 (groups of equal size).
     """
     try:
         H, H_kv = operator.index(num_heads), operator.index(num_kv_heads)
@@ -188,7 +194,8 @@ class GroupedQueryParams:
     W_O : (H * d_k, d_model)
     num_heads : int, ``H``;  num_kv_heads : int, ``H_kv``, dividing ``H``
 
-    Shapes are checked on construction (``ValueError`` naming them).
+    Shapes are checked on construction: ``ValueError`` naming them (or the head counts
+    that do not divide), ``TypeError`` for arrays that are not real.
 
     Source: Ainslie et al. (2023), section 2.2.
     """
@@ -237,8 +244,13 @@ def init_grouped_query(
 ) -> GroupedQueryParams:
     """Random (Glorot-uniform) float64 parameters with ``d_k = d_model / num_heads``.
 
+    Returns :class:`GroupedQueryParams` with ``W_Q`` and ``W_O`` of shape (d_model,
+    d_model) and ``W_K``, ``W_V`` of shape (d_model, num_kv_heads * d_k).
+
     Raises ``ValueError`` if ``num_heads`` does not divide ``d_model`` or
     ``num_kv_heads`` does not divide ``num_heads``.
+
+    Source: Glorot & Bengio (2010), equation (16); Ainslie et al. (2023), section 2.2.
     """
     rng = np.random.default_rng(rng)
     group_size(num_heads, num_kv_heads)
@@ -301,6 +313,9 @@ def from_multi_head(params: MultiHeadParams, num_kv_heads: int) -> GroupedQueryP
     et al. convert a multi-head checkpoint before a short further training
     ("uptraining"); the converted layer is not equal to the original unless
     ``num_kv_heads`` equals ``num_heads`` (then it is the same layer).
+
+    Returns :class:`GroupedQueryParams`: ``W_K`` and ``W_V`` of shape (d_in,
+    num_kv_heads * d_k), ``W_Q`` and ``W_O`` as given.
 
     Raises
     ------

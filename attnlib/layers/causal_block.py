@@ -71,8 +71,14 @@ BLOCK_PARAMETERS = {
 
 
 def self_attention_mask(n: int, window: int | None = None) -> np.ndarray:
-    """The ``(n, n)`` mask of causal self-attention, or of a sliding window of
-    ``window`` positions (:func:`attnlib.core.sliding_window.sliding_window_mask`)."""
+    """The mask of causal self-attention, or of a sliding window of ``window``
+    positions.
+
+    Returns a bool array of shape (n, n); raises what :func:`attnlib.causal_mask` and
+    :func:`attnlib.core.sliding_window.sliding_window_mask` raise (a length or window
+    that is not a positive integer). Source: Vaswani et al. (2017), section 3.2.3;
+    Beltagy et al. (2020), section 3.1.
+    """
     return causal_mask(n) if window is None else sliding_window_mask(n, window=window)
 
 
@@ -129,6 +135,9 @@ def causal_block(
     ------
     ValueError, TypeError from the attnlib functions it calls (shapes, head counts,
     dropout arguments), naming what is wrong.
+
+    Source: Radford et al. (2019), section 2.3; Vaswani et al. (2017), sections 3.2-3.3
+    and 5.4.
     """
     H, H_kv = num_heads, num_kv_heads
     group_size(H, H_kv)
@@ -213,7 +222,11 @@ def causal_block_backward(
 
     The steps are the forward pass's in reverse, each by the chain rule; the residual
     additions pass ``dy`` through unchanged, which is why deep pre-LN stacks train
-    (chapter 10b).
+    (chapter 10b). Raises nothing of its own: the shapes are those the forward pass
+    saved (a ``saved`` from another block or model gives numpy's shape errors).
+
+    Source: the forward pass of Radford et al. (2019), section 2.3, differentiated by
+    the chain rule (checked against finite differences in tests/test_language_model.py).
     """
     s, g = saved, {}
     H, H_kv = num_heads, num_kv_heads

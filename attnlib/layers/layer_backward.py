@@ -39,7 +39,10 @@ def layer_norm_stats(x, eps: float = DEFAULT_EPS):
     """``(xhat, r)``: the normalised rows of ``x`` and ``r = 1 / sqrt(var + eps)``.
 
     ``x`` has shape (..., d); ``xhat`` has its shape, ``r`` shape (..., 1). ``xhat *
-    gain + bias`` equals :func:`attnlib.layer_norm` to rounding.
+    gain + bias`` equals :func:`attnlib.layer_norm` to rounding. No checks: it is
+    called on arrays the forward pass has already checked.
+
+    Source: Ba, Kiros & Hinton (2016), section 3, equation (4).
     """
     x = np.asarray(x)
     centred = x - x.mean(axis=-1, keepdims=True)  # (..., d)
@@ -60,6 +63,8 @@ def layer_norm_backward(dy, xhat, r, gain):
     Returns
     -------
     dx : shape (..., d);  dgain, dbias : shape (d,) (summed over every leading axis)
+
+    Raises nothing of its own (numpy's broadcasting errors for shapes that do not fit).
 
     Source: Ba, Kiros & Hinton (2016), section 3, differentiated.
     """
@@ -98,7 +103,7 @@ def gelu_backward(x, dy):
     ``gelu'(x) = (1 + erf(x / sqrt 2)) / 2 + x erf'(x / sqrt 2) / (2 sqrt 2)``.
 
     Parameters: ``x``, the forward input (any shape); ``dy``, the same shape.
-    Returns: numpy.ndarray of that shape.
+    Returns: numpy.ndarray of that shape. Raises nothing of its own.
 
     Source: Hendrycks & Gimpel (2016), section 2 (the function).
     """

@@ -83,7 +83,11 @@ def sample_next(logits, rng, temperature: float = 1.0, top_k: int | None = None)
     :func:`next_token_distribution` by inverting its cumulative sum at one uniform
     number per row from ``rng`` (greedy with temperature 0: nothing is drawn).
 
-    Returns an int64 array of the leading shape (an int64 scalar for one row).
+    Returns an int64 array of the leading shape (an int64 scalar for one row). Raises
+    what :func:`next_token_distribution` raises.
+
+    Source: inverse-transform sampling of a discrete distribution; Holtzman et al.
+    (2020), section 3.1, for the distributions drawn from.
     """
     probs = next_token_distribution(logits, temperature, top_k)  # (..., V)
     if temperature == 0:
@@ -129,6 +133,9 @@ def generate(
     ------
     ValueError if the sequence would exceed ``config.context``, the prompt is empty, or
     sampling is asked for without ``rng``.
+
+    Source: autoregressive generation as in Radford et al. (2019), section 2; the cache
+    as in Pope et al. (2023), section 2.
     """
     prompt = np.asarray(prompt, dtype=np.int64)
     single = prompt.ndim == 1

@@ -160,7 +160,10 @@ def previous_token_scores(weights) -> np.ndarray:
     """The mean weight each head puts on the position just before the query.
 
     ``weights`` is a list over layers of arrays (n, H, L, L) from ``forward``; returns
-    an array (N, H), 1 for a head that always attends to the previous token.
+    an array (N, H), 1 for a head that always attends to the previous token. Raises
+    numpy's errors for arrays of fewer than two axes.
+
+    Source: Elhage et al. (2021), section on induction heads (previous-token heads).
     """
     return np.stack(
         [
@@ -175,7 +178,12 @@ def induction_scores(weights, task: InductionTask = TASK) -> np.ndarray:
     position *after* the earlier occurrence of the query's token (``t - h + 1``), for
     sequences whose second half repeats the first.
 
-    Returns an array (N, H), 1 for a head that always attends there.
+    Returns an array (N, H), 1 for a head that always attends there; ``weights`` as
+    for :func:`previous_token_scores`, from sequences of :func:`make_sequences` with
+    period ``h``. Raises numpy's errors for arrays of fewer than two axes.
+
+    Source: Olsson et al. (2022), section 2 (the "prefix matching" score of induction
+    heads on repeated random tokens).
     """
     h = task.half
     return np.stack(

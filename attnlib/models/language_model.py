@@ -68,7 +68,11 @@ class LMConfig:
     tied : bool, default True: the LM head is the token-embedding table ``E``; False
         gives the head its own matrix ``U`` (V, d), ``lm_head`` in the parameters
 
+    The arrays these sizes give are listed in :func:`init_language_model`.
+
     Raises ``ValueError`` for sizes that do not fit together (named).
+
+    Source: Radford et al. (2019), section 2.3 and Table 2 (the sizes of GPT-2).
     """
 
     vocab_size: int
@@ -110,7 +114,12 @@ class LMConfig:
 
 
 def block_params(params: dict, r: int) -> dict:
-    """The arrays of block ``r`` under their short names (``W_Q``, ``ln1_gain``)."""
+    """The arrays of block ``r`` under their short names (``W_Q``, ``ln1_gain``).
+
+    Returns a dict of the arrays themselves (not copies), of the shapes listed in
+    :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS`; empty if there is no block
+    ``r``. Raises nothing.
+    """
     prefix = f"blocks.{r}."
     return {k[len(prefix) :]: v for k, v in params.items() if k.startswith(prefix)}
 
@@ -121,7 +130,11 @@ def init_language_model(config: LMConfig, rng, dtype=np.float32) -> dict:
     ``1 / sqrt(2 N)``, biases 0, layer-norm gains 1.
 
     Parameters: ``config``; ``rng``, a numpy Generator or int seed; ``dtype``, float32
-    (training) or float64 (gradient checks). Returns the flat dict of arrays.
+    (training) or float64 (gradient checks). Returns the flat dict of arrays:
+    ``tok_emb`` (V, d), ``pos_emb`` (context, d), per block the arrays of
+    :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS`, ``lnf_gain`` and
+    ``lnf_bias`` (d,), and ``lm_head`` (V, d) when the head is not tied. Raises
+    nothing beyond numpy's own errors (the config was checked when it was made).
 
     Source: Radford et al. (2019), section 2.3.
     """
@@ -156,7 +169,8 @@ def _head(params: dict) -> np.ndarray:
 
 
 def parameter_count(params: dict) -> int:
-    """The number of learned numbers (the tied head counts once: it is ``tok_emb``)."""
+    """The number of learned numbers: the sum of the sizes of every array (the tied
+    head counts once: it is ``tok_emb``). Returns an int; raises nothing."""
     return int(sum(a.size for a in params.values()))
 
 
@@ -215,6 +229,8 @@ def forward(
     ------
     ValueError for token ids that are not integers in ``0 .. V - 1`` or positions beyond
     the context, and from the blocks (shapes, dropout arguments).
+
+    Source: Radford et al. (2019), section 2.3; Press & Wolf (2017) for the tied head.
     """
     c = config
     idx = _check_ids(idx, c, start)
@@ -254,7 +270,11 @@ def cross_entropy(logits, targets):
 
     Parameters: ``logits`` (..., V); ``targets``, int array of the leading shape.
     Returns: ``(loss, dlogits)``: a float and an array of the logits' shape,
-    ``(softmax(logits) - onehot(targets)) / number of positions``.
+    ``(softmax(logits) - onehot(targets)) / number of positions``. Raises numpy's
+    IndexError for a target outside ``0 .. V - 1``.
+
+    Source: the chain rule through the log-softmax; the gradient ``p - y`` is the one
+    of the learning primer's logistic loss, with one class per token.
     """
     logits = np.asarray(logits)
     targets = np.asarray(targets)
@@ -268,7 +288,11 @@ def cross_entropy(logits, targets):
 
 
 def loss(params, config, idx, targets, *, training=False, rng=None, head_mask=None):
-    """The mean next-token cross-entropy of the model on ``(idx, targets)`` (nats)."""
+    """The mean next-token cross-entropy of the model on ``(idx, targets)`` (nats).
+
+    ``idx`` and ``targets`` are int arrays of shape (B, L); returns a float. Raises
+    what :func:`forward` raises.
+    """
     logits, _ = forward(
         params, config, idx, training=training, rng=rng, head_mask=head_mask
     )
@@ -279,10 +303,15 @@ def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
     """Gradients of every parameter, given ``dLoss/dlogits`` and the forward pass's
     ``saved`` (from ``forward(..., keep_for_backward=True)``, without caches).
 
-    Returns a dict with one array per parameter name, each of its parameter's shape.
-    The tied embedding gets two contributions: from the head (``dlogits^T h``) and from
-    the lookup at the input (added row by row where each token occurred); an untied
-    model's head ``lm_head`` gets the first alone.
+    ``dlogits`` has the logits' shape (B, L, V). Returns a dict with one array per
+    parameter name, each of its parameter's shape. The tied embedding gets two
+    contributions: from the head (``dlogits^T h``) and from the lookup at the input
+    (added row by row where each token occurred); an untied model's head ``lm_head``
+    gets the first alone. Raises nothing of its own (a ``saved`` from another model gives
+    numpy's shape errors).
+
+    Source: :func:`forward` differentiated by the chain rule, step by step in reverse
+    (checked against finite differences in tests/test_language_model.py).
     """
     c = config
     d_head = np.einsum("blv,bld->vd", dlogits, saved["h"])  # (V, d)
@@ -314,7 +343,8 @@ def loss_and_gradients(params, config, idx, targets, *, training=False, rng=None
     """``(loss, grads)``: the mean next-token cross-entropy and the gradient of every
     parameter (a dict keyed like ``params``). With ``training=True`` the dropout masks
     come from ``rng``; the same generator state gives the same masks, which is what
-    lets a finite-difference check run with dropout on.
+    lets a finite-difference check run with dropout on. ``idx`` and ``targets`` have
+    shape (B, L); raises what :func:`forward` raises.
     """
     logits, _, saved = forward(
         params, config, idx, training=training, rng=rng, keep_for_backward=True
