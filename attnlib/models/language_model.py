@@ -307,8 +307,8 @@ def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
     parameter name, each of its parameter's shape. The tied embedding gets two
     contributions: from the head (``dlogits^T h``) and from the lookup at the input
     (added row by row where each token occurred); an untied model's head ``lm_head``
-    gets the first alone. Raises nothing of its own (a ``saved`` from another model gives
-    numpy's shape errors).
+    gets the first alone. Raises nothing of its own (a ``saved`` from another model
+    gives numpy's shape errors).
 
     Source: :func:`forward` differentiated by the chain rule, step by step in reverse
     (checked against finite differences in tests/test_language_model.py).
