@@ -97,18 +97,26 @@ def test_ablation_of_the_circuit_returns_the_repeat_to_chance(stored):
     for seed in meta["seeds"]:
         params = models[seed]
         _, weights = lm.forward(params, config, seqs[:, :-1])
-        prev = induction.previous_token_scores(weights)
-        scores = induction.induction_scores(weights)
-        prev_head = (0, int(np.argmax(prev[0])))
-        copy = [(1, h) for h in range(config.num_heads) if scores[1, h] > 0.3]
-        others = [(0, h) for h in range(config.num_heads) if (0, h) != prev_head]
+        heads = induction.circuit_heads(weights)
         _, intact = induction.half_losses(params, config, seqs)
 
-        def without(heads, params=params):
-            mask = induction.without_heads(config, heads)
+        def without(key, params=params):
+            mask = induction.without_heads(config, heads[key])
             return induction.half_losses(params, config, seqs, head_mask=mask)[1]
 
-        assert copy, f"seed {seed}: no layer-1 head with an induction score above 0.3"
-        assert without([prev_head]) > 0.8 * TASK.chance
-        assert without(copy) > 0.8 * TASK.chance
-        assert without(others) < intact + 0.25 * (TASK.chance - intact)
+        assert heads["copying heads"], f"seed {seed}: no copying head"
+        assert without("previous-token head") > 0.8 * TASK.chance
+        assert without("copying heads") > 0.8 * TASK.chance
+        assert without("other layer-0 heads") < intact + 0.25 * (TASK.chance - intact)
+
+
+def test_drop_step_finds_the_first_step_below_half_of_chance():
+    history = {
+        "step": [10, 20, 30, 40],
+        "extra": {"repeated_half": [3.4, 3.0, 1.2, 0.5]},
+    }
+    assert induction.drop_step(history, 3.4) == 30
+    assert (
+        induction.drop_step({**history, "extra": {"repeated_half": [3.4] * 4}}, 3.4)
+        is None
+    )

@@ -53,6 +53,8 @@ __all__ = [
     "make_sequences",
     "make_training_sequences",
     "without_heads",
+    "circuit_heads",
+    "drop_step",
     "model_config",
     "half_losses",
     "previous_token_scores",
@@ -221,6 +223,42 @@ def ablate_each_head(params, config, tokens, task: InductionTask = TASK):
                 {"layer": layer, "head": head, "first": first, "repeated": repeated}
             )
     return rows
+
+
+def circuit_heads(weights, threshold: float = 0.3) -> dict:
+    """The heads the patterns single out, and the others, as lists of ``(layer, head)``.
+
+    ``weights`` as for :func:`previous_token_scores` (from :func:`make_sequences`).
+    Returns a dict with ``"previous-token head"`` (the layer-0 head with the highest
+    previous-token score), ``"other layer-0 heads"``, ``"copying heads"`` (the layer-1
+    heads whose induction score exceeds ``threshold``) and ``"other layer-1 heads"``.
+    Raises ``ValueError`` for a model that does not have two layers.
+
+    Source: Elhage et al. (2021) and Olsson et al. (2022) for the two kinds of head.
+    """
+    if len(weights) != 2:
+        raise ValueError(f"the circuit is read off two layers; got {len(weights)}")
+    previous, scores = previous_token_scores(weights), induction_scores(weights)
+    H = previous.shape[1]
+    prev = [(0, int(np.argmax(previous[0])))]
+    copy = [(1, h) for h in range(H) if scores[1, h] > threshold]
+    return {
+        "previous-token head": prev,
+        "other layer-0 heads": [(0, h) for h in range(H) if (0, h) not in prev],
+        "copying heads": copy,
+        "other layer-1 heads": [(1, h) for h in range(H) if (1, h) not in copy],
+    }
+
+
+def drop_step(history: dict, chance: float):
+    """The first evaluated step at which the repeated half's loss is below half of
+    ``chance``, from a stored history (its ``extra["repeated_half"]``), or None.
+
+    Returns an int (or None); raises ``KeyError`` for a history without the losses.
+    """
+    steps = np.asarray(history["step"])
+    below = steps[np.asarray(history["extra"]["repeated_half"]) < chance / 2]
+    return int(below[0]) if below.size else None
 
 
 #: How the stored models are trained: a fixed budget, well past the drop (Adam, no

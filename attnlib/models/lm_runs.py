@@ -135,6 +135,46 @@ def load_variants(path=DATA / "lm_variants.json") -> dict:
     return json.loads(Path(path).read_text())
 
 
+def variant_summary(runs=None) -> list[dict]:
+    """One row per variant of the stored runs: its key/value heads and window, the KV
+    cache's bytes per token in float32
+    (:func:`attnlib.models.kv_cache.kv_bytes_per_token`), its parameters, and the mean,
+    lowest and highest best validation loss over the seeds (and the seeds' best
+    steps).
+
+    ``runs`` defaults to :func:`load_variants`'s; rows come in the order of
+    :data:`VARIANTS`. Raises ``KeyError`` for runs without the stored fields.
+    """
+    from attnlib.models.kv_cache import kv_bytes_per_token
+
+    runs = load_variants()["runs"] if runs is None else runs
+    rows = []
+    for name in dict.fromkeys(r["variant"] for r in runs):
+        group = [r for r in runs if r["variant"] == name]
+        c = group[0]["config"]
+        losses = np.array([r["history"]["best_validation"] for r in group])
+        rows.append(
+            {
+                "variant": name,
+                "key/value heads": c["num_kv_heads"],
+                "window": c["window"],
+                "cache bytes per token": kv_bytes_per_token(
+                    c["num_layers"],
+                    c["num_kv_heads"],
+                    c["d_model"] // c["num_heads"],
+                    4,
+                ),
+                "parameters": group[0]["parameters"],
+                "seeds": len(group),
+                "mean": float(losses.mean()),
+                "lowest": float(losses.min()),
+                "highest": float(losses.max()),
+                "best steps": [r["history"]["best_step"] for r in group],
+            }
+        )
+    return rows
+
+
 def _run(group: str) -> None:
     {"main": train_main, "variants": train_variants}[group]()
 
