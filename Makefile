@@ -174,15 +174,14 @@ bench-pages: install chromium
 train: install
 	OMP_NUM_THREADS=1 $(BIN)/python -m attnlib.models.translation_training
 
-## train-lm: retrain the language models of the chapters "Attention that writes": the
-## character model of the book's prose and, side by side in a second process, its attention
-## variants (one core each), then the induction-head models; progress bars; writes
+## train-lm: retrain the language models of the chapters "Attention that writes" in two
+## processes (one core each): the character model of the book's prose in one, its attention
+## variants and then the induction-head models in the other; progress bars; writes
 ## chapters/data/lm_main.npz/.json, lm_variants.json, induction_models.npz/.json
 ## (not part of test)
 .PHONY: train-lm bench-lm
 train-lm: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m attnlib.models.lm_runs
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m attnlib.models.induction
 
 ## bench-lm: the cost of one generated token with and without the KV cache at lengths 16 to
 ## 1,024 (ratios in alternating rounds, one thread); writes chapters/data/lm_kv_bench.csv/.json

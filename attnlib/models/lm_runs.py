@@ -5,11 +5,14 @@
 * :data:`VARIANTS`: a smaller model trained with multi-head, grouped-query and
   multi-query attention and with a sliding window, each from :data:`SEEDS`, for the
   comparison of cache size and validation loss (stored histories only,
-  ``chapters/data/lm_variants.json``).
+  ``chapters/data/lm_variants.json``);
+* the induction-head models of :mod:`attnlib.models.induction`.
 
 Every run is deterministic (seeded); its history, time and stopping reason are stored
-with it. ``python -m attnlib.models.lm_runs [main|variants]`` trains them; the two
-groups run side by side in two processes (one core each) when no group is named.
+with it. ``python -m attnlib.models.lm_runs [main|variants|induction]`` trains the
+groups named; with none named (``make train-lm``), two processes (one core each) run
+side by side: the main model in one, the variants and then the induction models in the
+other.
 """
 
 from __future__ import annotations
@@ -55,13 +58,15 @@ MAIN = LMConfig(
     vocab_size=_VOCAB,
     context=128,
     d_model=64,
-    num_layers=4,
+    num_layers=3,
     num_heads=4,
     dropout=0.1,
 )
-MAIN_TRAIN = TrainConfig(max_steps=3000, batch=16, lr=3e-3, warmup=100, eval_every=100)
+MAIN_TRAIN = TrainConfig(
+    max_steps=1500, batch=16, lr=3e-3, warmup=100, eval_every=100, patience=4
+)
 
-_SMALL = dict(vocab_size=_VOCAB, context=64, d_model=64, num_layers=2, dropout=0.1)
+_SMALL = dict(vocab_size=_VOCAB, context=64, d_model=48, num_layers=2, dropout=0.1)
 #: The variants compared in the KV-cache chapter: the same sizes, only the attention
 #: changes (4 query heads in each).
 VARIANTS = {
@@ -73,7 +78,7 @@ VARIANTS = {
     "multi-head, window of 16": LMConfig(**_SMALL, num_heads=4, window=16),
 }
 VARIANT_TRAIN = TrainConfig(
-    max_steps=800, batch=16, lr=3e-3, warmup=100, eval_every=100, patience=4
+    max_steps=600, batch=16, lr=3e-3, warmup=100, eval_every=100, patience=4
 )
 SEEDS = (0, 1, 2)
 
@@ -175,8 +180,17 @@ def variant_summary(runs=None) -> list[dict]:
     return rows
 
 
-def _run(group: str) -> None:
-    {"main": train_main, "variants": train_variants}[group]()
+def _run(groups: str) -> None:
+    """Train the groups named, joined by "+", one after the other."""
+    from attnlib.models import induction
+
+    steps = {
+        "main": train_main,
+        "variants": train_variants,
+        "induction": induction.main,
+    }
+    for group in groups.split("+"):
+        steps[group]()
 
 
 def main(argv=None) -> None:
@@ -186,7 +200,7 @@ def main(argv=None) -> None:
         raise SystemExit(
             f"the corpus has {tokenizer.vocab_size} characters, not {_VOCAB}"
         )
-    groups = argv or ["main", "variants"]
+    groups = argv or ["main", "variants+induction"]
     if len(groups) == 1:
         _run(groups[0])
         return
