@@ -14,6 +14,8 @@ every time.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from attnlib.core.softmax import softmax
@@ -64,22 +66,47 @@ def _slips(logits, temperature, top_k):
     )
 
 
+def _token(value, V: int) -> int:
+    """The reader's result as a token id, or :class:`WrongKind` saying what it is."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()  # a 0-d array, e.g. from np.argmax on an array
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise WrongKind(
+            "your sampler should return one token id (an integer); got "
+            f"{type(value).__name__}."
+        )
+    whole = isinstance(value, (int, np.integer)) or float(value).is_integer()
+    if not (whole and 0 <= value < V):
+        raise WrongKind(
+            f"your sampler returned {value!r:.30}, which is not a token id "
+            f"0 .. {V - 1}."
+        )
+    return int(value)
+
+
+def _call(fn, logits, temperature, top_k, rng, where):
+    """One call of the reader's sampler, its warnings silenced: ``(ok, token)``."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok, value = try_reader(
+            lambda: fn(logits.copy(), temperature, top_k, rng),
+            label="your sampler",
+            where=where,
+        )
+    return (True, _token(value, logits.size)) if ok else (False, None)
+
+
 def _frequencies(fn, logits, temperature, top_k, seed):
+    """How often each token comes out in :data:`DRAWS` calls, or None if one failed."""
     rng = np.random.default_rng(seed)
     counts = np.zeros(logits.size)
+    where = f" for temperature={temperature}, top_k={top_k}"
     for _ in range(DRAWS):
-        token = fn(logits.copy(), temperature, top_k, rng)
-        try:
-            token = int(token)
-        except (TypeError, ValueError):
-            raise WrongKind(
-                f"your sampler should return one token id (an integer); got {token!r}."
-            ) from None
-        if not 0 <= token < logits.size:
-            raise WrongKind(
-                f"your sampler returned {token}, which is not a token id "
-                f"0 .. {logits.size - 1}."
-            )
+        ok, token = _call(fn, logits, temperature, top_k, rng, where)
+        if not ok:
+            return None
         counts[token] += 1
     return counts / DRAWS
 
@@ -108,11 +135,9 @@ def check_sampler(fn) -> bool:
         "top_k largest logits before drawing.",
     }
     for (temperature, top_k), hint in greedy.items():
-        ok, token = try_reader(
-            lambda: fn(_LOGITS.copy(), temperature, top_k, np.random.default_rng(0)),
-            label="your sampler",
-            where=f" for temperature={temperature}, top_k={top_k}",
-        )
+        where = f" for temperature={temperature}, top_k={top_k}"
+        rng = np.random.default_rng(0)
+        ok, token = _call(fn, _LOGITS, temperature, top_k, rng, where)
         if not ok:
             return False
         if token != best:
@@ -124,12 +149,8 @@ def check_sampler(fn) -> bool:
             return False
     for seed, (temperature, top_k) in enumerate(_SETTINGS):
         want = next_token_distribution(_LOGITS, temperature, top_k)
-        ok, got = try_reader(
-            lambda: _frequencies(fn, _LOGITS, temperature, top_k, seed),
-            label="your sampler",
-            where=f" for temperature={temperature}, top_k={top_k}",
-        )
-        if not ok:
+        got = _frequencies(fn, _LOGITS, temperature, top_k, seed)
+        if got is None:
             return False
         distance = 0.5 * np.abs(got - want).sum()
         if distance < THRESHOLD:
