@@ -39,12 +39,20 @@ def layer_norm_stats(x, eps: float = DEFAULT_EPS):
     """``(xhat, r)``: the normalised rows of ``x`` and ``r = 1 / sqrt(var + eps)``.
 
     ``x`` has shape (..., d); ``xhat`` has its shape, ``r`` shape (..., 1). ``xhat *
-    gain + bias`` equals :func:`attnlib.layer_norm` to rounding. No checks: it is
-    called on arrays the forward pass has already checked.
+    gain + bias`` equals :func:`attnlib.layer_norm` to rounding. Raises
+    ``OverflowError`` naming ``x`` for rows whose squares would overflow (the forward
+    pass rescales those; the backward pass of a model never meets them).
 
     Source: Ba, Kiros & Hinton (2016), section 3, equation (4).
     """
     x = np.asarray(x)
+    if x.size and np.abs(x).max() > np.sqrt(
+        np.finfo(x.dtype).max / (4.0 * x.shape[-1])
+    ):
+        raise OverflowError(
+            f"x holds numbers so large ({np.abs(x).max():.3g}) that their squares "
+            "overflow; the backward pass expects the forward pass's activations"
+        )
     centred = x - x.mean(axis=-1, keepdims=True)  # (..., d)
     r = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + eps)
     return centred * r, r  # (..., d), (..., 1)
@@ -64,20 +72,24 @@ def layer_norm_backward(dy, xhat, r, gain):
     -------
     dx : shape (..., d);  dgain, dbias : shape (d,) (summed over every leading axis)
 
-    Raises nothing of its own (numpy's broadcasting errors for shapes that do not fit).
+    Raises ``OverflowError`` (naming ``dy``) when the gradients do not fit the dtype,
+    and numpy's broadcasting errors for shapes that do not fit.
 
     Source: Ba, Kiros & Hinton (2016), section 3, differentiated.
     """
     dy = np.asarray(dy)
     lead = tuple(range(dy.ndim - 1))
-    dgain = (dy * xhat).sum(axis=lead)  # (d,)
-    dbias = dy.sum(axis=lead)  # (d,)
-    dxhat = dy * gain  # (..., d)
-    dx = r * (
-        dxhat
-        - dxhat.mean(axis=-1, keepdims=True)
-        - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below
+        dgain = (dy * xhat).sum(axis=lead)  # (d,)
+        dbias = dy.sum(axis=lead)  # (d,)
+        dxhat = dy * gain  # (..., d)
+        dx = r * (
+            dxhat
+            - dxhat.mean(axis=-1, keepdims=True)
+            - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)
+        )
+    if not all(np.isfinite(a).all() for a in (dx, dgain, dbias)):
+        raise OverflowError("dy is so large that the layer-norm gradients overflow")
     return dx, dgain, dbias
 
 
@@ -109,5 +121,6 @@ def gelu_backward(x, dy):
     """
     x = np.asarray(x)
     s = x / np.sqrt(2.0)
-    slope = 0.5 * (1.0 + erf(s)) + 0.5 * s * _erf_derivative(s)
+    with np.errstate(over="ignore", under="ignore"):  # exp(-s^2) -> 0 far out: exact
+        slope = 0.5 * (1.0 + erf(s)) + 0.5 * s * _erf_derivative(s)
     return dy * slope

@@ -71,11 +71,16 @@ def next_token_distribution(logits, temperature: float = 1.0, top_k: int | None 
     temperature = float(temperature)
     if not (np.isfinite(temperature) and temperature >= 0):
         raise ValueError(f"temperature must be a number >= 0; got {temperature}")
+    mask = _top_k_mask(logits, top_k)
     if temperature == 0.0:
         probs = np.zeros_like(logits)
         np.put_along_axis(probs, logits.argmax(axis=-1)[..., None], 1.0, axis=-1)
         return probs
-    return softmax(logits / temperature, axis=-1, mask=_top_k_mask(logits, top_k))
+    # softmax(logits / T) = softmax((logits - max) / T): shifting first keeps every
+    # score <= 0, so a tiny temperature can only send a gap to -inf (weight 0)
+    with np.errstate(over="ignore"):
+        scores = (logits - logits.max(axis=-1, keepdims=True)) / temperature
+    return softmax(scores, axis=-1, mask=mask)
 
 
 def sample_next(logits, rng, temperature: float = 1.0, top_k: int | None = None):

@@ -101,6 +101,8 @@ def make_sequences(rng, n: int, task: InductionTask = TASK, period=None) -> np.n
     distance (the test of the shortcut model).
     """
     s = task.half if period is None else int(period)
+    if not 1 <= s <= task.length:
+        raise ValueError(f"period must lie in 1 .. {task.length}; got {period}")
     first = rng.integers(0, task.vocab_size, size=(n, task.length))  # (n, 2h)
     return first[:, np.arange(task.length) % s]  # (n, 2h)
 
@@ -202,6 +204,11 @@ def without_heads(config, heads) -> np.ndarray:
     """The head mask (N, H) that removes every ``(layer, head)`` of ``heads``."""
     mask = np.ones((config.num_layers, config.num_heads))
     for layer, head in heads:
+        if not (0 <= layer < config.num_layers and 0 <= head < config.num_heads):
+            raise ValueError(
+                f"heads must name (layer, head) with layer < {config.num_layers} and "
+                f"head < {config.num_heads}; got {(layer, head)}"
+            )
         mask[layer, head] = 0.0
     return mask
 

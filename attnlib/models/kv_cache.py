@@ -40,9 +40,23 @@ def kv_bytes_per_token(
     values of every layer and key/value head). ``itemsize`` is 4 for float32, 8 for
     float64, 2 for float16.
 
+    Raises ``TypeError`` for a size that is not an integer and ``ValueError`` (naming
+    it) for one below 1.
+
     Source: Pope et al. (2023), section 2.
     """
-    return 2 * num_layers * num_kv_heads * d_head * itemsize
+    sizes = dict(
+        num_layers=num_layers,
+        num_kv_heads=num_kv_heads,
+        d_head=d_head,
+        itemsize=itemsize,
+    )
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an integer; got {value!r}")
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1; got {value}")
+    return int(2 * num_layers * num_kv_heads * d_head * itemsize)
 
 
 class LayerCache:

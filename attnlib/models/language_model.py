@@ -271,14 +271,27 @@ def cross_entropy(logits, targets):
     Parameters: ``logits`` (..., V); ``targets``, int array of the leading shape.
     Returns: ``(loss, dlogits)``: a float and an array of the logits' shape,
     ``(softmax(logits) - onehot(targets)) / number of positions``. Raises numpy's
-    IndexError for a target outside ``0 .. V - 1``.
+    ``ValueError`` naming ``logits`` (not finite floats) or ``targets`` (not integers
+    of the logits' leading shape, or outside ``0 .. V - 1``).
 
     Source: the chain rule through the log-softmax; the gradient ``p - y`` is the one
     of the learning primer's logistic loss, with one class per token.
     """
     logits = np.asarray(logits)
     targets = np.asarray(targets)
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., V)
+    if logits.dtype.kind != "f" or not np.isfinite(logits).all():
+        raise ValueError(
+            f"logits must be finite floats; got {logits.dtype} {logits.shape}"
+        )
+    if targets.dtype.kind not in "iu" or targets.shape != logits.shape[:-1]:
+        raise ValueError(
+            f"targets must be integers of shape {logits.shape[:-1]} (the logits' "
+            f"leading axes); got {targets.dtype} {targets.shape}"
+        )
+    if targets.size and (targets.min() < 0 or targets.max() >= logits.shape[-1]):
+        raise ValueError(f"targets must lie in 0 .. {logits.shape[-1] - 1}")
+    with np.errstate(over="ignore"):  # a gap beyond the float range: -inf, weight 0
+        shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., V), <= 0
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
     picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)  # (..., 1)
     n = targets.size

@@ -62,6 +62,20 @@ class TrainConfig:
     max_norm: float = 1.0
     seed: int = 0
 
+    def __post_init__(self):
+        for name in ("max_steps", "batch", "eval_every", "patience", "eval_windows"):
+            if getattr(self, name) < 1:
+                raise ValueError(
+                    f"{name} must be at least 1; got {getattr(self, name)}"
+                )
+        if self.warmup < 0:
+            raise ValueError(f"warmup must be at least 0; got {self.warmup}")
+        for name in ("lr", "max_norm"):
+            if not (np.isfinite(getattr(self, name)) and getattr(self, name) > 0):
+                raise ValueError(
+                    f"{name} must be a positive number; got {getattr(self, name)}"
+                )
+
     def as_dict(self) -> dict:
         return asdict(self)
 
@@ -96,7 +110,15 @@ def learning_rate(step: int, cfg: TrainConfig) -> float:
 def clip_global_norm(grads: dict, max_norm: float) -> float:
     """Scale all gradients (in place) so that their joint Euclidean norm is at most
     ``max_norm``; returns the norm before clipping."""
-    norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads.values())))
+    top = max((float(np.abs(g).max()) for g in grads.values() if g.size), default=0.0)
+    if top == 0.0:
+        return 0.0
+    # the norm as top * ||g / top||: no square can overflow
+    norm = top * float(
+        np.sqrt(sum(float(((g / top) ** 2).sum()) for g in grads.values()))
+    )
+    if not np.isfinite(norm):
+        raise OverflowError("the gradients' norm exceeds the largest float")
     if norm > max_norm:
         for g in grads.values():
             g *= max_norm / norm
@@ -113,6 +135,8 @@ def _fixed_windows(pieces, context: int, n: int):
 def evaluate(params, config: LMConfig, windows, batch: int = 100) -> float:
     """The exact mean loss (no dropout) over ``windows = (inputs, targets)``."""
     x, y = windows
+    if len(x) == 0:
+        raise ValueError("windows holds no window to evaluate")
     total = 0.0
     for i in range(0, len(x), batch):
         total += loss(params, config, x[i : i + batch], y[i : i + batch]) * len(
