@@ -76,6 +76,7 @@ def stored():
 
 def test_stored_models_are_small_and_learned_the_repeat(stored):
     config, models, meta, seqs = stored
+    assert induction.load()[0] == config == induction.model_config()
     assert set(models) == set(meta["seeds"]) | {"shortcut"}
     assert induction.WEIGHTS.stat().st_size < 1_000_000
     for seed in meta["seeds"]:

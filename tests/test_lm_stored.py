@@ -24,6 +24,7 @@ def test_stored_weights_stay_small():
 
 def test_main_model_matches_its_corpus_and_config(main_model):
     params, config, tokenizer, meta = main_model
+    assert lm_runs.load_main()[3] == meta  # the same stored run at every load
     assert config == lm_runs.MAIN
     assert tokenizer.chars == "".join(sorted(set(book_text.load_corpus())))
     assert all(a.dtype == np.float32 for a in params.values())
@@ -48,3 +49,20 @@ def test_variants_differ_only_in_their_attention():
     configs = [{k: v for k, v in r["config"].items() if k not in keys} for r in runs]
     assert all(c == configs[0] for c in configs)
     assert {r["train"]["max_steps"] for r in runs} == {lm_runs.VARIANT_TRAIN.max_steps}
+
+
+def test_the_corpus_and_its_split():
+    tokenizer, split = lm_runs.corpus()
+    assert tokenizer.vocab_size == lm_runs.MAIN.vocab_size
+    assert split.train.dtype == np.int64 and split.train.shape[1] == 2000
+    assert len(split.train) == 9 * len(split.validation) + len(split.train) % 9
+
+
+def test_variant_summary_reads_the_runs():
+    rows = lm_runs.variant_summary()
+    assert [r["variant"] for r in rows] == list(lm_runs.VARIANTS)
+    for row in rows:
+        assert row["lowest"] <= row["mean"] <= row["highest"]
+        assert row["seeds"] == len(lm_runs.SEEDS)
+    per_token = {r["key/value heads"]: r["cache bytes per token"] for r in rows}
+    assert per_token[4] == 4 * per_token[1] == 2 * per_token[2]

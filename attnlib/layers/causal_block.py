@@ -222,12 +222,22 @@ def causal_block_backward(
 
     The steps are the forward pass's in reverse, each by the chain rule; the residual
     additions pass ``dy`` through unchanged, which is why deep pre-LN stacks train
-    (chapter 10b). Raises nothing of its own: the shapes are those the forward pass
-    saved (a ``saved`` from another block or model gives numpy's shape errors).
+    (chapter 10b). Raises ``OverflowError`` (naming ``dy``) when a gradient does not
+    fit the dtype; the shapes are those the forward pass saved (a ``saved`` from
+    another block or model gives numpy's shape errors).
 
     Source: the forward pass of Radford et al. (2019), section 2.3, differentiated by
     the chain rule (checked against finite differences in tests/test_language_model.py).
     """
+    with np.errstate(over="ignore", invalid="ignore"):  # checked at the end
+        d_x, g = _block_backward(dy, p, saved, num_heads, num_kv_heads)
+    if not (np.isfinite(d_x).all() and all(np.isfinite(v).all() for v in g.values())):
+        raise OverflowError("dy is so large that the block's gradients overflow")
+    return d_x, g
+
+
+def _block_backward(dy, p, saved, num_heads, num_kv_heads):
+    """The steps of :func:`causal_block_backward`, in reverse order of the forward."""
     s, g = saved, {}
     H, H_kv = num_heads, num_kv_heads
     d_x1 = dy  # the residual path

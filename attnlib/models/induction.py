@@ -190,6 +190,12 @@ def induction_scores(weights, task: InductionTask = TASK) -> np.ndarray:
     heads on repeated random tokens).
     """
     h = task.half
+    short = [np.shape(w) for w in weights if np.shape(w)[-1] < 2 * h - 1]
+    if short:
+        raise ValueError(
+            f"weights of shape {short[0]} are too short for a half of {h} tokens "
+            f"(need {2 * h - 1} positions)"
+        )
     return np.stack(
         [
             np.diagonal(w, offset=-(h - 1), axis1=-2, axis2=-1)[..., 1:].mean(
@@ -232,7 +238,7 @@ def ablate_each_head(params, config, tokens, task: InductionTask = TASK):
     return rows
 
 
-def circuit_heads(weights, threshold: float = 0.3) -> dict:
+def circuit_heads(weights, threshold: float = 0.3, task: InductionTask = TASK) -> dict:
     """The heads the patterns single out, and the others, as lists of ``(layer, head)``.
 
     ``weights`` as for :func:`previous_token_scores` (from :func:`make_sequences`).
@@ -245,7 +251,7 @@ def circuit_heads(weights, threshold: float = 0.3) -> dict:
     """
     if len(weights) != 2:
         raise ValueError(f"the circuit is read off two layers; got {len(weights)}")
-    previous, scores = previous_token_scores(weights), induction_scores(weights)
+    previous, scores = previous_token_scores(weights), induction_scores(weights, task)
     H = previous.shape[1]
     prev = [(0, int(np.argmax(previous[0])))]
     copy = [(1, h) for h in range(H) if scores[1, h] > threshold]
