@@ -82,6 +82,7 @@ SCIENCE_ROWS = {
 #: the language-model chapters' functions (their rows: tests/test_contract_lm.py)
 LM = "tests/test_contract_lm.py::test_contract"
 #: the scripts of ``make train-lm``, held by the tests of what they stored
+LM_STORED = "tests/test_lm_stored.py::"
 SCRIPT_LM = (
     "tests/test_lm_stored.py::test_stored_validation_loss_is_reproduced_exactly",
     "script",
@@ -351,11 +352,14 @@ CONTRACT_TESTS = {
     "attnlib.models.lm_runs.train_variants": SCRIPT_LM,
     "attnlib.models.induction.main": SCRIPT_INDUCTION,
     "attnlib.models.induction.train_one": SCRIPT_INDUCTION,
-    "attnlib.models.lm_runs.corpus": "tests/test_lm_stored.py::test_the_corpus_and_its_split",
-    "attnlib.models.lm_runs.load_main": "tests/test_lm_stored.py::test_main_model_matches_its_corpus_and_config",
-    "attnlib.models.lm_runs.load_variants": "tests/test_lm_stored.py::test_variants_differ_only_in_their_attention",
-    "attnlib.models.lm_runs.variant_summary": "tests/test_lm_stored.py::test_variant_summary_reads_the_runs",
-    "attnlib.models.induction.load": "tests/test_induction.py::test_stored_models_are_small_and_learned_the_repeat",
+    "attnlib.models.lm_runs.corpus": LM_STORED + "test_the_corpus_and_its_split",
+    "attnlib.models.lm_runs.load_main": LM_STORED
+    + "test_main_model_matches_its_corpus_and_config",
+    "attnlib.models.lm_runs.load_variants": LM_STORED
+    + "test_variants_differ_only_in_their_attention",
+    "attnlib.models.lm_runs.variant_summary": LM_STORED
+    + "test_variant_summary_reads_the_runs",
+    "attnlib.models.induction.load": SCRIPT_INDUCTION[0],
     "attnlib.exercises.generation.check_sampler": CHECKERS,
     "attnlib.exercises.kv_cache.check_cache_step": CHECKERS,
     "attnlib.exercises.kv_cache.check_grouped_attention": CHECKERS,
