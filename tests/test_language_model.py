@@ -15,53 +15,16 @@ from conftest import central_difference
 from attnlib.core.backward import relative_error
 from attnlib.models import language_model as lm
 
+#: every small model shares these sizes; each entry changes what its name says
+_SMALL = dict(vocab_size=7, context=6, d_model=8, num_layers=2, num_heads=2, d_ff=12)
 CONFIGS = {
-    "multi-head, GELU": lm.LMConfig(
-        vocab_size=7,
-        context=6,
-        d_model=8,
-        num_layers=2,
-        num_heads=2,
-        d_ff=12,
-        activation="gelu",
-    ),
+    "multi-head, GELU": lm.LMConfig(**_SMALL, activation="gelu"),
     "grouped-query, window 3": lm.LMConfig(
-        vocab_size=7,
-        context=6,
-        d_model=8,
-        num_layers=2,
-        num_heads=4,
-        num_kv_heads=2,
-        d_ff=12,
-        window=3,
+        **{**_SMALL, "num_heads": 4}, num_kv_heads=2, window=3
     ),
-    "multi-query, attention only": lm.LMConfig(
-        vocab_size=7,
-        context=6,
-        d_model=8,
-        num_layers=2,
-        num_heads=2,
-        num_kv_heads=1,
-        d_ff=0,
-    ),
-    "untied head": lm.LMConfig(
-        vocab_size=7,
-        context=6,
-        d_model=8,
-        num_layers=1,
-        num_heads=2,
-        d_ff=0,
-        tied=False,
-    ),
-    "dropout 0.2": lm.LMConfig(
-        vocab_size=7,
-        context=6,
-        d_model=8,
-        num_layers=2,
-        num_heads=2,
-        d_ff=12,
-        dropout=0.2,
-    ),
+    "multi-query, attention only": lm.LMConfig(**{**_SMALL, "d_ff": 0}, num_kv_heads=1),
+    "untied head": lm.LMConfig(**{**_SMALL, "num_layers": 1, "d_ff": 0}, tied=False),
+    "dropout 0.2": lm.LMConfig(**_SMALL, dropout=0.2),
 }
 
 

@@ -20,6 +20,19 @@ __all__ = [
 ]
 
 
+def _chance_line(ax, chance: float, right: float, label: str) -> None:
+    """A thin horizontal line at the loss of a uniform guess, labelled at ``right``."""
+    ax.axhline(chance, color="black", linewidth=0.6)
+    ax.annotate(
+        label,
+        (right, chance),
+        xytext=(0, 3),
+        textcoords="offset points",
+        ha="right",
+        fontsize=9,
+    )
+
+
 def loss_curves(
     history: dict, *, title: str, chance: float | None = None
 ) -> plt.Figure:
@@ -49,15 +62,7 @@ def loss_curves(
         fontsize=9,
     )
     if chance is not None:
-        ax.axhline(chance, color="black", linewidth=0.6)
-        ax.annotate(
-            "uniform guess, ln V",
-            (history["step"][-1], chance),
-            xytext=(0, 3),
-            textcoords="offset points",
-            ha="right",
-            fontsize=9,
-        )
+        _chance_line(ax, chance, history["step"][-1], "uniform guess, ln V")
     ax.set(
         xlabel="training step", ylabel="loss (nats per character)", title=literal(title)
     )
@@ -121,15 +126,7 @@ def phase_change_figure(histories: dict, chance: float) -> plt.Figure:
             linestyle=":",
             linewidth=1.0,
         )
-    ax.axhline(chance, color="black", linewidth=0.6)
-    ax.annotate(
-        "chance, ln V (dotted: first half)",
-        (h["step"][-1], chance),
-        xytext=(0, 3),
-        textcoords="offset points",
-        ha="right",
-        fontsize=9,
-    )
+    _chance_line(ax, chance, h["step"][-1], "chance, ln V (dotted: first half)")
     ax.set(
         xlabel="training step",
         ylabel="loss (nats per token)",

@@ -131,7 +131,13 @@ def next_token_figure(state: dict) -> plt.Figure:
         title=f"next character, temperature {state['temperature']:g}",
         ax=ax_p,
     )
-    mixture_bars(weights, labels, title="attention of the last position", ax=ax_a)
+    ax_p.set_ylabel("probability")
+    mixture_bars(
+        weights,
+        labels,
+        title="attention of the last position (last layer, mean of heads)",
+        ax=ax_a,
+    )
     return fig
 
 
