@@ -50,7 +50,10 @@ from attnlib.figures import (
     style,
     svg,
 )
+from attnlib.figures import language_model as lm_fig
 from attnlib.figures.explorers import heads as heads_ex
+from attnlib.figures.explorers import induction as ind_ex
+from attnlib.figures.explorers import language_model as lm_ex
 from attnlib.figures.explorers import learned as learned_ex
 from attnlib.figures.explorers import masks as masks_ex
 from attnlib.figures.explorers import minilm as minilm_ex
@@ -154,6 +157,29 @@ def _layer_state(words):
     n = len(words)
     return {"tokens": list(words), "layer": 2, "norms": np.full((4, n), 10.0),
             "change": np.full(n, 0.5)}  # fmt: skip
+
+
+def _next_token_state(words):
+    # the words stand for characters: each is drawn as one label
+    n = len(words)
+    return {"chars": list(words), "top": list(words), "probs": _uniform(n),
+            "greedy": words[0], "attention": _uniform(n),
+            "temperature": 1.0}  # fmt: skip
+
+
+def _induction_state(words):
+    n = len(words)
+    return {"weights": np.eye(n), "labels": list(words), "previous": 0.5,
+            "induction": 0.5, "loss": 1.0, "loss_without": 2.0, "layer": 0,
+            "head": 1}  # fmt: skip
+
+
+_HISTORY = {
+    "step": [1, 2],
+    "train": [2.0, 1.5],
+    "validation": [2.1, 1.6],
+    "best_step": 2,
+}
 
 
 def _qk_figure(words):
@@ -364,6 +390,21 @@ DRAWERS = {
         (minilm_ex.layer_figure(_layer_state(w)), w)
     ],
     "explorers.minilm.layer_svg": lambda w: [(minilm_ex.layer_svg(_layer_state(w)), w)],
+    "explorers.language_model.next_token_figure": lambda w: [
+        (lm_ex.next_token_figure(_next_token_state(w)), w)
+    ],
+    "explorers.language_model.next_token_svg": lambda w: [
+        (lm_ex.next_token_svg(_next_token_state(w)), w)
+    ],
+    "explorers.induction.induction_figure": lambda w: [
+        (ind_ex.induction_figure(_induction_state(w)), w)
+    ],
+    "explorers.induction.induction_svg": lambda w: [
+        (ind_ex.induction_svg(_induction_state(w)), w)
+    ],
+    "language_model.loss_curves": lambda w: [
+        (lm_fig.loss_curves(_HISTORY, title=_title(w)), [_title(w)])
+    ],
 }
 
 
@@ -397,6 +438,11 @@ NO_TEXT = {
     "explorers.cost.cost_state": "counts bytes and operations",
     "explorers.cost.cost_figure": "draws sizes and numbers",
     "explorers.cost.cost_svg": "draws sizes and numbers",
+    "explorers.language_model.show_char": "names the space and the newline; draws "
+    "nothing",
+    "language_model.token_cost_figure": "draws lengths and times",
+    "language_model.phase_change_figure": "draws seeds and losses",
+    "language_model.head_scores_figure": "draws layer and head numbers and scores",
 }
 
 #: Functions that take a sentence a vocabulary or a tokeniser turns into tokens; the
@@ -405,6 +451,9 @@ TOKENISED = {
     "explorers.learned.learned_state": "learned_figure, learned_svg",
     "explorers.minilm.model_state": "model_figure, model_svg",
     "explorers.minilm.layer_state": "layer_figure, layer_svg",
+    "explorers.language_model.next_token_state": "next_token_figure, next_token_svg",
+    "explorers.induction.induction_state": "induction_figure, induction_svg (token "
+    "ids as labels)",
 }
 
 TEXT_LIKE = re.compile(
