@@ -123,6 +123,27 @@ WRONG = {
     '"ff_hidden": (2, 10, 48), "output": (2, 10, 12)}\nok = check_layer_shapes('
     "my_shapes, batch=2, length=10, d_model=12, num_heads=3, d_ff=48)",
     "10b2_why_self_attention": "my_n = 511\nok = check_crossover(my_n, d=512)",
+    "10c_language_model": "def my_sample(logits, temperature, top_k, rng):\n"
+    "    if temperature == 0:\n"
+    "        return int(np.argmax(logits))\n"
+    "    scores = np.asarray(logits, dtype=float) * temperature\n"
+    "    if top_k is not None:\n"
+    "        cut = np.sort(scores)[-top_k]\n"
+    "        scores = np.where(scores >= cut, scores, -np.inf)\n"
+    "    p = np.exp(scores - scores.max())\n"
+    "    return int(rng.choice(len(p), p=p / p.sum()))\n\n"
+    "ok = check_sampler(my_sample)",
+    "10d_kv_cache": "def my_cache_step(cache_k, cache_v, q, k, v):\n"
+    "    if len(cache_k) == 0:\n"
+    "        out = np.zeros_like(v)\n"
+    "    else:\n"
+    "        out = attnlib.attention(q[None], cache_k, cache_v)[0][0]\n"
+    "    return out, np.vstack([cache_k, k]), np.vstack([cache_v, v])\n\n"
+    "ok = check_cache_step(my_cache_step)",
+    "10e_induction_heads": "def my_induction_score(weights, half):\n"
+    "    t = np.arange(half, weights.shape[-1])\n"
+    "    return weights[:, t, t - half].mean(axis=-1)\n\n"
+    "ok = check_induction_score(my_induction_score)",
     "11_interpretability": "my_norms = [0.6, 0.1]\n"
     "ok = check.weighted_norms_answer(my_norms)",
     "12_summary": 'my_order = ["project", "score", "scale", "softmax", "mask", '
