@@ -15,7 +15,7 @@ NBVAL := $(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with tests/n
 # (html_extra_path in _config.yml), NOT into _static/.
 ASSETS := _site_assets/vendor
 ASSETS_STAMP := $(ASSETS)/README.txt
-WIDGETS_SRC := _ext/widgets/static_widgets.js _ext/widgets/build.mjs
+WIDGETS_SRC := _ext/widgets/static_widgets.js _ext/widgets/build.mjs _ext/widgets/plain_text_labels.js
 # The fresh-environment check (what Binder does): a new venv from requirements.txt + postBuild.
 BINDER_VENV ?= /tmp/attention-executable-binder-check
 # Only for `make lab` (reading the notebooks locally); the book and the tests do not need it.
@@ -92,7 +92,11 @@ chromium:
 ## contents with page numbers and bookmarks (tools/build_pdf.py); then its test. Not part of
 ## `make test` (it takes minutes).
 .PHONY: pdf test-pdf poppler
-pdf: book chromium poppler
+# The site is built with ATTENTION_PDF_EDITION=1, so that its pages link to the PDF that
+# this target puts next to them (_ext/reader_path.py; without it they say the PDF is not
+# part of the build).
+pdf: install assets chromium poppler
+	ATTENTION_PDF_EDITION=1 $(BIN)/jupyter-book build . $(JB_STRICT)
 	$(BIN)/python tools/build_pdf.py
 	$(MAKE) test-pdf
 
