@@ -1,4 +1,5 @@
-"""Explorers of the real pretrained model (all-MiniLM-L6-v2): heads and one whole layer."""
+"""Explorers of the real pretrained model (all-MiniLM-L6-v2): heads and one whole
+layer."""
 
 from __future__ import annotations
 
@@ -44,9 +45,10 @@ def model_state(sentence: str, layer: int, head: int) -> dict:
 
     Returns
     -------
-    dict with ``tokens`` (list of L str), ``weights`` (L, L) the attention weights alpha,
-    ``norms`` (L, L) Kobayashi et al.'s ``||alpha_ij f(x_j)||``, and ``norm_share`` (L, L),
-    the norms of each row divided by the row's total, comparable with the weights.
+    dict with ``tokens`` (list of L str), ``weights`` (L, L) the attention weights
+    alpha, ``norms`` (L, L) Kobayashi et al.'s ``||alpha_ij f(x_j)||``, and
+    ``norm_share`` (L, L), the norms of each row divided by the row's total, comparable
+    with the weights.
 
     Raises
     ------
@@ -77,28 +79,30 @@ def model_state(sentence: str, layer: int, head: int) -> dict:
 
 @functools.lru_cache(maxsize=8)
 def _minilm_forward(sentence: str):
-    """One forward pass per sentence, shared by all the layers and heads explored on it."""
+    """One forward pass per sentence, shared by all the layers and heads explored on
+    it."""
     from attnlib.models import minilm
 
     return minilm.forward(sentence)
 
 
 def model_svg(state: dict) -> str:
-    """The head's weights next to its norm-weighted contributions (shares of each row)."""
+    """The head's weights next to its norm-weighted contributions (shares of each row);
+    both maps name their rows, as they stack one above the other in a narrow column."""
     t = state["tokens"]
     return svg.side_by_side(
         svg.heatmap(
             state["weights"],
             t,
             t,
-            cell=16,
+            cell=18,
             title=f"weights, layer {state['layer']} head {state['head']}",
         ),
         svg.heatmap(
             state["norm_share"],
-            None,
             t,
-            cell=16,
+            t,
+            cell=18,
             title="norm-weighted ||α f(x)||, share per row",
         ),
     )
@@ -113,7 +117,8 @@ def _model_rows(s):
 
 
 def model_figure(state: dict) -> plt.Figure:
-    """Attention weights next to the norm-weighted contributions (each row as shares of one)."""
+    """Attention weights next to the norm-weighted contributions (each row as shares of
+    one)."""
     from attnlib.figures.heatmaps import attention_heatmap
 
     both = np.stack([state["weights"], state["norm_share"]])[None]  # (1, 2, L, L)
@@ -132,8 +137,8 @@ def model_figure(state: dict) -> plt.Figure:
 
 
 class ModelExplorer(_Explorer):
-    """Pick or type a sentence, a layer and a head of the pretrained model; compare weights
-    and norms."""
+    """Pick or type a sentence, a layer and a head of the pretrained model; compare
+    weights and norms."""
 
     def __init__(self, sentences=None, *, live_figure: bool = True):
         super().__init__(live_figure)
@@ -173,9 +178,9 @@ class ModelExplorer(_Explorer):
         return _model_rows(self.state)
 
     def precomputed(self, sentences=None) -> PrecomputedExplorer:
-        """The explorer for a page without a kernel: every layer and head of the model on a
-        few sentences (default: the first two of this explorer's list, the river and the
-        money sense of "bank")."""
+        """The explorer for a page without a kernel: every layer and head of the model
+        on a few sentences (default: the first two of this explorer's list, the river
+        and the money sense of "bank")."""
         sentences = list(sentences or self.sentence.options[:2])
         default = (
             self.sentence.value if self.sentence.value in sentences else sentences[0]
@@ -222,8 +227,9 @@ def layer_state(sentence: str, layer: int) -> dict:
     -------
     dict with ``tokens`` (L,), ``norms`` (4, L): the length of each token's vector for
     :data:`LAYER_STEPS` (the layer input X, the attention sub-layer's output A, the
-    feed-forward output F, the layer output Y), ``change`` (L,) the cosine similarity of each
-    token's output with its input, and ``max_error`` = max |shared encoder_layer - model|.
+    feed-forward output F, the layer output Y), ``change`` (L,) the cosine similarity of
+    each token's output with its input, and ``max_error`` = max |shared encoder_layer -
+    model|.
 
     Raises
     ------
@@ -257,7 +263,8 @@ def layer_state(sentence: str, layer: int) -> dict:
 
 
 def layer_figure(state: dict) -> plt.Figure:
-    """Grouped bars of the four vector lengths per token, and each token's input-output cosine."""
+    """Grouped bars of the four vector lengths per token, and each token's input-output
+    cosine."""
     fig, (ax_n, ax_c) = plt.subplots(
         2,
         1,
@@ -296,8 +303,8 @@ def layer_figure(state: dict) -> plt.Figure:
 
 
 def layer_svg(state: dict) -> str:
-    """Bars of log10 of each token's vector length for X, A, F, Y (fixed axis 0 to 3), and
-    each token's cosine between the layer's input and output."""
+    """Bars of log10 of each token's vector length for X, A, F, Y (fixed axis 0 to 3),
+    and each token's cosine between the layer's input and output."""
     tokens = state["tokens"]
     width = max(360, 58 * len(tokens))
     return svg.side_by_side(
@@ -336,7 +343,8 @@ def _layer_rows(s):
 
 
 class LayerExplorer(_Explorer):
-    """Pick a sentence and a layer of the pretrained model; see what its sub-layers add."""
+    """Pick a sentence and a layer of the pretrained model; see what its sub-layers
+    add."""
 
     def __init__(self, sentences=None, *, live_figure: bool = True):
         super().__init__(live_figure)
@@ -385,8 +393,8 @@ class LayerExplorer(_Explorer):
         return layer_figure(self.state)
 
     def precomputed(self) -> PrecomputedExplorer:
-        """The explorer for a page without a kernel: every sentence of the drop-down times
-        the six layers."""
+        """The explorer for a page without a kernel: every sentence of the drop-down
+        times the six layers."""
         controls = [
             Control(
                 "sentence",
