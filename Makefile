@@ -76,9 +76,12 @@ test-build: install assets
 	$(BIN)/jupyter-book build . --all $(JB_STRICT)
 
 ## test-browser: build, then Chromium (Playwright, network blocked) visits every page of
-## _build/html; screenshots go to _build/screenshots/. Also checks internal links and anchors,
-## and accessibility on every page (tests/browser/test_a11y.py: axe-core WCAG 2.1 A/AA, alt
-## text, heading order, keyboard), on the same single visit of each page.
+## _build/html once in each of four reader profiles (a 390 px phone with touch and a
+## 1280 px desktop, light and dark mode); screenshots go to _build/screenshots/. On those
+## visits: accessibility (tests/browser/test_a11y.py: axe-core WCAG 2.1 A/AA, alt text,
+## heading order, keyboard), what a reader meets (test_reader.py: contrast from the rendered
+## colours, widths, slider tracks, the Tab path, the drawer, answers kept), the self-check
+## questions and the explorers; also internal links and the pages' HTML.
 test-browser: install chromium test-build
 	$(BIN)/pytest tests/browser -p no:cacheprovider -n 2 --dist loadgroup
 
@@ -148,14 +151,15 @@ bench: install $(BENCH_STAMP)
 	BENCH_ORIGINAL_ENV="OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE-unset} OPENBLAS_L2_SIZE=$${OPENBLAS_L2_SIZE-unset}" \
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python tests/benchmarks/bench_attention.py
 
-## bench-pages: time every explorer page of the built site (_build/html) in Chromium: five
-## first visits each (empty cache) and three after two other explorer pages (scripts cached),
-## best and median time to interactive against the 2 s budget, page sizes, load average;
-## writes _build/page_timings.csv. Run it on a quiet machine after `make book`. Not part of
-## `make test` (the browser test prints one timing, never asserts it).
+## bench-pages: every page of the built site (_build/html) on a throttled phone in Chromium
+## (CPU 4x slower, 1.6 Mbit/s, 150 ms round trip, text served gzipped, empty cache): the
+## bytes transferred and the median time until the page is usable (explorers drawn,
+## questions ready) and its blocked main thread, over three first visits; targets 1 MB and
+## 8 s, reported, never asserted; writes _build/page_timings.csv. Run it on a quiet
+## machine after `make book`. Not part of `make test`.
 .PHONY: bench-pages
 bench-pages: install chromium
-	$(BIN)/python tests/benchmarks/bench_pages.py --runs 5
+	$(BIN)/python tests/benchmarks/bench_pages.py --runs 3
 
 ## train: retrain chapter 2's two translation models (context vector vs attention) from their
 ## seed, side by side on 2 cores; writes chapters/data/translation_models.npz/.json (not part of test)
