@@ -53,6 +53,11 @@ def _model(name, state):
     }
 
 
+def _link(source, target):
+    """A jslink between two models: it has no view; it names both ends."""
+    return _model("LinkModel", {"_view_name": None, "source": source, "target": target})
+
+
 def test_used_models_follow_the_views_and_keep_their_links():
     state = {
         "box": _model(
@@ -73,13 +78,8 @@ def test_used_models_follow_the_views_and_keep_their_links():
         "leaf": _model("HTMLModel", {"_view_name": "HTMLView"}),
         "layout": _model("LayoutModel", {"_view_name": "LayoutView"}),
         "style": _model("SliderStyleModel", {"_view_name": "StyleView"}),
-        "link": _model(
-            "LinkModel",
-            {
-                "_view_name": None,
-                "source": ["IPY_MODEL_slider", "index"],
-                "target": ["IPY_MODEL_stack", "selected_index"],
-            },
+        "link": _link(
+            ["IPY_MODEL_slider", "index"], ["IPY_MODEL_stack", "selected_index"]
         ),
         # a live explorer: its own box, image and a slider, shown by no view of the page
         "live": _model(
@@ -90,14 +90,7 @@ def test_used_models_follow_the_views_and_keep_their_links():
             },
         ),
         "image": _model("ImageModel", {"_view_name": "ImageView"}),
-        "orphan-link": _model(
-            "LinkModel",
-            {
-                "_view_name": None,
-                "source": ["IPY_MODEL_image", "value"],
-                "target": ["IPY_MODEL_live", "x"],
-            },
-        ),
+        "orphan-link": _link(["IPY_MODEL_image", "value"], ["IPY_MODEL_live", "x"]),
     }
     kept = page_weight.used_models(state, ["box"])
     assert kept == {"box", "slider", "stack", "leaf", "layout", "style", "link"}

@@ -236,6 +236,16 @@ def _href_document(page_path: str, href: str) -> str:
     return normpath(join(dirname(page_path), target))[: -len(".html")]
 
 
+def _opens(tab, button, dialog: str) -> bool:
+    """Tapping ``button`` opens the drawer ``dialog`` (a <dialog>) within 5 s."""
+    button.tap()
+    try:
+        tab.wait_for_selector(f"{dialog}[open]", timeout=5000)
+    except Exception:  # noqa: BLE001 - recorded as not opened
+        return False
+    return True
+
+
 def _navigation(tab, page_path) -> dict:
     found = {}
     page_path = tab.url.split("/", 3)[3].split("#")[0] or page_path  # after a redirect
@@ -248,12 +258,8 @@ def _navigation(tab, page_path) -> dict:
     found["toggles"] = toggle.count()
     if not toggle.count():
         return found
-    toggle.first.tap()
-    try:
-        tab.wait_for_selector("#pst-primary-sidebar-modal[open]", timeout=5000)
-        found["opened"] = True
-    except Exception:  # noqa: BLE001 - recorded
-        found["opened"] = False
+    found["opened"] = _opens(tab, toggle.first, "#pst-primary-sidebar-modal")
+    if not found["opened"]:
         return found
     hrefs = tab.evaluate(_NAV_LINKS_JS, "#pst-primary-sidebar-modal .bd-docs-nav a")
     found["listed"] = sorted({_href_document(page_path, h) for h in hrefs})
@@ -264,12 +270,9 @@ def _navigation(tab, page_path) -> dict:
     )
     secondary = tab.locator(".bd-header-article .secondary-toggle")
     if secondary.count() and secondary.first.is_visible():
-        secondary.first.tap()
-        try:
-            tab.wait_for_selector("#pst-secondary-sidebar-modal[open]", timeout=5000)
-            found["contents_opened"] = True
-        except Exception:  # noqa: BLE001 - recorded
-            found["contents_opened"] = False
+        found["contents_opened"] = _opens(
+            tab, secondary.first, "#pst-secondary-sidebar-modal"
+        )
         tab.keyboard.press("Escape")
     return found
 
