@@ -31,8 +31,8 @@ hidden content" instead of the text it shows. It gives the bibliography's entrie
 role ``listitem`` (docutils' ``doc-biblioentry`` is deprecated in ARIA 1.3 and is no
 list item of the ``role="list"`` around them), and it loads
 ``_ext/static/site_fixes.css`` (link contrast in admonitions) and ``site_fixes.js`` (tab
-stops on code blocks that scroll once opened; ipywidgets' slider handles named by their
-visible description). It leaves out the theme's ``fontawesome.js`` (see
+stops on code blocks, display equations and drawings that scroll sideways, also once
+opened or typeset). It leaves out the theme's ``fontawesome.js`` (see
 :func:`_without_fontawesome_js`); on the pages that load the widgets' script it moves
 that script before MathJax and adds its style sheet (:func:`_widgets_first_and_styled`).
 ``tests/browser/test_a11y.py`` runs axe-core on every page.

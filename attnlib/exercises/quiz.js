@@ -213,6 +213,8 @@ function setUpOptions(wrap, index, question) {
     button.setAttribute("aria-pressed", "false");
     while (option.firstChild) button.appendChild(option.firstChild);
     option.appendChild(button);
+    // the option's text as drawn, before MathJax typesets it: what an answer is kept as
+    option.dataset.text = button.textContent.trim();
     // a click on the label's padding is checked once, not again through its button
     option.addEventListener("click", function (event) {
       if (event.target === option) event.preventDefault();
@@ -224,7 +226,7 @@ function setUpOptions(wrap, index, question) {
       typeset(feedbackOf(wrap));  // jupyterquiz has just written it
       if (!restoring) {
         record.answers[index] = {
-          value: button.textContent.trim(),
+          value: option.dataset.text,
           correct: option.dataset.correct === "true",
         };
         save();
@@ -235,7 +237,7 @@ function setUpOptions(wrap, index, question) {
   return {
     restore: function (saved) {
       var chosen = options.filter(function (option) {
-        return option.firstChild.textContent.trim() === saved.value;
+        return option.dataset.text === saved.value;
       })[0];
       if (!chosen) return null;
       restoring = true;

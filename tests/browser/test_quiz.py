@@ -33,7 +33,7 @@ RAW_MARKDOWN = re.compile(r"(?<![\w*])\*[^*\s][^*]*\*(?!\w)|`[^`]+`|\*\*[^*]+\*\
 
 def _feedback(wrapper) -> str:
     fb = wrapper.locator(".Feedback")
-    fb.wait_for(state="visible", timeout=30000)
+    fb.wait_for(state="visible", timeout=5000)
     return " ".join(fb.inner_text().split())
 
 
@@ -137,7 +137,7 @@ def _answer_every_question(tab, page_path) -> dict:
     # every answer is kept: after a reload the questions show them, and the chapter is
     # ticked in the list of chapters
     tab.reload(wait_until="domcontentloaded")
-    tab.wait_for_selector("[id^='attnquiz_'] .QuizScore", timeout=30000)
+    tab.wait_for_selector("[id^='attnquiz_'] .QuizScore", timeout=10000)
     found["after_reload"] = tab.evaluate(
         """() => ({score: document.querySelector("[id^='attnquiz_'] .QuizScore p")
                             .textContent,
@@ -147,7 +147,9 @@ def _answer_every_question(tab, page_path) -> dict:
                      ".bd-docs-nav a .reader-progress.done"))
                      .map(m => m.textContent)})"""
     )
-    tab.locator("[id^='attnquiz_'] button.QuizForget").first.click()
+    forget = tab.locator("[id^='attnquiz_'] button.QuizForget").first
+    if forget.is_visible():
+        forget.click()
     return found
 
 

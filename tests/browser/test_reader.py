@@ -313,10 +313,11 @@ def _answers_kept(tab, page_path) -> dict:
         return {"quiz": False}
     given = _answer_first_question(tab)
     tab.reload(wait_until="domcontentloaded")
-    tab.wait_for_selector("[id^='attnquiz_'] .QuizScore", timeout=30000)
+    tab.wait_for_selector("[id^='attnquiz_'] .QuizScore", timeout=10000)
     after = tab.evaluate(_FIRST_STATE_JS)
     forget = tab.locator("[id^='attnquiz_'] button.QuizForget")
-    forget.click()
+    if forget.is_visible():  # hidden when no answer is kept: recorded as such below
+        forget.click()
     cleared = tab.evaluate(_FIRST_STATE_JS)
     return {
         "quiz": True,
