@@ -257,13 +257,18 @@ def _visit(context, site_url: str, page_path: str) -> dict:
     info["raw_math"] = sorted(
         {m.group(0) for pat in RAW_MATH_PATTERNS for m in pat.finditer(text)}
     )
-    folder = SCREENSHOTS if profile == DEFAULT_PROFILE else SCREENSHOTS / profile
-    folder.mkdir(parents=True, exist_ok=True)
-    shot = folder / (page_path[: -len(".html")].replace("/", "__") + ".png")
-    # The whole page with FULL_SCREENSHOTS=1 (for reviewing a build; slow on long
-    # chapters), else what a reader sees first.
-    page.screenshot(path=str(shot), full_page=os.environ.get("FULL_SCREENSHOTS") == "1")
-    info["screenshot"] = shot
+    # A screenshot of every page on the desktop in light mode, and with
+    # ALL_SCREENSHOTS=1 in every profile too (_build/screenshots/<profile>/); the whole
+    # page with FULL_SCREENSHOTS=1 (for reviewing a build; slow on long chapters), else
+    # what a reader sees first.
+    if full or os.environ.get("ALL_SCREENSHOTS") == "1":
+        folder = SCREENSHOTS if full else SCREENSHOTS / profile
+        folder.mkdir(parents=True, exist_ok=True)
+        shot = folder / (page_path[: -len(".html")].replace("/", "__") + ".png")
+        page.screenshot(
+            path=str(shot), full_page=os.environ.get("FULL_SCREENSHOTS") == "1"
+        )
+        info["screenshot"] = shot
     info["external_requests"] = [
         u for _, u in context.external_requests[n_external_before:]
     ]
