@@ -198,6 +198,10 @@ function setUpNumber(wrap, index) {
 }
 
 // ---------------------------------------------------------------- options
+function spokenText(text) {
+  return text.replace(/\\[()\[\]]|\$\$?/g, "").replace(/\s+/g, " ").trim();
+}
+
 function setUpOptions(wrap, index, question) {
   var options = Array.prototype.slice.call(wrap.querySelectorAll("label.MCButton"));
   if (question) {
@@ -215,6 +219,9 @@ function setUpOptions(wrap, index, question) {
     option.appendChild(button);
     // the option's text as drawn, before MathJax typesets it: what an answer is kept as
     option.dataset.text = button.textContent.trim();
+    // its accessible name, which typeset mathematics alone would not give it: the
+    // text as drawn, without the TeX delimiters
+    button.setAttribute("aria-label", spokenText(option.dataset.text));
     // a click on the label's padding is checked once, not again through its button
     option.addEventListener("click", function (event) {
       if (event.target === option) event.preventDefault();
