@@ -475,7 +475,16 @@ def _audit(tab, page_path) -> dict:
     }""")
     found["axe_opened"] = {"violations": []}
     if opened:
+        # until the blocks' opening transitions have ended (a busy machine draws them
+        # slowly; axe would measure the contrast of text still fading in), at most 5 s
         tab.wait_for_timeout(300)
+        tab.evaluate(
+            """() => Promise.race([
+                Promise.all(
+                    document.getAnimations().map(a => a.finished.catch(() => 0))),
+                new Promise(done => setTimeout(done, 5000)),
+            ])"""
+        )
         found["axe_opened"] = _axe(tab, include=[["[data-a11y-opened]"]])
     return found
 

@@ -406,6 +406,14 @@ def _move_with_keyboard(page, explorer, control, steps: int):
         page.keyboard.press(key)
 
 
+def _wait_for_index(control, expected: int, timeout: float = 10.0) -> None:
+    """Wait until the control shows option ``expected`` (a busy machine may take a
+    moment to finish a slider's tap animation); the caller asserts it."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and _index(control) != expected:
+        time.sleep(0.05)
+
+
 def _wait_for_change(page, before: str, timeout: float = 5.0) -> str:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -474,10 +482,11 @@ def _check_explorer(page, chapter: str) -> None:
             ),
         ):
             before, alts_before = _visible_state(page), _alt_texts(page)
+            expected_index = target if how == "mouse" else (1 if target == 0 else n - 2)
             move()
+            _wait_for_index(control, expected_index)
             after = _wait_for_change(page, before)
             index = [_index(controls.nth(j)) for j in range(controls.count())]
-            expected_index = target if how == "mouse" else (1 if target == 0 else n - 2)
             assert index[k] == expected_index, (chapter, label, how, index)
             assert _drawing(after) != _drawing(before), (
                 f"{chapter}: the drawing did not change when {label!r} moved ({how})"

@@ -290,9 +290,10 @@ def _answer_first_question(tab) -> dict | None:
         box.fill(value)
         box.press("Enter")
         return {"kind": "number", "value": value}
-    option = wrap.locator('label.MCButton[data-correct="true"] button')
-    option.click()
-    return {"kind": "option", "value": option.inner_text().strip()}
+    option = wrap.locator('label.MCButton[data-correct="true"]')
+    option.locator("button").click()
+    # the option's text as drawn before MathJax typeset it: what the page keeps
+    return {"kind": "option", "value": option.get_attribute("data-text")}
 
 
 _FIRST_STATE_JS = """() => {
@@ -302,7 +303,8 @@ _FIRST_STATE_JS = """() => {
   const pressed = wrap.querySelector("button.MCOption[aria-pressed='true']");
   const mark = Array.from(document.querySelectorAll(".bd-docs-nav a .reader-progress"))
     .map(m => m.textContent).filter(Boolean);
-  return {value: box ? box.value : (pressed ? pressed.textContent.trim() : null),
+  const kept = pressed ? pressed.parentElement.dataset.text : null;
+  return {value: box ? box.value : kept,
           feedback: wrap.querySelector(".Feedback").textContent.trim(),
           score: quiz.querySelector(".QuizScore p").textContent, marks: mark};
 }"""
