@@ -208,6 +208,15 @@ def as_length(n, name: str) -> int:
     return n
 
 
+def as_width(n, name: str) -> int:
+    """A feature width: a positive integer (``TypeError`` for 4.0, ``ValueError`` for
+    0), named ``name``."""
+    n = as_length(n, name)
+    if n < 1:
+        raise ValueError(f"{name} must be at least 1; got {n}")
+    return n
+
+
 def keys_values_batch(q, k, v) -> tuple:
     """The broadcast leading axes of queries, keys and values, after checking that keys
     and values have the same number of positions (``ValueError`` naming both shapes)."""

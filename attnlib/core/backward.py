@@ -32,6 +32,7 @@ import numpy as np
 from attnlib.core._validation import (
     as_bool_mask,
     as_float_array,
+    as_real_number,
     check_attention,
     check_mask_shape,
     require_ndim,
@@ -226,16 +227,20 @@ def numerical_gradient(f, x, *, eps: float = 1e-5) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``f`` does not return a single finite number.
+        If ``f`` does not return a single finite number, or ``eps`` is not a positive
+        finite number (``TypeError`` if it is not a number).
     """
+    h = as_real_number(eps, "eps")
+    if not (0.0 < h < float("inf")):
+        raise ValueError(f"eps must be a positive finite step; got {eps!r}")
     x = np.array(as_float_array(x, "x"), dtype=np.float64)  # a copy we may perturb
     grad = np.zeros_like(x)
     flat, gflat = x.reshape(-1), grad.reshape(-1)
     for i in range(flat.size):
         keep = flat[i]
-        flat[i] = keep + eps
+        flat[i] = keep + h
         up = np.asarray(f(x), dtype=np.float64)
-        flat[i] = keep - eps
+        flat[i] = keep - h
         down = np.asarray(f(x), dtype=np.float64)
         flat[i] = keep
         if (
@@ -246,7 +251,7 @@ def numerical_gradient(f, x, *, eps: float = 1e-5) -> np.ndarray:
             raise ValueError(
                 f"f must return one finite number; got {up!r} and {down!r}"
             )
-        gflat[i] = (up - down) / (2.0 * eps)
+        gflat[i] = (up - down) / (2.0 * h)
     return grad
 
 
@@ -269,15 +274,24 @@ def relative_error(analytic, numeric) -> float:
     Raises
     ------
     ValueError
-        If the shapes differ (both named).
+        If the shapes differ (both named), or either holds NaN or inf (named).
+    TypeError
+        If either is not real.
     """
-    a = np.asarray(analytic, dtype=np.float64)
-    n = np.asarray(numeric, dtype=np.float64)
+    a = np.asarray(as_float_array(analytic, "analytic"), dtype=np.float64)
+    n = np.asarray(as_float_array(numeric, "numeric"), dtype=np.float64)
     if a.shape != n.shape:
         raise ValueError(
             f"analytic {a.shape} and numeric {n.shape} must have the same shape"
         )
-    scale = max(float(np.linalg.norm(a)), float(np.linalg.norm(n)))
-    if scale == 0.0:
+    for name, g in (("analytic", a), ("numeric", n)):
+        if not np.isfinite(g).all():
+            raise ValueError(f"{name} {g.shape} holds NaN or inf")
+    # Divide by the largest magnitude first (the ratio is unchanged) so the norms of
+    # gradients near 1e200 do not overflow.
+    top = max(float(np.abs(a).max(initial=0.0)), float(np.abs(n).max(initial=0.0)))
+    if top == 0.0:
         return 0.0
+    a, n = a / top, n / top
+    scale = max(float(np.linalg.norm(a)), float(np.linalg.norm(n)))
     return float(np.linalg.norm(a - n) / scale)

@@ -23,7 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import as_bool_mask, as_real_number, check_mask_shape
+from attnlib.core._validation import (
+    as_bool_mask,
+    as_real_number,
+    check_mask_shape,
+    compute_dtype,
+    to_dtype,
+)
 
 __all__ = ["dropout_keep_mask", "drop_weights", "as_dropout_rate"]
 
@@ -67,11 +73,16 @@ def drop_weights(weights: np.ndarray, keep, dropout: float) -> np.ndarray:
     ``keep`` is a boolean array that broadcasts to ``weights`` (from
     :func:`dropout_keep_mask`) or None, in which case ``weights`` is returned as it is.
     The backward pass multiplies its gradient by the same factor, where kept.
+    float16 weights are scaled in float32; a kept weight that the factor lifts beyond
+    the dtype (``p`` near 1) raises ``OverflowError``, never an inf and a warning.
     """
     if keep is None:
         return weights
-    factor = weights.dtype.type(1.0 / (1.0 - dropout))
-    return np.where(keep, weights * factor, weights.dtype.type(0))  # (..., L_q, L_k)
+    work = compute_dtype(weights.dtype)
+    factor = work.type(1.0 / (1.0 - dropout))
+    kept = weights.astype(work, copy=False) * factor
+    dropped = np.where(keep, kept, work.type(0))  # (..., L_q, L_k)
+    return to_dtype(dropped, weights.dtype, "dropped attention weights")
 
 
 # --- the arguments' checks ------------------------------------------------------

@@ -25,6 +25,7 @@ import numpy as np
 from attnlib.core._numerics import taking_part
 from attnlib.core._validation import (
     as_float_array,
+    as_width,
     compute_dtype,
     keys_values_batch,
     mask_for_scores,
@@ -217,11 +218,25 @@ def init_multi_head(
     Raises
     ------
     ValueError
-        If ``d_model`` is not divisible by ``num_heads`` (saying so).
+        If ``d_model`` is not divisible by ``num_heads`` (saying so), or a width is
+        below 1 (named).
+    TypeError
+        If a width or ``num_heads`` is not an integer (named).
 
     Source: Vaswani et al. (2017), section 3.2.2; Glorot & Bengio (2010), equation (16).
     """
-    _num_heads(num_heads, d_model)
+    widths = {
+        name: as_width(d, name)
+        for name, d in (
+            ("d_model", d_model),
+            ("d_query_in", d_query_in),
+            ("d_key_in", d_key_in),
+            ("d_value_in", d_value_in),
+            ("d_out", d_out),
+        )
+        if d is not None
+    }
+    _num_heads(num_heads, widths["d_model"])
     rng = np.random.default_rng(
         rng
     )  # a Generator is returned unchanged; a seed makes one
@@ -377,6 +392,11 @@ def _check_multi_head(queries, keys, values, mask, params):
     ``TypeError`` for non-real inputs or a non-boolean mask; ``ValueError`` for NaN or
     inf that takes part.
     """
+    if not isinstance(params, MultiHeadParams):
+        raise TypeError(
+            "params must be MultiHeadParams (from attnlib.init_multi_head); got "
+            f"{type(params).__name__}"
+        )
     q = as_float_array(queries, "queries")
     k = as_float_array(keys, "keys")
     v = as_float_array(values, "values")

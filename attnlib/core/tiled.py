@@ -64,9 +64,10 @@ def default_block_sizes(n_queries: int, n_keys: int) -> tuple[int, int]:
     query side fills the tile instead (fewer, larger blocks cost fewer numpy calls).
     Blocks never exceed the lengths.
     """
-    block_k = min(max(int(n_keys), 1), 1024)
+    n_queries, n_keys = as_length(n_queries, "n_queries"), as_length(n_keys, "n_keys")
+    block_k = min(max(n_keys, 1), 1024)
     block_q = 256 if block_k >= 512 else TILE_ENTRIES // block_k
-    block_q = min(max(int(n_queries), 1), block_q)
+    block_q = min(max(n_queries, 1), block_q)
     return block_q, block_k
 
 

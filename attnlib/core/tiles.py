@@ -155,7 +155,7 @@ def as_block_sizes(block_size) -> tuple[int, int] | None:
         )
         if not integer or n < 1:
             raise ValueError(
-                f"block sizes must be positive integers; got {block_size!r}"
+                f"block_size must hold positive integers; got {block_size!r}"
             )
     return int(sizes[0]), int(sizes[1])
 

@@ -123,13 +123,27 @@ def check_layer_norm(x, gain, bias, eps):
     return x.astype(work, copy=False), *params, eps, out_dtype
 
 
-def check_feed_forward(x, W_1, b_1, W_2, b_2, activation, activations):
-    """The contract of :func:`attnlib.feed_forward`; returns ``(x, W_1, b_1, W_2, b_2,
-    out_dtype)``, the arrays finite and ``x``, ``W_1``, ``W_2`` in the compute dtype."""
-    if activation not in activations:
+def check_params(params, kind: type, init: str) -> None:
+    """``TypeError`` naming ``params`` unless it is a ``kind`` (made by ``init``)."""
+    if not isinstance(params, kind):
+        raise TypeError(
+            f"params must be {kind.__name__} (from attnlib.{init}); got "
+            f"{type(params).__name__}"
+        )
+
+
+def check_activation(activation, activations) -> None:
+    """``ValueError`` naming ``activation`` unless it is one of ``activations``."""
+    if not isinstance(activation, str) or activation not in activations:
         raise ValueError(
             f"activation must be one of {sorted(activations)}; got {activation!r}"
         )
+
+
+def check_feed_forward(x, W_1, b_1, W_2, b_2, activation, activations):
+    """The contract of :func:`attnlib.feed_forward`; returns ``(x, W_1, b_1, W_2, b_2,
+    out_dtype)``, the arrays finite and ``x``, ``W_1``, ``W_2`` in the compute dtype."""
+    check_activation(activation, activations)
     x = finite_array(x, "x", "(..., d_model)", 1)
     W_1, W_2 = finite_array(W_1, "W_1"), finite_array(W_2, "W_2")
     if W_1.ndim != 2 or W_2.ndim != 2:

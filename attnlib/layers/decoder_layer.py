@@ -22,12 +22,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import compute_dtype, to_dtype
+from attnlib.core._validation import as_width, compute_dtype, to_dtype
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
 from attnlib.core.masks import causal_mask
-from attnlib.layers._validation import add, check_layer_input, check_param_shapes
-from attnlib.layers.feed_forward import feed_forward, init_feed_forward
+from attnlib.layers._validation import (
+    add,
+    check_activation,
+    check_layer_input,
+    check_param_shapes,
+    check_params,
+)
+from attnlib.layers.feed_forward import ACTIVATIONS, feed_forward, init_feed_forward
 from attnlib.layers.layer_norm import DEFAULT_EPS, layer_norm
 
 
@@ -80,6 +86,7 @@ class DecoderLayerParams:
             {f"ln{i}_{p}": (d,) for i in (1, 2, 3) for p in ("gain", "bias")}
         )
         check_param_shapes(self, expected, d, d_ff)
+        check_activation(self.activation, ACTIVATIONS)
 
     @property
     def d_model(self) -> int:
@@ -119,7 +126,7 @@ def init_decoder_layer(
     """
     rng = np.random.default_rng(rng)
     d_ff = 4 * d_model if d_ff is None else int(d_ff)
-    d_mem = d_model if d_memory is None else int(d_memory)
+    d_mem = d_model if d_memory is None else as_width(d_memory, "d_memory")
     self_attn = init_multi_head(rng, d_model, num_heads)
     cross_attn = init_multi_head(
         rng, d_model, num_heads, d_key_in=d_mem, d_value_in=d_mem
@@ -183,13 +190,15 @@ def decoder_layer(
         If the widths do not fit the parameters or the leading axes do not broadcast
         (shapes named), or an input holds NaN or inf.
     TypeError
-        If an input is not real or a mask not boolean.
+        If an input is not real, a mask not boolean or ``params`` not
+        :class:`DecoderLayerParams`.
     OverflowError
         If a projection, a score, a residual sum or an output does not fit the dtype.
 
     Source: Vaswani et al. (2017), sections 3.1, 3.2.3 ("masking out ... all values in
     the input of the softmax which correspond to illegal connections") and 3.3.
     """
+    check_params(params, DecoderLayerParams, "init_decoder_layer")
     y = check_layer_input(y, "y", params.d_model, params)  # (..., L_t, d), finite
     d_memory = params.cross_attn.W_K.shape[0]
     memory = check_layer_input(memory, "memory", d_memory, params, "d_memory")

@@ -37,8 +37,19 @@ from attnlib.core.heads import (
     merge_heads,
     split_heads,
 )
-from attnlib.layers._validation import add, check_layer_input, check_param_shapes
-from attnlib.layers.feed_forward import _affine, feed_forward, init_feed_forward
+from attnlib.layers._validation import (
+    add,
+    check_activation,
+    check_layer_input,
+    check_param_shapes,
+    check_params,
+)
+from attnlib.layers.feed_forward import (
+    ACTIVATIONS,
+    _affine,
+    feed_forward,
+    init_feed_forward,
+)
 from attnlib.layers.layer_norm import DEFAULT_EPS, layer_norm
 
 
@@ -92,6 +103,7 @@ class EncoderLayerParams:
             "ln2_bias": (d,),
         }
         check_param_shapes(self, expected, d, d_ff)
+        check_activation(self.activation, ACTIVATIONS)
 
     @property
     def d_model(self) -> int:
@@ -204,10 +216,15 @@ def self_attention_block(
     ------
     ValueError, TypeError
         As :func:`attnlib.attention` for bad masks; ``ValueError`` if ``keep_heads``
-        does not end in ``H``.
+        does not end in ``H``, or ``x``'s last axis is not ``d_model`` (named).
 
     Source: Vaswani et al. (2017), section 3.2.2.
     """
+    if np.ndim(x) < 2 or np.shape(x)[-1] != attn.W_Q.shape[0]:
+        raise ValueError(
+            f"x {np.shape(x)} does not fit the projections (W_Q {attn.W_Q.shape}): "
+            f"its last axis must be d_model={attn.W_Q.shape[0]}"
+        )
     q = split_heads(
         _affine(x, attn.W_Q, attn.b_Q), attn.num_heads
     )  # (..., H, L, d_head)
@@ -292,12 +309,14 @@ def encoder_layer(
         If ``x`` does not end in ``d_model`` (both shapes named), the mask does not fit,
         or an input holds NaN or inf.
     TypeError
-        If ``x`` is not a real array or the mask is not boolean.
+        If ``x`` is not a real array, the mask is not boolean or ``params`` is not
+        :class:`EncoderLayerParams`.
     OverflowError
         If a projection, a score, a residual sum or an output does not fit the dtype.
 
     Source: Vaswani et al. (2017), sections 3.1-3.3; Devlin et al. (2019), section 3.
     """
+    check_params(params, EncoderLayerParams, "init_encoder_layer")
     x = check_layer_input(x, "x", params.d_model, params)  # (..., L, d), finite
     dtype, x = x.dtype, x.astype(compute_dtype(x.dtype), copy=False)  # float16: 32
     as_dropout_rate(attention_dropout, "attention_dropout")  # named as here

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, to_dtype
+from attnlib.core._validation import as_float_array, as_width, to_dtype
 from attnlib.layers._validation import check_feed_forward, fits
 
 
@@ -22,12 +22,12 @@ def erf(x) -> np.ndarray:
     """The error function, elementwise (numpy has none).
 
     Parameters: ``x``, array_like of any shape (floats). Returns: numpy.ndarray of the
-    same shape, ``erf(x)`` with absolute error below 1.5e-7. Raises: nothing beyond
-    numpy's own conversion errors.
+    same shape and float dtype (integers give float64), ``erf(x)`` with absolute error
+    below 1.5e-7. Raises: ``TypeError`` naming ``x`` for non-real input.
 
     Source: Abramowitz & Stegun (1964), formula 7.1.26.
     """
-    x = np.asarray(x)
+    x = as_float_array(x, "x")
     s = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
@@ -75,10 +75,12 @@ def init_feed_forward(rng, d_model: int, d_ff: int):
 
     Parameters: ``rng``, a numpy Generator or int seed; ``d_model``, ``d_ff``: ints >=
     1. Returns: ``W_1`` (d_model, d_ff), ``b_1`` (d_ff,), ``W_2`` (d_ff, d_model),
-    ``b_2`` (d_model,). Raises: ``ValueError`` from numpy for negative sizes.
+    ``b_2`` (d_model,). Raises: ``TypeError`` for a width that is not an integer,
+    ``ValueError`` for one below 1 (each named).
 
     Source: Glorot & Bengio (2010), equation (16); Vaswani et al. (2017), section 3.3.
     """
+    d_model, d_ff = as_width(d_model, "d_model"), as_width(d_ff, "d_ff")
     rng = np.random.default_rng(rng)
     a_1 = np.sqrt(6.0 / (d_model + d_ff))
     W_1 = rng.uniform(-a_1, a_1, size=(d_model, d_ff))
