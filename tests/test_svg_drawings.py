@@ -44,8 +44,11 @@ def test_heatmap_carries_its_values_and_grid():
     m = _weights()
     html = svg.heatmap(m, TOKENS, TOKENS, title="weights", cell=20)
     values = re.search(r"data-values='([^']*)'", html).group(1)
-    rows = [[int(v) for v in row.split(",")] for row in values.split(";")]
-    assert rows == [[round(100 * x) for x in row] for row in m]
+    rows = [row.split(",") for row in values.split(";")]
+    assert rows == [[f"{x:.2f}" for x in row] for row in m]
+    # beyond 15 digits in the exponent form, never an overflow
+    huge = svg.heatmap(np.array([[1e308, -1e308]]), ["a"], ["x", "y"], title="t")
+    assert "data-values='1.00e+308,-1.00e+308'" in huge
     assert re.search(r"data-rows='The\|bank\|flooded'", html)
     left, top, cell, width = map(
         int, re.search(r"data-grid='([^']*)'", html).group(1).split()

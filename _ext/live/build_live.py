@@ -146,8 +146,11 @@ def _pyodide_files(lock: dict, packages: list[str], read, dest: Path) -> None:
 def _book_zip(dest: Path) -> Path:
     """attnlib, the chapters' data and the kernel, with fixed dates (same bytes, same
     name: the name carries the content's hash, so browsers never keep an old copy)."""
+    # the package with its data files (the self-check questions' quiz.js)
     files = sorted(
-        p for p in (REPO / "attnlib").rglob("*.py") if "__pycache__" not in p.parts
+        p
+        for p in (REPO / "attnlib").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     )
     for folder in BOOK_DATA:
         files += sorted(p for p in (REPO / folder).rglob("*") if p.is_file())

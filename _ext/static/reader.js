@@ -78,8 +78,9 @@
   // ---------------------------------------------------------------- heat maps
   function grid(map) {
     var g = (map.dataset.grid || "").split(" ").map(Number);
+    // each value as the read-out shows it (attnlib.figures.svg._cell_values)
     var values = (map.dataset.values || "").split(";").map(function (row) {
-      return row.split(",").map(Number);
+      return row.split(",");
     });
     return {
       left: g[0], top: g[1], cell: g[2], width: g[3], values: values,
@@ -106,8 +107,7 @@
       map.append(text);
     }
     var v = g.values[i][j];
-    var value = map.dataset.kind === "mask" ? (v ? "may attend" : "masked")
-      : (v / 100).toFixed(2);
+    var value = map.dataset.kind === "mask" ? (v === "1" ? "may attend" : "masked") : v;
     text.textContent = "query " + g.rows[i] + ", key " + g.cols[j] + ": " + value;
   }
 

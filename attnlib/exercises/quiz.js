@@ -198,6 +198,12 @@ function setUpNumber(wrap, index) {
 }
 
 // ---------------------------------------------------------------- options
+function withoutMaths(text) {
+  return text
+    .replace(/\\\(.*?\\\)|\\\[.*?\\\]|\$\$.*?\$\$|\$.*?\$/g, "")
+    .replace(/[\s.,;:]/g, "");
+}
+
 function spokenText(text) {
   return text.replace(/\\[()\[\]]|\$\$?/g, "").replace(/\s+/g, " ").trim();
 }
@@ -219,9 +225,11 @@ function setUpOptions(wrap, index, question) {
     option.appendChild(button);
     // the option's text as drawn, before MathJax typesets it: what an answer is kept as
     option.dataset.text = button.textContent.trim();
-    // its accessible name, which typeset mathematics alone would not give it: the
-    // text as drawn, without the TeX delimiters
-    button.setAttribute("aria-label", spokenText(option.dataset.text));
+    // an option that is only mathematics has no accessible name once typeset: its
+    // text as drawn, without the TeX delimiters, names it
+    if (!withoutMaths(option.dataset.text)) {
+      button.setAttribute("aria-label", spokenText(option.dataset.text));
+    }
     // a click on the label's padding is checked once, not again through its button
     option.addEventListener("click", function (event) {
       if (event.target === option) event.preventDefault();

@@ -347,10 +347,17 @@ def heatmap_alt(
 
 def _cell_values(m: np.ndarray) -> str:
     """A matrix as the page reads it for the value under the pointer: rows separated by
-    ``;``, values by ``,``, in hundredths (``0.66`` is ``66``; a mask's cells are 1 or
-    0)."""
-    hundredths = np.rint(np.asarray(m, dtype=float) * (1 if m.dtype == bool else 100))
-    return ";".join(",".join(str(int(v) + 0) for v in row) for row in hundredths)
+    ``;``, values by ``,``, each written as the read-out shows it (``0.66``;
+    ``1.00e+308`` beyond 15 digits; a mask's cells are ``1`` or ``0``)."""
+    m = np.asarray(m)
+    if m.dtype == bool:
+        return ";".join(",".join("1" if v else "0" for v in row) for row in m)
+
+    def shown(v: float) -> str:
+        text = f"{v:.2f}" if abs(v) < 1e15 else f"{v:.2e}"
+        return "0.00" if text == "-0.00" else text
+
+    return ";".join(",".join(shown(float(v)) for v in row) for row in m)
 
 
 def _colour_scale(cmap, vmin, vmax, x, y, width) -> str:
