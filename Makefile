@@ -15,7 +15,7 @@ NBVAL := $(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with tests/n
 # (html_extra_path in _config.yml), NOT into _static/.
 ASSETS := _site_assets/vendor
 ASSETS_STAMP := $(ASSETS)/README.txt
-WIDGETS_SRC := _ext/widgets/static_widgets.js _ext/widgets/build.mjs
+WIDGETS_SRC := _ext/widgets/static_widgets.js _ext/widgets/build.mjs _ext/widgets/plain_text_labels.js
 # The fresh-environment check (what Binder does): a new venv from requirements.txt + postBuild.
 BINDER_VENV ?= /tmp/attention-executable-binder-check
 # Only for `make lab` (reading the notebooks locally); the book and the tests do not need it.
@@ -89,9 +89,12 @@ test-build: install assets live
 	$(BIN)/jupyter-book build . --all $(JB_STRICT)
 
 ## test-browser: build, then Chromium (Playwright, network blocked) visits every page of
-## _build/html; screenshots go to _build/screenshots/. Also checks internal links and anchors,
-## and accessibility on every page (tests/browser/test_a11y.py: axe-core WCAG 2.1 A/AA, alt
-## text, heading order, keyboard), on the same single visit of each page.
+## _build/html once in each of four reader profiles (a 390 px phone with touch and a
+## 1280 px desktop, light and dark mode); screenshots go to _build/screenshots/. On those
+## visits: accessibility (tests/browser/test_a11y.py: axe-core WCAG 2.1 A/AA, alt text,
+## heading order, keyboard), what a reader meets (test_reader.py: contrast from the rendered
+## colours, widths, slider tracks, the Tab path, the drawer, answers kept), the self-check
+## questions and the explorers; also internal links and the pages' HTML.
 test-browser: install chromium test-build
 	$(BIN)/pytest tests/browser -p no:cacheprovider -n 2 --dist loadgroup
 
@@ -105,7 +108,11 @@ chromium:
 ## contents with page numbers and bookmarks (tools/build_pdf.py); then its test. Not part of
 ## `make test` (it takes minutes).
 .PHONY: pdf test-pdf poppler
-pdf: book chromium poppler
+# The site is built with ATTENTION_PDF_EDITION=1, so that its pages link to the PDF that
+# this target puts next to them (_ext/reader_path.py; without it they say the PDF is not
+# part of the build).
+pdf: install assets chromium poppler
+	ATTENTION_PDF_EDITION=1 $(BIN)/jupyter-book build . $(JB_STRICT)
 	$(BIN)/python tools/build_pdf.py
 	$(MAKE) test-pdf
 
@@ -157,16 +164,17 @@ bench: install $(BENCH_STAMP)
 	BENCH_ORIGINAL_ENV="OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE-unset} OPENBLAS_L2_SIZE=$${OPENBLAS_L2_SIZE-unset}" \
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python tests/benchmarks/bench_attention.py
 
-## bench-pages: time every explorer page of the built site (_build/html) in Chromium: five
-## first visits each (empty cache) and three after two other explorer pages (scripts cached),
-## best and median time to interactive against the 2 s budget, page sizes, load average;
-## writes _build/page_timings.csv. Then live code (tests/benchmarks/bench_live.py): bytes served
+## bench-pages: every page of the built site (_build/html) on a throttled phone in Chromium
+## (CPU 4x slower, 1.6 Mbit/s, 150 ms round trip, text served gzipped, empty cache): the
+## bytes transferred and the median time until the page is usable (explorers drawn,
+## questions ready) and its blocked main thread, over three first visits; targets 1 MB and
+## 8 s, reported, never asserted; writes _build/page_timings.csv. Run it on a quiet
+## machine after `make book`. Then live code (tests/benchmarks/bench_live.py): bytes served
 ## by "Make this page live", seconds to Python ready, the first output and the first figure,
-## cold and warm, into _build/live_timings.csv. Run it on a quiet machine after `make book`. Not part of
-## `make test` (the browser test prints one timing, never asserts it).
+## cold and warm, into _build/live_timings.csv. Not part of `make test`.
 .PHONY: bench-pages
 bench-pages: install chromium
-	$(BIN)/python tests/benchmarks/bench_pages.py --runs 5
+	$(BIN)/python tests/benchmarks/bench_pages.py --runs 3
 	$(BIN)/python tests/benchmarks/bench_live.py --runs 3
 
 ## train: retrain chapter 2's two translation models (context vector vs attention) from their

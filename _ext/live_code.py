@@ -121,9 +121,11 @@ def _without_thebe(context) -> None:
         body = getattr(asset, "attributes", {}).get("body", "")
         return "sphinx-thebe" in name or "THEBE_JS_URL" in body
 
+    # in place: the list is the builder's, to which later handlers of this event add
+    # the page's own files (app.add_css_file, e.g. the widgets' style sheet)
     for key in ("script_files", "css_files"):
         if isinstance(context.get(key), list):
-            context[key] = [a for a in context[key] if not thebe(a)]
+            context[key][:] = [a for a in context[key] if not thebe(a)]
 
 
 def setup(app):

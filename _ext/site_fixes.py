@@ -1,24 +1,38 @@
-"""Sphinx extension: each page lists every ``<script>`` once (no console error from
-   duplicates).
+"""Sphinx extension: fixes to the theme and the extensions, each for a problem a reader
+met.
 
-sphinx-thebe 0.3.1 adds its inline configuration script (``const THEBE_JS_URL = ...``)
-while documents are being read; Sphinx 7.4 then holds it twice (once with the file name
+**The chapter list on phones and tablets.** pydata-sphinx-theme 0.17.1 shows its own
+header whenever ``navbar_persistent`` is set, and sets it (to its search field) unless
+the site does. sphinx-book-theme 1.3.0 hides that header and draws its own "Toggle
+primary sidebar" and "Toggle secondary sidebar" buttons in the article's header; but the
+theme's script binds the drawers to the first ``.primary-toggle`` and
+``.secondary-toggle`` of the page, which are then the hidden header's. Below 960 px the
+visible buttons opened nothing (pydata-sphinx-theme issue 2451, sphinx-book-theme issues
+988 and 999). Setting
+``navbar_persistent`` to nothing, as sphinx-book-theme's own configuration intends,
+leaves the hidden header out, so the visible buttons are the ones the script binds. The
+search field stays in the sidebar, and the header keeps its search button.
+
+**Scripts listed once.** sphinx-thebe 0.3.1 adds its inline configuration script
+(``const THEBE_JS_URL = ...``) while documents are being read; Sphinx 7.4 then holds it
+twice (once with the file name
 ``None``, once with ``''``), so every page declared the constant twice and the browser
 reported ``SyntaxError: Identifier 'THEBE_JS_URL' has already been declared``. This
 extension removes scripts that are identical (same source, attributes and body) just
 before a page is written.
 
-It also puts ``_ext/templates/`` first on the template path, so that its copies of two
-theme components replace the theme's: the colour-mode and search buttons, whose
+It also puts ``_ext/templates/`` first on the template path, so that its copies of theme
+templates replace the theme's: the colour-mode and search buttons, whose
 accessible names differed from the text they show (axe-core's
-``label-content-name-mismatch``, WCAG 2.5.3; see the comment in each template), and
-myst-nb's "Show code cell source" toggles, whose ``<summary>`` was labelled "Toggle
+``label-content-name-mismatch``, WCAG 2.5.3; see the comment in each template),
+the layout (no search index on pages without search; a link that skips to the explorer),
+and myst-nb's "Show code cell source" toggles, whose ``<summary>`` was labelled "Toggle
 hidden content" instead of the text it shows. It gives the bibliography's entries the
 role ``listitem`` (docutils' ``doc-biblioentry`` is deprecated in ARIA 1.3 and is no
 list item of the ``role="list"`` around them), and it loads
 ``_ext/static/site_fixes.css`` (link contrast in admonitions) and ``site_fixes.js`` (tab
-stops on code blocks that scroll once opened; ipywidgets' slider handles named by their
-visible description). It leaves out the theme's ``fontawesome.js`` (see
+stops on code blocks, display equations and drawings that scroll sideways, also once
+opened or typeset). It leaves out the theme's ``fontawesome.js`` (see
 :func:`_without_fontawesome_js`); on the pages that load the widgets' script it moves
 that script before MathJax and adds its style sheet (:func:`_widgets_first_and_styled`).
 ``tests/browser/test_a11y.py`` runs axe-core on every page.
@@ -61,9 +75,10 @@ WIDGETS_CSS = "../vendor/static-widgets/static-widgets.css"
 
 def _widgets_first_and_styled(app, pagename, templatename, context, doctree):
     """On the pages that load the widgets' script (myst-nb adds it, from
-    ``nb_ipywidgets_js`` in _config.yml, to pages that hold widget state): move it before
-    MathJax, so that the explorers are drawn before MathJax's 1 MB script is evaluated (both
-    are deferred and run in document order), and add the widgets' style sheet."""
+    ``nb_ipywidgets_js`` in _config.yml, to pages that hold widget state): move it
+    before MathJax, so that the explorers are drawn before MathJax's 1 MB script is
+    evaluated (both are deferred and run in document order), and add the widgets' style
+    sheet."""
     scripts = context.get("script_files")
     if not isinstance(scripts, list):
         return
@@ -114,6 +129,9 @@ def _without_fontawesome_js(app) -> Path:
 
 
 def _use_fixed_templates(app, config):
+    # No pydata-sphinx-theme header (see the module's docstring); an explicit setting
+    # in html_theme_options wins.
+    config.html_theme_options.setdefault("navbar_persistent", [])
     # Before the themes' own component folders, which they append to templates_path.
     for folder in (_without_fontawesome_js(app), TEMPLATES):
         if str(folder) not in config.templates_path:

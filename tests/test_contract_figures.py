@@ -445,7 +445,9 @@ ROWS = {
     ),
     "svg.side_by_side": Row(
         ok=lambda: svg.side_by_side("<svg/>", "<svg/>"),
-        check=lambda s: s.count("<div>") == 2 and s.startswith("<div style="),
+        check=lambda s: (
+            s.count("<div>") == 2 and s.startswith("<div class='explorer-drawings' ")
+        ),
     ),
     # --- precomputed explorers' helpers ----------------------------------------------
     "precomputed.readout_table": Row(

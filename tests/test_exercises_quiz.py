@@ -128,21 +128,54 @@ def test_show_gives_a_stable_output_named_after_the_key():
     html, script = first[0]["text/html"], first[1]["application/javascript"]
     assert html.startswith('<div id="attnquiz_05_softmax"')
     assert 'var questionsattnquiz_05_softmax=[{"question": "Q?"' in script
-    # jupyterquiz's script runs after the page and MathJax have loaded
-    assert "MathJax.startup.promise.then(run)" in script
-    assert "typesetPromise([quiz])" in script
-    # made usable with the keyboard (tests/browser/test_a11y.py and test_quiz.py try
-    # it): options become buttons, number boxes get their visible prompt as label, focus
-    # shows
+    # jupyterquiz's script runs where the page reaches it, with MathJax hidden from it
+    # (so that it neither typesets too early nor fetches MathJax from a CDN); MathJax
+    # typesets the questions once it has loaded
+    assert script.index("(function (MathJax) {") < script.index("show_questions")
+    assert "})(undefined);" in script and "typesetPromise([quiz])" in script
+    # the page's additions (quiz.js) follow jupyterquiz's script, with the quiz's key:
+    # options become buttons, number boxes get their visible prompt as label, a numeric
+    # keyboard, a score and answers kept in the browser
     assert script.index("show_questions") < script.index('createElement("button")')
     assert (
         "prompt.htmlFor = box.id" in script
         and 'setAttribute("role", "status")' in script
+        and 'setAttribute("inputmode", "decimal")' in script
+        and "window.localStorage.setItem(STORE + quizKey" in script
+        and '})(quiz, "05-softmax");' in script
     )
     assert "#attnquiz_05_softmax .MCOption:focus-visible" in html
     assert _shown("other", qs)[0]["text/html"].startswith('<div id="attnquiz_other"')
     with pytest.raises(ValueError):
         quiz.show("k", [])
+
+
+def test_texts_are_markdown_with_mathematics_left_for_mathjax():
+    q = quiz.choice(
+        "Which token does `[CLS]` attend to, *fisherman* or $x_1 * y_2 < 3$?",
+        [
+            ("*fisherman*", True, "it scores **2**"),
+            ("`[SEP]`", False, "see [the map](#m)"),
+        ],
+    )
+    assert q["question"] == (
+        "Which token does <code>[CLS]</code> attend to, <em>fisherman</em> or "
+        "$x_1 * y_2 &lt; 3$?"
+    )
+    assert [a["answer"] for a in q["answers"]] == [
+        "<em>fisherman</em>",
+        "<code>[SEP]</code>",
+    ]
+    assert q["answers"][0]["feedback"] == "Correct. it scores <strong>2</strong>"
+    assert q["answers"][1]["feedback"] == 'Not quite. see <a href="#m">the map</a>'
+    n = quiz.numeric(
+        "Entries for *n* = 2,048?", 2048.0**2, tolerance=0.5, hint="Square `n`."
+    )
+    assert n["question"].startswith("Entries for <em>n</em> = 2,048?")
+    assert n["answers"][-1]["feedback"] == "Not yet. Square <code>n</code>."
+    assert quiz.markdown("$$a_1 * b_1$$ and $c$") == "$$a_1 * b_1$$ and $c$"
+    with pytest.raises(TypeError):
+        quiz.markdown(3)
 
 
 # --- the chapters' quizzes

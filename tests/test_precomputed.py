@@ -70,8 +70,9 @@ def test_every_combination_is_a_state_and_every_stack_is_linked():
 
 
 def test_a_list_control_is_a_native_list_box_that_the_arrow_keys_move():
-    """Named choices are a <select> list box (ipywidgets.Select) showing every option, not
-    radio buttons, whose inputs share no name (the arrow keys would not move them)."""
+    """Named choices are a <select> list box (ipywidgets.Select) showing every option,
+    not radio buttons, whose inputs share no name (the arrow keys would not move
+    them)."""
     import ipywidgets
 
     control = Control(
@@ -89,7 +90,8 @@ def test_readout_escapes_text():
 
 
 def _parse_svgs(html):
-    """Every <svg> of a state parses as XML and has a title (what a screen reader reads)."""
+    """Every <svg> of a state parses as XML and has a title (what a screen reader
+    reads)."""
     found = 0
     start = 0
     while (i := html.find("<svg", start)) >= 0:
@@ -190,7 +192,8 @@ def test_text_alternatives_state_what_is_drawn_and_its_numbers():
 
 
 def test_explorer_states_have_text_alternatives_with_their_numbers():
-    """Each state's drawings say what they show with the state's numbers, computed by hand."""
+    """Each state's drawings say what they show with the state's numbers, computed by
+    hand."""
     ex = X.ScoresExplorer(live_figure=False).precomputed(vary=[2], shift=True)
     rocks, shift = ex.controls
     i, j = 10, 2  # Rocks scores 8, every score - 2
@@ -355,8 +358,8 @@ def test_position_explorer_states():
         html = ex.state_html(a, b, c)
         dot = sum(math.cos(k * th) for th in theta)  # depends on k only
         assert (
-            f"{round(dot, 4) + 0.0:.4f}</code></td></tr><tr><th style='text-align:left;"
-            f"padding-right:1em'>PE(0) · PE(k), the same</th><td><code>"
+            f"{round(dot, 4) + 0.0:.4f}</code></td></tr><tr><th>"
+            f"PE(0) · PE(k), the same</th><td><code>"
             f"{round(dot, 4) + 0.0:.4f}" in html
         )
         assert f"{round(k * theta[i], 4) + 0.0:.4f}" in html

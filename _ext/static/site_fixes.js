@@ -6,8 +6,11 @@
 // after every click, key press and opened <details>.
 (function () {
   "use strict";
+  // (also display equations and explorer drawings, which scroll sideways when wider than
+  // the column: _ext/static/reader.css)
   var selector = "pre, .cell_output > .output, .jp-RenderedHTMLCommon, " +
-    ".pst-scrollable-table-container";
+    ".pst-scrollable-table-container, mjx-container[display='true'], " +
+    ".explorer-drawings > div";
   function update() {
     document.querySelectorAll(selector).forEach(function (el) {
       if (!el.getClientRects().length) return; // hidden: nothing to scroll yet
@@ -21,7 +24,18 @@
   document.addEventListener("click", later, true);
   document.addEventListener("keyup", later, true);
   document.addEventListener("toggle", later, true);
+  // and once the explorers are drawn, once MathJax has typeset the page, and when the
+  // window changes size
+  document.addEventListener("jupyter-widgets-drawn", later);
+  window.addEventListener("resize", later);
+  document.addEventListener("DOMContentLoaded", function () {
+    var mathJax = window.MathJax;
+    if (mathJax && mathJax.startup && mathJax.startup.promise) {
+      mathJax.startup.promise.then(later);
+    }
+    later();
+  });
 })();
 
-// Slider handles are named by their labels in _config.yml's nb_ipywidgets_js script, which
-// runs with the widgets (aria-labelledby and aria-valuetext).
+// Slider handles are named by their labels in the widgets' script
+// (_ext/widgets/static_widgets.js: aria-labelledby and aria-valuetext).

@@ -16,7 +16,22 @@
 // sheet); _config.yml loads it on the pages that hold widget state.
 import { ManagerBase } from "@jupyter-widgets/base-manager";
 import * as base from "@jupyter-widgets/base";
-import * as controls from "@jupyter-widgets/controls";
+// Only the modules of @jupyter-widgets/controls that hold the explorers' widgets (its
+// index would bring every widget: colour and date pickers, media, file upload, ...).
+import { LinkModel } from "@jupyter-widgets/controls/lib/widget_link";
+import { VBoxModel, VBoxView } from "@jupyter-widgets/controls/lib/widget_box";
+import { DescriptionStyleModel } from "@jupyter-widgets/controls/lib/widget_description";
+import { SliderStyleModel } from "@jupyter-widgets/controls/lib/widget_int";
+import { HTMLModel, HTMLStyleModel, HTMLView } from "@jupyter-widgets/controls/lib/widget_string";
+import {
+  DropdownModel,
+  DropdownView,
+  SelectModel,
+  SelectView,
+  SelectionSliderModel,
+  SelectionSliderView,
+} from "@jupyter-widgets/controls/lib/widget_selection";
+import { StackModel, StackView } from "@jupyter-widgets/controls/lib/widget_selectioncontainer";
 import { Widget } from "@lumino/widgets";
 import { MessageLoop } from "@lumino/messaging";
 import "@lumino/widgets/style/index.css";
@@ -25,7 +40,57 @@ import "@jupyter-widgets/controls/css/labvariables.css";
 
 const STATE = 'script[type="application/vnd.jupyter.widget-state+json"]';
 const VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]';
-const MODULES = { "@jupyter-widgets/base": base, "@jupyter-widgets/controls": controls };
+
+// The explorers' sliders (ipywidgets' SelectionSlider), made for a reader:
+// * the number beside the track is a read-out, not a field: ipywidgets makes it editable
+//   (contenteditable), but typing into a SelectionSlider's read-out did nothing, it took
+//   "abc" and went blank on blur, and it was a second Tab stop after every slider;
+// * the handle (noUiSlider's role="slider") is named by the slider's visible label
+//   (aria-labelledby) and says the option shown (aria-valuetext), not only its index.
+let labelled = 0;
+class ExplorerSliderView extends SelectionSliderView {
+  update(options) {
+    const result = super.update(options);
+    this.readout.removeAttribute("contenteditable");
+    this.nameHandle();
+    return result;
+  }
+
+  updateReadout(index) {
+    super.updateReadout(index);
+    this.nameHandle();
+  }
+
+  nameHandle() {
+    const handle = this.el.querySelector(".noUi-handle");
+    if (!handle || !this.label) return;
+    if (!this.label.id) this.label.id = `widget-label-${(labelled += 1)}`;
+    handle.setAttribute("aria-labelledby", this.label.id);
+    handle.setAttribute("aria-valuetext", this.readout.textContent.trim());
+  }
+}
+
+const MODULES = {
+  "@jupyter-widgets/base": base,
+  "@jupyter-widgets/controls": {
+    LinkModel,
+    VBoxModel,
+    VBoxView,
+    DescriptionStyleModel,
+    SliderStyleModel,
+    HTMLModel,
+    HTMLStyleModel,
+    HTMLView,
+    DropdownModel,
+    DropdownView,
+    SelectModel,
+    SelectView,
+    SelectionSliderModel,
+    SelectionSliderView: ExplorerSliderView,
+    StackModel,
+    StackView,
+  },
+};
 
 // TeX in the widgets' labels and HTML, typeset with MathJax 3. The widgets look for this
 // typesetter on their manager (JupyterLab's managers provide one); without it they call

@@ -11,31 +11,92 @@ explanation. Three lines add a question to a chapter::
 
     from attnlib.exercises import quiz
     quiz.show("05-softmax", [
-        quiz.numeric("Weight of the score 1 in [1, 0]?", attnlib.softmax(np.array([1., 0.]))[0],
+        quiz.numeric("Weight of the score 1 in [1, 0]?",
+                     attnlib.softmax(np.array([1., 0.]))[0],
                      tolerance=1e-3, slips=[(73.11, "That is a percentage ...")]),
         quiz.choice("Which value does a stable softmax subtract?", [
             ("The maximum", True, "Every exponent is then <= 0."),
-            ("The minimum", False, "Then the largest exponent is max - min, which can overflow."),
+            ("The minimum", False,
+             "Then the largest exponent is max - min, which can overflow."),
         ]),
     ])
 
 Tag the cell ``remove-input`` (the reader sees the questions, not the code that computes
 the answers) and ``quiz`` (the tests find it by this tag).
+
+Questions, options, hints and explanations are Markdown (``*word*``, ```code```, links)
+with ``$...$`` for mathematics; they are turned into HTML here (markdown-it-py, the
+parser the book's pages are built with), since jupyterquiz shows its texts as HTML. What
+the page adds to jupyterquiz (numbers written with thousands separators, a decimal comma
+or a percent sign; feedback cleared when the answer changes; a score; answers kept in
+the browser; keyboard and screen-reader use) is in ``quiz.js`` next to this file, which
+:func:`show` puts into the cell's output.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from importlib import resources
 
 import numpy as np
 
-#: Colours of right and wrong feedback (Okabe-Ito blue and vermillion: colour-blind
-#: safe).
+#: jupyterquiz's colours, as the website's theme variables (pydata-sphinx-theme's, with
+#: the values of its light theme where they are not defined, e.g. in Jupyter): the
+#: questions sit on the page's surface colour in its text colour, in light and in dark
+#: mode. Right and wrong feedback are Okabe-Ito colours (colour-blind safe) chosen per
+#: theme by the site's style sheet (``--attn-quiz-right`` and ``--attn-quiz-wrong``):
+#: blue #0072B2 (5.2:1 on white) and a darker vermillion #B34D00 (5.3:1; the palette's
+#: #D55E00 has 3.9:1) in light mode, sky blue and orange (7.7:1 and 7.9:1) in dark mode.
 COLORS = {
-    "--jq-correct-color": "#0072B2",
-    "--jq-incorrect-color": "#D55E00",
+    "--jq-multiple-choice-bg": "var(--pst-color-surface, #f3f4f5)",
+    "--jq-numeric-bg": "var(--pst-color-surface, #f3f4f5)",
+    "--jq-mc-button-bg": "var(--pst-color-background, #ffffff)",
+    "--jq-mc-button-border": "var(--pst-color-border, #d1d5da)",
+    "--jq-numeric-input-bg": "var(--pst-color-background, #ffffff)",
+    "--jq-numeric-input-label": "var(--pst-color-text-base, #222832)",
+    "--jq-text-color": "var(--pst-color-text-base, #222832)",
+    "--jq-link-color": "var(--pst-color-link, #0a7d91)",
+    "--jq-correct-color": "var(--attn-quiz-right, #0072B2)",
+    "--jq-incorrect-color": "var(--attn-quiz-wrong, #B34D00)",
 }
+
+_MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$", re.S)
+
+
+def markdown(text: str) -> str:
+    """Inline Markdown as HTML, with ``$...$`` and ``$$...$$`` left as typed for
+    MathJax.
+
+    ``"*bank* scores `0`"`` becomes ``"<em>bank</em> scores <code>0</code>"``. The
+    mathematics is set aside before the Markdown is parsed (so that ``_`` and ``*``
+    inside it are not read as emphasis) and put back with ``<``, ``>`` and ``&``
+    escaped. Returns a str; raises TypeError for a non-string.
+    """
+    if not isinstance(text, str):
+        raise TypeError(
+            f"a question's text must be a string; got {type(text).__name__}"
+        )
+    from markdown_it import MarkdownIt
+
+    maths: list[str] = []
+
+    def keep(match):
+        maths.append(match.group(0))
+        return f"\ue000{len(maths) - 1}\ue001"
+
+    html = MarkdownIt("commonmark").renderInline(_MATH.sub(keep, text))
+    return re.sub(
+        "\ue000(\\d+)\ue001",
+        lambda m: (
+            maths[int(m.group(1))]
+            .replace("&", "&amp;")
+            .replace("<", "&lt;")
+            .replace(">", "&gt;")
+        ),
+        html,
+    )
 
 
 def _finite(x, what: str) -> float:
@@ -69,11 +130,12 @@ def numeric(
     ----------
     question : str (Markdown; ``$...$`` for maths)
     answer : real number, computed with attnlib by the caller
-    tolerance : float > 0, half-width of the accepted interval ``[answer - tol, answer + tol]``
-    slips : sequence of ``(wrong_value, diagnosis)`` or ``(wrong_value, diagnosis, tol)``: the
-        results of typical mistakes. An answer within ``tol`` (default: ``tolerance``) of
-        ``wrong_value`` gets the diagnosis. A slip that overlaps the right interval raises
-        ``ValueError``.
+    tolerance : float > 0, half-width of the accepted interval
+        ``[answer - tol, answer + tol]``
+    slips : sequence of ``(wrong_value, diagnosis)`` or ``(wrong_value, diagnosis,
+        tol)``: the results of typical mistakes. An answer within ``tol`` (default:
+        ``tolerance``) of ``wrong_value`` gets the diagnosis. A slip that overlaps the
+        right interval raises ``ValueError``.
     hint : str, the feedback for any other wrong answer (a hint, not the answer)
     explanation : str, added after "Correct." when the answer is right
 
@@ -98,7 +160,7 @@ def numeric(
             "type": "range",
             "range": right,
             "correct": True,
-            "feedback": ("Correct. " + explanation).strip(),
+            "feedback": markdown(("Correct. " + explanation).strip()),
         }
     ]
     for slip in slips:
@@ -113,12 +175,12 @@ def numeric(
                 "type": "range",
                 "range": [lo, hi],
                 "correct": False,
-                "feedback": f"Not yet. {diagnosis}",
+                "feedback": markdown(f"Not yet. {diagnosis}"),
             }
         )
-    answers.append({"type": "default", "feedback": f"Not yet. {hint}"})
+    answers.append({"type": "default", "feedback": markdown(f"Not yet. {hint}")})
     return {
-        "question": f"{question} (Accepted within ±{_number(tol)}.)",
+        "question": markdown(f"{question} (Accepted within ±{_number(tol)}.)"),
         "type": "numeric",
         "answers": answers,
     }
@@ -130,8 +192,8 @@ def choice(question: str, options) -> dict:
     Parameters
     ----------
     question : str
-    options : sequence of ``(text, correct, explanation)``; every option, right or wrong,
-        needs its explanation, shown when the reader picks it
+    options : sequence of ``(text, correct, explanation)``; every option, right or
+        wrong, needs its explanation, shown when the reader picks it
 
     Returns
     -------
@@ -139,8 +201,8 @@ def choice(question: str, options) -> dict:
 
     Raises
     ------
-    ValueError unless exactly one option is correct, there are at least two options and every
-    option has an explanation.
+    ValueError unless exactly one option is correct, there are at least two options and
+    every option has an explanation.
     """
     options = list(options)
     if len(options) < 2:
@@ -154,12 +216,16 @@ def choice(question: str, options) -> dict:
         prefix = "Correct. " if correct else "Not quite. "
         answers.append(
             {
-                "answer": str(text),
+                "answer": markdown(str(text)),
                 "correct": bool(correct),
-                "feedback": prefix + explanation,
+                "feedback": markdown(prefix + explanation),
             }
         )
-    return {"question": question, "type": "multiple_choice", "answers": answers}
+    return {
+        "question": markdown(question),
+        "type": "multiple_choice",
+        "answers": answers,
+    }
 
 
 def quiz_id(key: str) -> str:
@@ -167,95 +233,83 @@ def quiz_id(key: str) -> str:
     return "attnquiz_" + re.sub(r"\W", "_", key)
 
 
-#: Runs jupyterquiz's script once the page has loaded and MathJax (if the page has it)
-#: has started, so that jupyterquiz finds a complete MathJax 3, then makes the questions
-#: usable with the keyboard and a screen reader (see :data:`_ACCESSIBLE`) and typesets
-#: their maths at once (jupyterquiz itself waits half a second).
+#: Runs jupyterquiz's script as soon as the page reaches it (the questions' element is
+#: just above), then the page's additions (``quiz.js``: keyboard and screen readers,
+#: numbers in the forms people write them, a score, answers kept in the browser).
+#: jupyterquiz does not see MathJax (its name is hidden from it): left to itself it
+#: typesets half a second later and, finding MathJax 3 not yet loaded, fetches another
+#: copy from a CDN. Instead the questions are typeset once MathJax has loaded and
+#: typeset the page (the page's own pass skips notebook outputs), or at once if it has
+#: already (in Jupyter), and the feedback when it is shown (``quiz.js``). So the
+#: questions can be answered before the page's images and fonts have loaded, instead of
+#: after its load event.
 _DEFER = """(function () {{
-  function run() {{
+  var quiz = document.getElementById("{quiz_id}");
+  (function (MathJax) {{
 {script}
-    var quiz = document.getElementById("{quiz_id}");
     if (quiz) {{
-{accessible}
+      (function (quiz, quizKey) {{
+{additions}
+      }})(quiz, {key});
     }}
-    if (quiz && window.MathJax && window.MathJax.typesetPromise) {{
-      window.MathJax.typesetPromise([quiz]);
+  }})(undefined);
+  function typeset() {{
+    var mathJax = window.MathJax;
+    if (quiz && mathJax && mathJax.startup && mathJax.startup.promise) {{
+      mathJax.startup.promise.then(function () {{
+        return mathJax.typesetPromise([quiz]);
+      }});
     }}
   }}
-  function ready() {{
-    if (window.MathJax && window.MathJax.startup && window.MathJax.startup.promise) {{
-      window.MathJax.startup.promise.then(run);
-    }} else {{
-      run();
-    }}
+  if (document.readyState === "loading") {{
+    document.addEventListener("DOMContentLoaded", typeset);
+  }} else {{
+    typeset();
   }}
-  if (document.readyState === "complete") {{ ready(); }}
-  else {{ window.addEventListener("load", ready); }}
 }})();
 """
 
-#: What jupyterquiz 2.9 leaves out for keyboard and screen-reader users (WCAG 2.1.1,
-#: 2.4.7, 1.3.1, 4.1.2, 4.1.3), added to the questions it has drawn in ``quiz``:
-#:
-#: * a multiple-choice option is a ``<label>`` around a visually hidden radio button: only one
-#:   option of a question was a Tab stop, Enter did nothing and the focus was invisible. The
-#:   radio button is replaced by a ``<button>`` holding the option's text, so every option is a
-#:   Tab stop and Enter or Space picks it (jupyterquiz's handler on the label still checks it);
-#:   ``aria-pressed`` tells which option was picked; the options form a group named by the
-#:   question;
-#: * a number box had no label: jupyterquiz's visible prompt ("Type numeric answer here:")
-#:   becomes its ``<label>``, and the question its description;
-#: * the feedback is a live region (``role="status"``), so it is read out when it appears.
-_ACCESSIBLE = """\
-      quiz.querySelectorAll(".Quiz").forEach(function (wrap) {
-        var question = wrap.querySelector("[id^=quizQn]");
-        var feedback = wrap.querySelector(".Feedback");
-        if (feedback) { feedback.setAttribute("role", "status"); }
-        var box = wrap.querySelector("input.Input-text");
-        var prompt = wrap.querySelector("label.InpLabel");
-        if (box && prompt) { prompt.htmlFor = box.id; }
-        if (box && question) { box.setAttribute("aria-describedby", question.id); }
-        var options = wrap.querySelectorAll("label.MCButton");
-        if (options.length && question) {
-          options[0].parentElement.setAttribute("role", "group");
-          options[0].parentElement.setAttribute("aria-labelledby", question.id);
-        }
-        options.forEach(function (option) {
-          var radio = option.querySelector("input[type=radio]");
-          if (radio) { radio.remove(); }
-          var button = document.createElement("button");
-          button.type = "button";
-          button.className = "MCOption";
-          button.setAttribute("aria-pressed", "false");
-          while (option.firstChild) { button.appendChild(option.firstChild); }
-          option.appendChild(button);
-          // a click on the label's padding is checked once, not again through its button
-          option.addEventListener("click", function (event) {
-            if (event.target === option) { event.preventDefault(); }
-          }, true);
-          option.addEventListener("click", function () {
-            options.forEach(function (other) {
-              other.firstChild.setAttribute("aria-pressed", String(other === option));
-            });
-          });
-        });
-      });"""
 
-#: Styles for what :data:`_ACCESSIBLE` adds: the option's button looks like the option
-#: around it, and the focused option or number box has a visible outline (WCAG 2.4.7):
-#: Okabe-Ito blue, 5.2:1 against white and above 3:1 against the dark theme, with a dark
-#: ring inside an option.
+def _additions() -> str:
+    """The page's additions to jupyterquiz (``quiz.js`` next to this module)."""
+    return resources.files("attnlib.exercises").joinpath("quiz.js").read_text("utf-8")
+
+
+#: Styles for what ``quiz.js`` adds and for jupyterquiz's parts that the theme's colours
+#: do not reach: an option's button looks like the option around it; the focused option,
+#: number box or button has a visible outline (WCAG 2.4.7) in the link colour; the
+#: option's text follows the theme (jupyterquiz fixes it to #333, unreadable on a dark
+#: page); the question is the size of the text around it, with its code in the page's
+#: code style; the Check and "Forget my answers" buttons and the score.
 _STYLE = """<style>
-#{quiz_id} .MCButton {{ padding: 0; align-items: stretch; }}
+#{quiz_id} .Quiz {{ font-size: 1.05rem; line-height: 1.45; }}
+#{quiz_id} .Quiz code {{ background: var(--pst-color-surface, #f3f4f5);
+  color: var(--pst-color-inline-code, #912583); }}
+#{quiz_id} .MCButton {{ padding: 0; align-items: stretch;
+  color: var(--jq-text-color); }}
 #{quiz_id} .MCOption {{
   all: unset; box-sizing: border-box; flex: 1; display: flex; align-items: center;
-  justify-content: center; padding: 10px; cursor: pointer; font: inherit; color: inherit;
-  text-align: center;
+  justify-content: center; padding: 10px; cursor: pointer; font: inherit;
+  color: inherit; text-align: center;
 }}
-#{quiz_id} .MCOption:focus-visible, #{quiz_id} .Input-text:focus-visible {{
-  outline: 3px solid #0072B2; outline-offset: 2px;
+#{quiz_id} .MCOption:focus-visible, #{quiz_id} .Input-text:focus-visible,
+#{quiz_id} button.QuizCheck:focus-visible, #{quiz_id} button.QuizForget:focus-visible {{
+  outline: 3px solid var(--pst-color-link, #0a7d91); outline-offset: 2px;
 }}
-#{quiz_id} .MCOption:focus-visible {{ box-shadow: inset 0 0 0 2px #1a1a1a; }}
+#{quiz_id} .Input-text {{ display: inline-block; margin: 10px 8px 10px 0;
+  border: 1px solid var(--pst-color-border, #d1d5da); font-size: 1.1rem; }}
+#{quiz_id} .InpLabel {{ display: block; font-size: 1rem; }}
+#{quiz_id} .Answer:has(.Input-text) {{ display: block; }}
+#{quiz_id} button.QuizCheck, #{quiz_id} button.QuizForget {{
+  font: inherit; padding: 6px 14px; border-radius: 0.25rem; cursor: pointer;
+  border: 1px solid var(--pst-color-border, #d1d5da);
+  background: var(--pst-color-background, #ffffff); color: var(--jq-text-color);
+}}
+#{quiz_id} .Feedback {{ font-size: 1rem; line-height: 1.45; text-align: left;
+  padding: 0 4px; }}
+#{quiz_id} .QuizScore {{ display: flex; flex-wrap: wrap; align-items: center; gap: 12px;
+  margin-top: 16px; }}
+#{quiz_id} .QuizScore p {{ margin: 0; font-weight: 600; }}
 </style>"""
 
 
@@ -265,8 +319,8 @@ def show(key: str, questions) -> None:
 
     ``key`` names the quiz (e.g. ``"05-softmax"``); the quiz's HTML element gets the id
     :func:`quiz_id` ``(key)`` instead of jupyterquiz's random one, so re-running the
-    cell stores the same output (nbval compares it). jupyterquiz's script is wrapped so
-    that it runs after the page has loaded and MathJax has started (see :data:`_DEFER`).
+    cell stores the same output (nbval compares it). jupyterquiz's script is wrapped
+    with the page's additions (see :data:`_DEFER`).
     Options are shuffled in the browser each time the page is loaded.
 
     Raises
@@ -291,7 +345,10 @@ def show(key: str, questions) -> None:
     html = html.replace(random_id, new_id)
     html = html.replace("<style>", _STYLE.format(quiz_id=new_id) + "<style>", 1)
     script = _DEFER.format(
-        script=script.replace(random_id, new_id), quiz_id=new_id, accessible=_ACCESSIBLE
+        script=script.replace(random_id, new_id),
+        quiz_id=new_id,
+        key=json.dumps(key),
+        additions=_additions(),
     )
     display(
         {"text/html": html, "text/plain": f"Self-check questions ({len(questions)})"},

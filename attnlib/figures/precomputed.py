@@ -43,12 +43,12 @@ class Control:
     Attributes
     ----------
     description : str, the label shown next to the control (words, with units)
-    options : tuple of (label, value) pairs; the label is shown, the value is passed to the
-        state function
+    options : tuple of (label, value) pairs; the label is shown, the value is passed to
+        the state function
     default : int, index of the starting option
-    kind : "slider" (ordered positions, moved with the mouse or the arrow keys), "dropdown"
-        (a native drop-down) or "list" (a native list box showing every option; for a few
-        named choices, e.g. the kinds of mask)
+    kind : "slider" (ordered positions, moved with the mouse or the arrow keys),
+        "dropdown" (a native drop-down) or "list" (a native list box showing every
+        option; for a few named choices, e.g. the kinds of mask)
     """
 
     description: str
@@ -91,13 +91,15 @@ class Control:
 
 
 def readout_table(rows) -> str:
-    """``(name, value)`` rows as a small HTML table (the numbers a state shows)."""
+    """``(name, value)`` rows as a small HTML table (the numbers a state shows).
+
+    The page's style sheet lets long values wrap and, in a narrow column, puts each name
+    above its value, so that no number is cut off on a phone."""
     cells = "".join(
-        f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
-        f"<td><code>{html.escape(v)}</code></td></tr>"
+        f"<tr><th>{html.escape(k)}</th><td><code>{html.escape(v)}</code></td></tr>"
         for k, v in rows
     )
-    return f"<table class='explorer-readout' style='margin:4px 0'>{cells}</table>"
+    return f"<table class='explorer-readout'>{cells}</table>"
 
 
 def figure_png(fig) -> bytes:
@@ -119,8 +121,8 @@ class PrecomputedExplorer:
     render : callable taking one value per control (in order) and returning the state's
         HTML: a drawing and a readout of its numbers (:func:`readout_table`)
     name : str, what the explorer shows (used in the text shown where widgets cannot be)
-    fallback_png : bytes, optional, a PNG of the default state for outputs that cannot show
-        widgets (e.g. a PDF)
+    fallback_png : bytes, optional, a PNG of the default state for outputs that cannot
+        show widgets (e.g. a PDF)
 
     Displaying the object shows the widget; its plain-text form names the controls and
     the number of states (that is what ``nbval`` compares).
@@ -152,7 +154,7 @@ class PrecomputedExplorer:
                 w = widgets.SelectionSlider(
                     **common,
                     continuous_update=True,
-                    layout=widgets.Layout(width="560px", max_width="100%"),
+                    layout=widgets.Layout(width="100%"),
                 )
             elif c.kind == "dropdown":
                 w = widgets.Dropdown(**common, layout=widgets.Layout(width="auto"))
@@ -194,10 +196,11 @@ class PrecomputedExplorer:
             for w, level in zip(self.control_widgets, self.stacks)
             for stack in level
         ]
-        self.widget = widgets.VBox(
-            self.control_widgets + [self.view],
-            layout=widgets.Layout(border="1px solid #ccc", padding="6px"),
-        )
+        # The box's look (border, colours in light and dark mode, labels above the
+        # tracks in a narrow column) comes from the page's style sheet, through its
+        # class.
+        self.widget = widgets.VBox(self.control_widgets + [self.view])
+        self.widget.add_class("explorer")
 
     @property
     def n_states(self) -> int:

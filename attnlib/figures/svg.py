@@ -4,14 +4,21 @@ A static page shows every state of an explorer, so each state needs its own pict
 Drawing hundreds of matplotlib figures costs about a third of a second each, which would
 make executing a chapter (and ``make test``) minutes slower; these drawings are plain
 SVG text, written in microseconds and a few kilobytes each. Heat maps are one pixel per
-cell (a tiny PNG scaled up without smoothing). Every drawing has ``role="img"`` and a
-``<title>``, its text alternative (what a screen reader reads): written from the same
-numbers as the drawing, it says what kind of picture it is and states the numbers it
-shows (``alt=`` replaces it). The explorers also put the numbers in a text readout next
-to it.
+cell (a tiny PNG scaled up without smoothing), with a colour scale, and carry their
+values so that the page can show the value of the cell under the pointer or the keyboard
+focus. Every drawing has ``role="img"`` and a ``<title>``, its text alternative (what a
+screen reader reads): written from the same numbers as the drawing, it says what kind of
+picture it is and states the numbers it shows (``alt=`` replaces it). The explorers also
+put the numbers in a text readout next to it.
 
-All functions return an SVG string; coordinates are pixels; axes ranges are given by the
-caller so that they stay fixed while a control moves.
+Text, axes and grid lines are drawn in ``currentColor``, the colour of the text around
+the drawing, so that a drawing is readable on a light and on a dark page; data are drawn
+in the Okabe-Ito colours (black, the eighth, also as ``currentColor``). The drawings
+scale down to the width of their column (their ``viewBox`` keeps the proportions).
+
+All functions return an SVG string (:func:`heatmap` an SVG in a ``<div>``); coordinates
+are pixels; axes ranges are given by the caller so that they stay fixed while a control
+moves.
 """
 
 from __future__ import annotations
@@ -24,18 +31,34 @@ import numpy as np
 
 from attnlib.figures.style import OKABE_ITO, WEIGHT_CMAP
 
-FONT = "font-family='sans-serif' font-size='11'"
+FONT = "font-family='sans-serif' font-size='12' fill='currentColor'"
+# grid lines and axes: the text colour, faded
+GRID = "stroke='currentColor' stroke-opacity='0.25'"
+AXIS = "stroke='currentColor' stroke-opacity='0.6'"
 
 
 def _esc(text) -> str:
     return html.escape(str(text), quote=True)
 
 
+#: Drawings wider than this shrink to at most nine tenths of their size in a narrow
+#: column (and scroll sideways beyond that), so that their text stays readable.
+WIDE = 360
+
+
 def _open(width: int, height: int, alt: str) -> str:
+    floor = f" style='min-width:{round(0.9 * width)}px'" if width > WIDE else ""
     return (
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-        f"viewBox='0 0 {width} {height}' role='img' {FONT}><title>{_esc(alt)}</title>"
+        f"viewBox='0 0 {width} {height}' role='img' {FONT}{floor}>"
+        f"<title>{_esc(alt)}</title>"
     )
+
+
+def _paint(color: str) -> str:
+    """A data colour as drawn: black becomes the text colour (readable on dark
+    pages)."""
+    return "currentColor" if color.lower() in ("#000", "#000000", "black") else color
 
 
 def _one_line(label) -> str:
@@ -93,12 +116,12 @@ def _text(
     anchor="middle",
     weight="normal",
     size=None,
-    color="black",
+    color=None,
     rotate=None,
 ) -> str:
     extra = f" font-size='{size}'" if size else ""
     extra += f" font-weight='{weight}'" if weight != "normal" else ""
-    extra += f" fill='{color}'" if color != "black" else ""
+    extra += f" fill='{_paint(color)}'" if color else ""
     extra += f" text-anchor='{anchor}'" if anchor != "start" else ""
     if rotate is not None:
         extra += f" transform='rotate({rotate} {x:.1f} {y:.1f})'"
@@ -143,13 +166,15 @@ def bar_chart(
     for tick in (lo, lo + (hi / 2 - lo / 2), hi):  # as np.linspace(lo, hi, 3)
         parts.append(
             f"<line x1='{left}' x2='{width - right}' y1='{y(tick):.1f}' "
-            f"y2='{y(tick):.1f}' stroke='#ddd'/>"
+            f"y2='{y(tick):.1f}' {GRID}/>"
         )
-        parts.append(_text(left - 4, y(tick) + 4, f"{tick:.2g}", anchor="end", size=9))
+        parts.append(_text(left - 4, y(tick) + 4, f"{tick:.2g}", anchor="end", size=10))
     zero = y(0.0)
     for s in range(n_series):
         color = (
-            OKABE_ITO[s % len(OKABE_ITO)] if n_series > 1 else OKABE_ITO[(s + 4) % 8]
+            _paint(OKABE_ITO[s % len(OKABE_ITO)])
+            if n_series > 1
+            else OKABE_ITO[(s + 4) % 8]
         )
         for j in range(n):
             x0 = left + j * group + 0.1 * group + s * bar_w
@@ -159,19 +184,19 @@ def bar_chart(
                 f"height='{abs(zero - y1):.1f}' fill='{color}'/>"
             )
             ty = min(y1, zero) - 3 if v[s, j] >= 0 else max(y1, zero) + 10
-            parts.append(_text(x0 + bar_w / 2, ty, _number(v[s, j], fmt), size=9))
+            parts.append(_text(x0 + bar_w / 2, ty, _number(v[s, j], fmt), size=10))
     parts.append(
         f"<line x1='{left}' x2='{width - right}' y1='{zero:.1f}' y2='{zero:.1f}' "
-        "stroke='black'/>"
+        f"{AXIS}/>"
     )
     for j, label in enumerate(labels):
         for k, line in enumerate(str(label).split("\n")):
             parts.append(
                 _text(
                     left + (j + 0.5) * group,
-                    height - bottom + 13 + 11 * k,
+                    height - bottom + 13 + 12 * k,
                     line,
-                    size=10,
+                    size=11,
                 )
             )
     if series is not None and n_series > 1:
@@ -181,7 +206,7 @@ def bar_chart(
                 f"<rect x='{x0}' y='{top - 2}' width='9' height='9' "
                 f"fill='{OKABE_ITO[s % len(OKABE_ITO)]}'/>"
             )
-            parts.append(_text(x0 + 12, top + 6, name, anchor="start", size=9))
+            parts.append(_text(x0 + 12, top + 6, name, anchor="start", size=10))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -226,14 +251,16 @@ def arrows(
     parts = [_open(size, height, alt), _text(size / 2, 12, title, weight="bold")]
     cx, cy = px((0.0, 0.0))
     parts.append(
-        f"<line x1='{pad}' x2='{size - pad}' y1='{cy:.1f}' y2='{cy:.1f}' "
-        "stroke='#bbb'/>"
+        f"<line x1='{pad}' x2='{size - pad}' y1='{cy:.1f}' y2='{cy:.1f}' {GRID}/>"
     )
     parts.append(
         f"<line x1='{cx:.1f}' x2='{cx:.1f}' y1='{pad + 8}' y2='{size - pad + 8}' "
-        "stroke='#bbb'/>"
+        f"{GRID}/>"
     )
-    colors = colors or [OKABE_ITO[(j + 1) % 8] for j in range(len(labels))]
+    colors = [
+        _paint(c)
+        for c in (colors or [OKABE_ITO[(j + 1) % 8] for j in range(len(labels))])
+    ]
     for k, (vec, label, color) in enumerate(zip(vectors, labels, colors)):
         x1, y1 = px(vec)
         length = float(np.hypot(x1 - cx, y1 - cy))
@@ -257,9 +284,7 @@ def arrows(
             f"<line x1='{pad}' x2='{pad + 14}' y1='{y_label - 4}' "
             f"y2='{y_label - 4}' stroke='{color}' stroke-width='2'/>"
         )
-        parts.append(
-            _text(pad + 18, y_label, label, anchor="start", size=10, color=color)
-        )
+        parts.append(_text(pad + 18, y_label, label, anchor="start", size=11))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -320,6 +345,52 @@ def heatmap_alt(
     )
 
 
+def _cell_values(m: np.ndarray) -> str:
+    """A matrix as the page reads it for the value under the pointer: rows separated by
+    ``;``, values by ``,``, each written as the read-out shows it (``0.66``;
+    ``1.00e+308`` beyond 15 digits; a mask's cells are ``1`` or ``0``)."""
+    m = np.asarray(m)
+    if m.dtype == bool:
+        return ";".join(",".join("1" if v else "0" for v in row) for row in m)
+
+    def shown(v: float) -> str:
+        text = f"{v:.2f}" if abs(v) < 1e15 else f"{v:.2e}"
+        return "0.00" if text == "-0.00" else text
+
+    return ";".join(",".join(shown(float(v)) for v in row) for row in m)
+
+
+def _colour_scale(cmap, vmin, vmax, x, y, width) -> str:
+    """A horizontal colour scale from ``vmin`` to ``vmax`` (a 64-pixel PNG strip) with
+    three numbers under it."""
+    ramp = (cmap(np.linspace(0.0, 1.0, 64))[None, :, :3] * 255).round()
+    parts = [
+        f"<image x='{x}' y='{y}' width='{width}' height='8' preserveAspectRatio='none' "
+        f"href='data:image/png;base64,{_pixels_png(ramp.astype(np.uint8))}'/>",
+        f"<rect x='{x}' y='{y}' width='{width}' height='8' fill='none' {AXIS}/>",
+    ]
+    for frac, anchor in ((0.0, "start"), (0.5, "middle"), (1.0, "end")):
+        value = vmin + frac * (vmax - vmin)
+        parts.append(
+            _text(x + frac * width, y + 20, f"{value:.2g}", anchor=anchor, size=10)
+        )
+    return "".join(parts)
+
+
+def _mask_legend(cmap, x, y) -> str:
+    """The two colours of a mask: may attend (True) and masked (False)."""
+    parts = []
+    for k, (value, name) in enumerate(((1.0, "may attend"), (0.0, "masked"))):
+        rgb = (np.asarray(cmap(value)[:3]) * 255).round().astype(int)
+        colour = "#{:02x}{:02x}{:02x}".format(*rgb)
+        x0 = x + 92 * k
+        parts.append(
+            f"<rect x='{x0}' y='{y}' width='10' height='10' fill='{colour}' {AXIS}/>"
+        )
+        parts.append(_text(x0 + 14, y + 9, name, anchor="start", size=10))
+    return "".join(parts)
+
+
 def heatmap(
     matrix,
     row_labels,
@@ -329,45 +400,76 @@ def heatmap(
     vmin: float = 0.0,
     vmax: float = 1.0,
     cmap=None,
-    cell: int = 18,
+    cell: int = 22,
     alt: str | None = None,
 ) -> str:
     """A matrix as coloured cells (rows = queries, columns = keys), labels on both axes
-    (``row_labels=None`` leaves the rows unlabelled, e.g. for a second map beside a
-    first). The text alternative names each row's largest cells (:func:`heatmap_alt`)
-    unless ``alt`` is given."""
+    (``row_labels=None`` leaves the rows unlabelled), and a colour scale under it (for a
+    boolean matrix, a mask, the legend of its two colours).
+
+    The SVG sits in a ``<div class="explorer-heatmap">`` that holds the cells' values
+    (``data-values``, :func:`_cell_values`) and the geometry of the grid, from which the
+    page's script (``_ext/static/reader.js``) shows the value of the cell under the
+    pointer, or of the cell chosen with the arrow keys when the map has the keyboard
+    focus. The text alternative names each row's largest cells (:func:`heatmap_alt`)
+    unless ``alt`` is given.
+    """
     from matplotlib import colormaps
 
     if not vmin < vmax:
         raise ValueError(f"vmin must be smaller than vmax; got {vmin} and {vmax}")
     alt = alt or heatmap_alt(matrix, row_labels, col_labels, title)
-    m = np.asarray(matrix, dtype=float)
+    raw = np.asarray(matrix)
+    m = raw.astype(float)
     cmap = cmap or WEIGHT_CMAP
     cmap = colormaps[cmap] if isinstance(cmap, str) else cmap
     rgb = (cmap(np.clip((m - vmin) / (vmax - vmin), 0, 1))[..., :3] * 255).round()
     rows, cols = m.shape
-    row_labels = row_labels if row_labels is not None else [""] * rows
-    left = 7 * max(len(str(t)) for t in row_labels) + 8
+    labelled = row_labels is not None and any(row_labels)
+    row_labels = list(row_labels) if labelled else [""] * rows
+    col_labels = list(col_labels)
+    left = int(7 * max(len(str(t)) for t in row_labels)) + 8
     top = 22
-    bottom = 7 * max(len(str(t)) for t in col_labels) + 8
-    width = max(left + cols * cell + 8, int(6.5 * len(title)))
-    height = top + rows * cell + bottom
+    below = int(7 * max(len(str(t)) for t in col_labels)) + 8
+    scale_y = top + rows * cell + below
+    width = max(left + cols * cell + 10, int(6.8 * len(title)) + 8, left + 190)
+    height = scale_y + 28
     parts = [
         _open(width, height, alt),
         _text(width / 2, 14, title, weight="bold"),
         f"<image x='{left}' y='{top}' width='{cols * cell}' height='{rows * cell}' "
         "preserveAspectRatio='none' style='image-rendering:pixelated' "
         f"href='data:image/png;base64,{_pixels_png(rgb.astype(np.uint8))}'/>",
+        # the cell under the pointer or the keyboard focus, moved by the page's script
+        f"<rect class='heatmap-mark' x='{left}' y='{top}' width='{cell}' "
+        f"height='{cell}' fill='none' stroke='currentColor' stroke-width='2' "
+        "visibility='hidden'/>",
     ]
-    for i, label in enumerate(row_labels if any(row_labels) else ()):
+    for i, label in enumerate(row_labels if labelled else ()):
         parts.append(
-            _text(left - 4, top + (i + 0.5) * cell + 4, label, anchor="end", size=10)
+            _text(left - 4, top + (i + 0.5) * cell + 4, label, anchor="end", size=11)
         )
     for j, label in enumerate(col_labels):
         x, y0 = left + (j + 0.5) * cell + 4, top + rows * cell + 4
-        parts.append(_text(x, y0, label, anchor="end", size=10, rotate=-90))
+        parts.append(_text(x, y0, label, anchor="end", size=11, rotate=-90))
+    if raw.dtype == bool:
+        parts.append(_mask_legend(cmap, left, scale_y))
+    else:
+        parts.append(_colour_scale(cmap, vmin, vmax, left, scale_y, 180))
     parts.append("</svg>")
-    return "".join(parts)
+    names = "|".join(_one_line(t) for t in col_labels)
+    row_names = "|".join(_one_line(t) for t in row_labels) if labelled else names
+    data = (
+        f"data-values='{_cell_values(raw)}' data-rows='{_esc(row_names)}' "
+        f"data-cols='{_esc(names)}' data-grid='{left} {top} {cell} {width}' "
+        f"data-kind='{'mask' if raw.dtype == bool else 'value'}'"
+    )
+    return (
+        f"<div class='explorer-heatmap' tabindex='0' role='group' "
+        f"aria-label='{_esc(_one_line(title))}: heat map; "
+        "the arrow keys read its cells' "
+        f"{data}>{''.join(parts)}</div>"
+    )
 
 
 def line_chart_alt(
@@ -466,27 +568,25 @@ def line_chart(
     parts = [
         _open(width, height, alt),
         _text(width / 2, 14, title, weight="bold"),
-        f"<rect x='{left}' y='{top}' width='{pw}' height='{ph}' fill='none' "
-        "stroke='#999'/>",
+        f"<rect x='{left}' y='{top}' width='{pw}' height='{ph}' fill='none' {AXIS}/>",
     ]
     y_step = max(1, int(np.ceil((y_hi - y_lo) / 6)))
     for e in np.arange(y_lo, y_hi + 1, y_step):
         _, yy = px(x_lo, e)
         parts.append(
-            f"<line x1='{left}' x2='{left + pw}' y1='{yy:.1f}' y2='{yy:.1f}' "
-            "stroke='#eee'/>"
+            f"<line x1='{left}' x2='{left + pw}' y1='{yy:.1f}' y2='{yy:.1f}' {GRID}/>"
         )
-        parts.append(_text(left - 3, yy + 4, f"1e{int(e)}", anchor="end", size=9))
+        parts.append(_text(left - 3, yy + 4, f"1e{int(e)}", anchor="end", size=10))
     for e in np.arange(x_lo, x_hi + 1):
         xx, _ = px(e, y_lo)
-        parts.append(_text(xx, top + ph + 12, f"1e{int(e)}", size=9))
-    parts.append(_text(left + pw / 2, height - 4, xlabel, size=10))
-    parts.append(_text(11, top + ph / 2, ylabel, size=10, rotate=-90))
+        parts.append(_text(xx, top + ph + 12, f"1e{int(e)}", size=10))
+    parts.append(_text(left + pw / 2, height - 4, xlabel, size=11))
+    parts.append(_text(11, top + ph / 2, ylabel, size=11, rotate=-90))
     if mark_x is not None:
         xx, _ = px(np.log10(mark_x), y_lo)
         parts.append(
             f"<line x1='{xx:.1f}' x2='{xx:.1f}' y1='{top}' y2='{top + ph}' "
-            "stroke='grey' stroke-dasharray='3,2'/>"
+            f"{AXIS} stroke-dasharray='3,2'/>"
         )
     for s, (name, yv) in enumerate(ys.items()):
         points = " ".join(
@@ -501,13 +601,16 @@ def line_chart(
             f"<line x1='{left + 8}' x2='{left + 26}' y1='{top + 12 + 13 * s}' "
             f"y2='{top + 12 + 13 * s}' stroke='{OKABE_ITO[s]}' stroke-width='2'{dash}/>"
         )
-        parts.append(_text(left + 30, top + 16 + 13 * s, name, anchor="start", size=9))
+        parts.append(_text(left + 30, top + 16 + 13 * s, name, anchor="start", size=10))
     parts.append("</svg>")
     return "".join(parts)
 
 
 def side_by_side(*svgs: str) -> str:
-    """Drawings next to each other, wrapping on narrow screens."""
+    """Drawings next to each other, one under the other in a column too narrow for
+    both."""
     cells = "".join(f"<div>{s}</div>" for s in svgs)
-    style = "display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start"
-    return f"<div style='{style}'>{cells}</div>"
+    return (
+        "<div class='explorer-drawings' style='display:flex;flex-wrap:wrap;gap:8px;"
+        f"align-items:flex-start'>{cells}</div>"
+    )

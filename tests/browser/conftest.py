@@ -1,10 +1,12 @@
 """Fixtures for the browser tests.
 
 The built website (``_build/html``, or the folder named by the environment variable
-``SITE_DIR``) is served by a local HTTP server on 127.0.0.1, and Debian's Chromium
-(never a browser downloaded by Playwright) visits every page with every request to
-another host blocked and recorded. Each page is visited once; the tests read the
-recorded observations.
+``SITE_DIR``) is served by a local HTTP server on 127.0.0.1 as a static host serves it
+(text gzip-compressed), and Debian's Chromium (never a browser downloaded by
+Playwright) visits every page with every request to another host blocked and recorded.
+Each page is visited once in each reader profile (``sitepages.PROFILES``: a phone and
+a desktop, light and dark); every check of that profile runs on that one visit
+(``sitepages.register_check``), and the tests read the recorded observations.
 
 Without a built site every test here is skipped: ``make test-browser`` (part of ``make
 test``) builds the site first.
@@ -12,11 +14,9 @@ test``) builds the site first.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import re
-import threading
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -24,28 +24,14 @@ import pytest
 from sitepages import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    DEFAULT_PROFILE,
     LOCAL_HOSTS,
     PAGE_CHECKS,
+    PROFILES,
     SCREENSHOTS,
     SITE,
+    serve_site,
 )
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".js": "text/javascript",
-        ".mjs": "text/javascript",
-        ".json": "application/json",
-        ".svg": "image/svg+xml",
-        ".woff": "font/woff",
-        ".woff2": "font/woff2",
-        ".ttf": "font/ttf",
-        ".eot": "application/vnd.ms-fontobject",
-    }
-
-    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
-        pass
 
 
 @pytest.fixture(scope="session")
@@ -55,11 +41,8 @@ def site_url():
         pytest.skip(
             f"no built site at {SITE}: run `make test-browser` (it builds first)"
         )
-    handler = functools.partial(_QuietHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server, url = serve_site()
+    yield url
     server.shutdown()
     server.server_close()
 
@@ -83,13 +66,12 @@ def browser():
         browser.close()
 
 
-@pytest.fixture(scope="session")
-def context(browser):
-    """A browser context in which every request to a host other than 127.0.0.1 is aborted."""
-    ctx = browser.new_context(
-        viewport={"width": 1280, "height": 900}, service_workers="block"
-    )
+def _new_context(browser, profile: str):
+    """A browser context for a reader profile in which every request to a host other
+    than 127.0.0.1 is aborted (and recorded in ``external_requests``)."""
+    ctx = browser.new_context(**PROFILES[profile], service_workers="block")
     ctx.external_requests = []  # every blocked request, as (page url, request url)
+    ctx.profile = profile
 
     def route(route):
         url = route.request.url
@@ -106,14 +88,35 @@ def context(browser):
             route.continue_()
 
     ctx.route("**/*", route)
-    yield ctx
-    ctx.close()
+    return ctx
+
+
+@pytest.fixture(scope="session")
+def contexts(browser):
+    """One browser context per reader profile, made when first needed."""
+    made: dict = {}
+
+    def get(profile: str = DEFAULT_PROFILE):
+        if profile not in made:
+            made[profile] = _new_context(browser, profile)
+        return made[profile]
+
+    yield get
+    for ctx in made.values():
+        ctx.close()
+
+
+@pytest.fixture(scope="session")
+def context(contexts):
+    """The desktop, light-mode context (the profile of most tests)."""
+    return contexts(DEFAULT_PROFILE)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Under ``pytest -n 2 --dist loadgroup`` (``make test-browser``), every test that reads
-    one page's ``visit`` record runs in the same worker, so each page is still loaded once."""
+    """Under ``pytest -n 2 --dist loadgroup`` (``make test-browser``), every test that
+    reads one page's ``visit`` records runs in the same worker, so each page is still
+    loaded once per profile."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         page = callspec.params.get("page") if callspec else None
@@ -139,8 +142,10 @@ async () => {
   const brokenImages = imgs.filter(img => !(img.complete && img.naturalWidth > 0))
                            .map(img => img.currentSrc || img.src);
 
-  // Text that should have become typeset math: text nodes outside code, scripts and MathJax.
-  const skip = "pre, code, script, style, textarea, mjx-container, .highlight, .thebe-config";
+  // Text that should have become typeset math: text nodes outside code, scripts and
+  // MathJax.
+  const skip = "pre, code, script, style, textarea, mjx-container, .highlight, "
+               + ".thebe-config";
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const texts = [];
   while (walker.nextNode()) {
@@ -169,8 +174,8 @@ async () => {
     widgetsDrawn: Array.from(document.querySelectorAll(
         'script[type="application/vnd.jupyter.widget-view+json"]'))
         .filter(view => view.parentElement.querySelector(".jupyter-widgets")).length,
-    // The theme's icons (<i class="fa-...">) are drawn by Font Awesome's web font, from the
-    // theme's style sheet: a glyph before each, in that font, with a width.
+    // The theme's icons (<i class="fa-...">) are drawn by Font Awesome's web font, from
+    // the theme's style sheet: a glyph before each, in that font, with a width.
     icons: Array.from(document.querySelectorAll("i[class*='fa-']"))
       .filter(el => el.getClientRects().length > 0)
       .map(el => {
@@ -178,7 +183,8 @@ async () => {
         return {classes: el.className, glyph: before.content,
                 font: before.fontFamily, width: el.getBoundingClientRect().width};
       }),
-    fontawesomeScript: Array.from(document.scripts).some(s => /fontawesome/.test(s.src)),
+    fontawesomeScript: Array.from(document.scripts)
+      .some(s => /fontawesome/.test(s.src)),
     solutions: Array.from(document.querySelectorAll(".solution")).map(el => ({
       id: el.id, classes: el.className})),
   };
@@ -194,6 +200,7 @@ RAW_MATH_PATTERNS = [
 
 def _visit(context, site_url: str, page_path: str) -> dict:
     page = context.new_page()
+    profile = context.profile
     seen = {"console_errors": [], "failed_requests": [], "bad_responses": []}
     page.on(
         "console",
@@ -217,58 +224,82 @@ def _visit(context, site_url: str, page_path: str) -> dict:
         ),
     )
     n_external_before = len(context.external_requests)
+    started = time.monotonic()
 
     page.goto(site_url + page_path, wait_until="load")
     if 'http-equiv="Refresh"' in (SITE / page_path).read_text(encoding="utf-8"):
         # a redirect page (index.html): inspect the page it leads to
         page.wait_for_url(lambda url: not url.endswith("/" + page_path), timeout=10000)
         page.wait_for_load_state("load")
-    has_mathjax = page.evaluate("() => !!(window.MathJax && window.MathJax.startup)")
+    has_mathjax = page.evaluate("() => !!(window.MathJax && window.MathJax.version)")
     if has_mathjax:
         page.wait_for_function(
             "() => MathJax.startup.promise !== undefined", timeout=20000
         )
         page.evaluate("() => MathJax.startup.promise.then(() => true)")
-    # generous: on a busy 2-core machine a chapter's fonts and figures can take over 30
-    # s
-    page.wait_for_load_state("networkidle", timeout=90_000)
+    # The desktop light-mode visit, which the page-wide tests read, waits until the
+    # network is idle (generous: on a busy 2-core machine a chapter's fonts and figures
+    # can take over 30 s) and inspects every image; the other profiles' checks need the
+    # page loaded, typeset and drawn only.
+    full = profile == DEFAULT_PROFILE
+    if full:
+        page.wait_for_load_state("networkidle", timeout=90_000)
     if page.locator(f'script[type="{WIDGET_VIEW}"]').count():
         # widget state embedded in the page: give the widgets manager time to draw them
         try:
             page.wait_for_function(_WIDGETS_DRAWN_JS, timeout=15000)
         except Exception:  # noqa: BLE001 - reported by the widget test through the counts
             pass
-    info = page.evaluate(_INSPECT_JS)
+    info = page.evaluate(_INSPECT_JS) if full else {"text": ""}
     info["has_mathjax"] = has_mathjax
     text = info.pop("text")
     info["raw_math"] = sorted(
         {m.group(0) for pat in RAW_MATH_PATTERNS for m in pat.finditer(text)}
     )
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SCREENSHOTS / (page_path[: -len(".html")].replace("/", "__") + ".png")
-    # The whole page with FULL_SCREENSHOTS=1 (for reviewing a build; slow on long
-    # chapters), else what a reader sees first.
-    page.screenshot(path=str(shot), full_page=os.environ.get("FULL_SCREENSHOTS") == "1")
-    info["screenshot"] = shot
+    # A screenshot of every page on the desktop in light mode, and with
+    # ALL_SCREENSHOTS=1 in every profile too (_build/screenshots/<profile>/); the whole
+    # page with FULL_SCREENSHOTS=1 (for reviewing a build; slow on long chapters), else
+    # what a reader sees first.
+    if full or os.environ.get("ALL_SCREENSHOTS") == "1":
+        folder = SCREENSHOTS if full else SCREENSHOTS / profile
+        folder.mkdir(parents=True, exist_ok=True)
+        shot = folder / (page_path[: -len(".html")].replace("/", "__") + ".png")
+        page.screenshot(
+            path=str(shot), full_page=os.environ.get("FULL_SCREENSHOTS") == "1"
+        )
+        info["screenshot"] = shot
     info["external_requests"] = [
         u for _, u in context.external_requests[n_external_before:]
     ]
     info.update({key: list(value) for key, value in seen.items()})
-    for name, check in PAGE_CHECKS.items():  # e.g. test_a11y.py's audit
-        info[name] = check(page)
+    checks = sorted(PAGE_CHECKS[profile].items(), key=lambda item: item[1][0])
+    timed = {"load": time.monotonic() - started}
+    for name, (_, check) in checks:  # e.g. test_a11y.py's audit
+        began = time.monotonic()
+        info[name] = check(page, page_path)
+        timed[name] = time.monotonic() - began
+    if os.environ.get("BROWSER_TIMINGS") == "1":  # where a visit's time goes
+        print(
+            f"\n{page_path} {profile}: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in timed.items())
+        )
+    # what the checks made the page do (reloads, clicks) must not log errors either
+    info["console_errors_after_checks"] = list(seen["console_errors"])
     page.close()
     return info
 
 
 @pytest.fixture(scope="session")
-def visit(context, site_url):
-    """``visit(page_path)``: open the page once, record what happened, save a screenshot."""
-    cache: dict[str, dict] = {}
+def visit(contexts, site_url):
+    """``visit(page_path, profile="desktop-light")``: open the page once in that reader
+    profile, run the profile's checks, record what happened, save a screenshot."""
+    cache: dict[tuple, dict] = {}
 
-    def get(page_path: str) -> dict:
-        if page_path not in cache:
-            cache[page_path] = _visit(context, site_url, page_path)
-        return cache[page_path]
+    def get(page_path: str, profile: str = DEFAULT_PROFILE) -> dict:
+        key = (page_path, profile)
+        if key not in cache:
+            cache[key] = _visit(contexts(profile), site_url, page_path)
+        return cache[key]
 
     return get
 

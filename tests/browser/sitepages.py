@@ -1,8 +1,14 @@
-"""Where the built site is and which of its files are pages (shared by the browser tests)."""
+"""Where the built site is, which of its files are pages, how the browser tests see it
+(shared by the browser tests and ``tests/benchmarks/bench_pages.py``)."""
 
 from __future__ import annotations
 
+import functools
+import gzip
+import http.server
+import io
 import os
+import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,11 +29,50 @@ CHROMIUM_ARGS = [
 # Folders of the built site that hold assets, not pages.
 ASSET_DIRS = {"_static", "_sources", "_images", "vendor", "_sphinx_design_static"}
 LOCAL_HOSTS = {"127.0.0.1"}
-# More checks to run on the same visit of each page (conftest's `visit`), so that a page
-# is loaded once for all the browser tests: name -> function(playwright page) -> result,
-# stored in the visit's record under that name. Registered by test modules when they are
-# imported; they run after the screenshot and may change the page (click, type).
-PAGE_CHECKS: dict = {}
+
+# How a reader meets the site: a phone held upright (390 x 844, touch) and a desktop
+# window (1280 x 900), each in light and dark mode (the theme follows the system's
+# colour scheme). Every page is visited once in each profile (conftest's `visit`).
+PROFILES = {
+    "desktop-light": {
+        "viewport": {"width": 1280, "height": 900},
+        "color_scheme": "light",
+    },
+    "phone-light": {
+        "viewport": {"width": 390, "height": 844},
+        "color_scheme": "light",
+        "is_mobile": True,
+        "has_touch": True,
+        "device_scale_factor": 2,
+    },
+    "phone-dark": {
+        "viewport": {"width": 390, "height": 844},
+        "color_scheme": "dark",
+        "is_mobile": True,
+        "has_touch": True,
+        "device_scale_factor": 2,
+    },
+    "desktop-dark": {
+        "viewport": {"width": 1280, "height": 900},
+        "color_scheme": "dark",
+    },
+}
+DEFAULT_PROFILE = "desktop-light"
+
+# More checks to run on the visit of each page in a profile, so that a page is loaded
+# once per profile for all the browser tests: PAGE_CHECKS[profile][name] = (order,
+# function(playwright page, page path) -> result), stored in the visit's record under
+# that name, run in increasing order. Registered by test modules when they are imported
+# (register_check); they run after the screenshot and may change the page (click,
+# type, reload).
+PAGE_CHECKS: dict[str, dict] = {name: {} for name in PROFILES}
+
+
+def register_check(name: str, function, *, profiles=(DEFAULT_PROFILE,), order=50):
+    """Run ``function(page, page_path)`` on the visit of every page in ``profiles``; its
+    result is stored in the visit's record as ``name``."""
+    for profile in profiles:
+        PAGE_CHECKS[profile][name] = (order, function)
 
 
 def site_pages() -> list[str]:
@@ -44,8 +89,74 @@ def site_pages() -> list[str]:
 
 
 def notebook_source(page: str) -> str | None:
-    """``chapters/05_softmax.ipynb`` for ``chapters/05_softmax.html`` if that page is a notebook."""
+    """``chapters/05_softmax.ipynb`` for ``chapters/05_softmax.html`` if that page is a
+    notebook."""
     stem = page[: -len(".html")]
     if (SITE / "_sources" / f"{stem}.ipynb").is_file():
         return f"{stem}.ipynb"
     return None
+
+
+def explorer_pages() -> list[str]:
+    """Every page of the built site that embeds a precomputed explorer."""
+    return [
+        p
+        for p in site_pages()
+        if p.startswith("chapters/")
+        and "explorer-state" in (SITE / p).read_text("utf-8")
+    ]
+
+
+# ------------------------------------------------------------------ serving the site
+COMPRESSED = (".html", ".js", ".css", ".json", ".svg", ".txt", ".map", ".ttf", ".eot")
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the built site as a static web host does: text files gzip-compressed when
+    the browser accepts it (as GitHub Pages serves them), fonts and images as they
+    are."""
+
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".json": "application/json",
+        ".svg": "image/svg+xml",
+        ".woff": "font/woff",
+        ".woff2": "font/woff2",
+        ".ttf": "font/ttf",
+        ".eot": "application/vnd.ms-fontobject",
+    }
+
+    def log_message(self, format, *args):  # noqa: A002 - signature of the base class
+        pass
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        gzip_ok = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (gzip_ok and path.suffix in COMPRESSED and path.is_file()):
+            return super().send_head()
+        body = _gzipped(str(path), path.stat().st_mtime_ns)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "max-age=600")
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+@functools.lru_cache(maxsize=512)
+def _gzipped(path: str, mtime_ns: int) -> bytes:
+    return gzip.compress(Path(path).read_bytes(), compresslevel=6, mtime=0)
+
+
+def serve_site():
+    """The built site on 127.0.0.1 at a free port: (server, base URL). Stop it with
+    ``server.shutdown(); server.server_close()``."""
+    handler = functools.partial(SiteHandler, directory=str(SITE))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitepages import PAGE_CHECKS, SITE, site_pages
+from sitepages import SITE, register_check, site_pages
 
 PAGES = site_pages()
 if not PAGES:
@@ -43,7 +43,8 @@ _LOAD_AXE_JS = """async () => {
   const url = new URL(document.documentElement.dataset.content_root
                       + "vendor/axe-core/axe.min.js", document.baseURI);
   const response = await fetch(url);
-  if (!response.ok) throw new Error("axe-core not served at " + url + ": " + response.status);
+  if (!response.ok)
+    throw new Error("axe-core not served at " + url + ": " + response.status);
   (new Function("define", "module", "exports", await response.text())).call(window);
   return axe.version;
 }"""
@@ -71,7 +72,7 @@ def _open(context, site_url: str, page_path: str):
     tab = context.new_page()
     tab.goto(site_url + page_path, wait_until="load")
     tab.wait_for_load_state("networkidle")
-    if tab.evaluate("() => !!(window.MathJax && window.MathJax.startup)"):
+    if tab.evaluate("() => !!(window.MathJax && window.MathJax.version)"):
         tab.wait_for_function(
             "() => MathJax.startup.promise !== undefined", timeout=20000
         )
@@ -104,18 +105,21 @@ def test_no_wcag_a_aa_violations(audit, page):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_no_wcag_violations_with_collapsed_blocks_open(audit, page):
-    """Solutions and dropdowns hold text too: checked again once a reader has opened them."""
+    """Solutions and dropdowns hold text too: checked again once a reader has opened
+    them."""
     result = audit(page)["axe_opened"]
     assert result["violations"] == [], f"{page}:\n{_report(result['violations'])}"
 
 
 def test_axe_finds_a_violation(context, site_url):
-    """The check can fail: a button without a name and low-contrast text are reported."""
+    """The check can fail: a button without a name and low-contrast text are
+    reported."""
     tab = _open(context, site_url, PAGES[0])
     tab.evaluate("""() => {
         const box = document.createElement("div");
         box.id = "a11y-control";
-        box.innerHTML = '<button></button><p style="color:#ccc;background:#fff">faint</p>';
+        box.innerHTML = '<button></button>'
+          + '<p style="color:#ccc;background:#fff">faint</p>';
         document.body.prepend(box);
     }""")
     result = _axe(tab, include=[["#a11y-control"]])
@@ -148,9 +152,10 @@ _IMAGES_JS = """(article) => {
   return Array.from(root.querySelectorAll("img, svg[role='img']"))
     .filter(el => el.getAttribute("aria-hidden") !== "true"
                   && el.getAttribute("role") !== "presentation")
-    .map(el => ({src: (el.currentSrc || el.getAttribute("src") || el.outerHTML).slice(0, 120),
-                 alt: describe(el),
-                 decorative: el.closest(".headerlink, .copybtn, button, a.btn") !== null}));
+    .map(el => ({
+      src: (el.currentSrc || el.getAttribute("src") || el.outerHTML).slice(0, 120),
+      alt: describe(el),
+      decorative: el.closest(".headerlink, .copybtn, button, a.btn") !== null}));
 }"""
 
 
@@ -260,31 +265,40 @@ _CONTROLS_JS = """(article) => {
                                                         + ", [onclick]")]);
   for (const el of root.querySelectorAll("div, span, li, label, td, img, svg")) {
     if (getComputedStyle(el).cursor !== "pointer") continue;
-    if (el.closest("a, button, summary, label, [onclick], mjx-container, " + ariaSelector))
+    if (el.closest("a, button, summary, label, [onclick], mjx-container, "
+                   + ariaSelector))
       continue;
-    if (el.querySelector("a, button, input, select, textarea, summary, [tabindex]")) continue;
-    if (el.parentElement && getComputedStyle(el.parentElement).cursor === "pointer") continue;
+    if (el.querySelector("a, button, input, select, textarea, summary, [tabindex]"))
+      continue;
+    if (el.parentElement && getComputedStyle(el.parentElement).cursor === "pointer")
+      continue;
     candidates.add(el);
   }
   let n = 0;
   const controls = [];
   for (const el of candidates) {
-    if (!visible(el) || el.disabled || el.closest("[inert], [aria-disabled=true]")) continue;
-    if (el.matches(".copybtn, .headerlink, a[href]")) continue;  // reached by Tab, see below
+    if (!visible(el) || el.disabled || el.closest("[inert], [aria-disabled=true]"))
+      continue;
+    // reached by Tab, see below
+    if (el.matches(".copybtn, .headerlink, a[href]")) continue;
     el.dataset.kbdControl = String(n);
     const role = el.getAttribute("role") || "";
     const type = (el.getAttribute("type") || "").toLowerCase();
     let kind = "press";
-    if (role === "slider" || type === "range" || role === "spinbutton" || type === "number")
+    if (role === "slider" || type === "range" || role === "spinbutton"
+        || type === "number")
       kind = "slide";
-    else if (el.tagName === "SELECT" || role === "listbox" || role === "combobox") kind = "choose";
-    else if (["checkbox", "radio", "switch"].includes(role) || ["checkbox", "radio"].includes(type))
+    else if (el.tagName === "SELECT" || role === "listbox" || role === "combobox")
+      kind = "choose";
+    else if (["checkbox", "radio", "switch"].includes(role)
+             || ["checkbox", "radio"].includes(type))
       kind = "tick";
     else if (el.isContentEditable || el.tagName === "TEXTAREA" || role === "textbox"
-             || (el.tagName === "INPUT" && ["", "text", "search", "email"].includes(type)))
+             || (el.tagName === "INPUT"
+                 && ["", "text", "search", "email"].includes(type)))
       kind = "type";
-    // a radio button that is already chosen changes nothing when chosen again: it is operated
-    // after the others of its group (see _operate)
+    // a radio button that is already chosen changes nothing when chosen again: it is
+    // operated after the others of its group (see _operate)
     const chosen = (type === "radio" && el.checked)
                    || (role === "radio" && el.getAttribute("aria-checked") === "true");
     controls.push({index: n, kind, chosen, html: el.outerHTML.slice(0, 140)});
@@ -348,7 +362,8 @@ _TAB_FROM_JS = """(index) => {
   if (!window.kbdFocused) {
     window.kbdFocused = [];
     document.addEventListener("focusin", event => window.kbdFocused.push(
-        event.target.dataset.kbdControl === undefined ? "" : event.target.dataset.kbdControl),
+        event.target.dataset.kbdControl === undefined
+          ? "" : event.target.dataset.kbdControl),
         true);
   }
   if (document.activeElement) document.activeElement.blur();
@@ -358,7 +373,8 @@ _TAB_FROM_JS = """(index) => {
     before.before(start);
     start.focus();
     const focused = document.activeElement === start;
-    start.remove();  // the sequential focus navigation starting point stays where it was
+    // the sequential focus navigation starting point stays where it was
+    start.remove();
     if (focused) break;
   }
   window.kbdFocused = [];
@@ -426,7 +442,8 @@ def test_controls_reached_with_tab(audit, page):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_controls_operable_with_keyboard(audit, page):
-    """Each control, focused and given its keys, changes the part of the page it belongs to."""
+    """Each control, focused and given its keys, changes the part of the page it belongs
+    to."""
     inert = audit(page)["inert"]
     assert inert == [], (
         f"{page}: controls that did nothing from the keyboard:\n  " + "\n  ".join(inert)
@@ -435,7 +452,7 @@ def test_controls_operable_with_keyboard(audit, page):
 
 # ----------------------------------------------------------------------------- one
 # visit
-def _audit(tab) -> dict:
+def _audit(tab, page_path) -> dict:
     found = {
         "axe": _axe(tab),
         "images": tab.evaluate(_IMAGES_JS, ARTICLE),
@@ -458,12 +475,22 @@ def _audit(tab) -> dict:
     }""")
     found["axe_opened"] = {"violations": []}
     if opened:
+        # until the blocks' opening transitions have ended (a busy machine draws them
+        # slowly; axe would measure the contrast of text still fading in), at most 5 s
         tab.wait_for_timeout(300)
+        tab.evaluate(
+            """() => Promise.race([
+                Promise.all(
+                    document.getAnimations().map(a => a.finished.catch(() => 0))),
+                new Promise(done => setTimeout(done, 5000)),
+            ])"""
+        )
         found["axe_opened"] = _axe(tab, include=[["[data-a11y-opened]"]])
     return found
 
 
-PAGE_CHECKS["a11y"] = _audit  # run by conftest's `visit`, on the one visit of each page
+# run by conftest's `visit`, on the one visit of each page (desktop, light mode)
+register_check("a11y", _audit, order=50)
 
 
 @pytest.fixture
@@ -473,10 +500,10 @@ def audit(visit):
 
 
 def test_keyboard_check_finds_a_mouse_only_control(context, site_url):
-    """The check can fail: a clickable div is neither reached by Tab nor operable by keys,
-    while a real button next to it passes both checks, and so do two radio buttons drawn as
-    ipywidgets draws them (no common name; choosing one unchecks the other), of which the
-    first is chosen when the page loads."""
+    """The check can fail: a clickable div is neither reached by Tab nor operable by
+    keys, while a real button next to it passes both checks, and so do two radio buttons
+    drawn as ipywidgets draws them (no common name; choosing one unchecks the other), of
+    which the first is chosen when the page loads."""
     tab = _open(context, site_url, PAGES[0])
     try:
         tab.evaluate(
@@ -484,19 +511,21 @@ def test_keyboard_check_finds_a_mouse_only_control(context, site_url):
             const root = article.map(s => document.querySelector(s)).find(Boolean);
             const box = document.createElement("section");
             const div = document.createElement("div");
-            div.id = "mouse-only"; div.textContent = "Show answer"; div.style.cursor = "pointer";
+            div.id = "mouse-only"; div.textContent = "Show answer";
+            div.style.cursor = "pointer";
             div.addEventListener("click", () => { div.textContent = "Answer: 0.665"; });
             const button = document.createElement("button");
             button.id = "real-button"; button.textContent = "Show answer";
-            button.addEventListener("click", () => { button.textContent = "Answer: 0.665"; });
+            button.addEventListener("click", () => {
+                button.textContent = "Answer: 0.665"; });
             const radios = ["causal", "padding"].map((value, i) => {
                 const radio = document.createElement("input");
                 radio.type = "radio"; radio.value = value; radio.checked = i === 0;
                 radio.setAttribute("aria-label", value);
                 return radio;
             });
-            radios.forEach(radio => radio.addEventListener("change", () => radios.forEach(
-                other => { other.checked = other === radio; })));
+            radios.forEach(radio => radio.addEventListener("change",
+                () => radios.forEach(other => { other.checked = other === radio; })));
             box.append(div, button, ...radios);
             root.prepend(box);
         }""",

@@ -1,5 +1,6 @@
-"""Internal links of the built website: every link, image, script and stylesheet that points
-inside the site leads to a file that exists, and every ``#anchor`` to an element with that id.
+"""Internal links of the built website: every link, image, script and stylesheet that
+points inside the site leads to a file that exists, and every ``#anchor`` to an element
+with that id.
 
 This complements the nitpicky build (``-n -W``), which catches unresolved
 cross-references before they become HTML; this test reads the HTML as the browser gets
@@ -22,10 +23,6 @@ if not PAGES:
         allow_module_level=True,
     )
 
-# The PDF edition beside the site's pages: `make pdf` writes it there
-# (tools/build_pdf.py) and tests/pdf/check_pdf.py checks that the pages' links to it
-# resolve; `make book` alone has none.
-PDF_EDITION = SITE / "attention-executable.pdf"
 
 LINK_ATTRIBUTES = {
     "a": "href",
@@ -66,7 +63,8 @@ def _parse(path: Path) -> _Collector:
 
 
 def _internal_target(page: str, url: str) -> tuple[Path, str] | None:
-    """(file, fragment) that an internal URL on ``page`` points at; None for external URLs."""
+    """(file, fragment) that an internal URL on ``page`` points at; None for external
+    URLs."""
     parts = urlsplit(url)
     if (
         parts.scheme
@@ -121,8 +119,6 @@ def test_internal_links_resolve(page):
         if target is None:
             continue
         path, fragment = target
-        if path == PDF_EDITION and not path.is_file():
-            continue  # written by `make pdf`, whose own test checks this link
         if not path.is_file():
             broken.append(f"<{tag}> {url}: no file {path.relative_to(SITE.parent)}")
             continue

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 import yaml
-from sitepages import REPO, SITE, notebook_source, site_pages
+from sitepages import REPO, SITE, notebook_source, register_check, site_pages
 
 PAGES = site_pages()
 if not PAGES:
@@ -71,18 +71,20 @@ def test_every_image_loads(visit, page):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_embedded_widgets_are_drawn(visit, page):
-    """Widget state stored in a notebook is drawn on the static page (not left blank)."""
+    """Widget state stored in a notebook is drawn on the static page (not left
+    blank)."""
     seen = visit(page)
     assert seen["widgetsDrawn"] == seen["widgetViews"], (
-        f"{page}: {seen['widgetViews'] - seen['widgetsDrawn']} of {seen['widgetViews']} "
+        f"{page}: {seen['widgetViews'] - seen['widgetsDrawn']} of "
+        f"{seen['widgetViews']} "
         "embedded widgets were not drawn"
     )
 
 
 def test_widget_pages_load_the_bundled_widgets_script_and_its_styles():
-    """Pages with widget state load the site's own widgets script (deferred) and its style
-    sheet, and no AMD loader; pages without widgets load neither. The bundle's notice file
-    names the Jupyter widgets packages it contains, with licence texts."""
+    """Pages with widget state load the site's own widgets script (deferred) and its
+    style sheet, and no AMD loader; pages without widgets load neither. The bundle's
+    notice file names the Jupyter widgets packages it contains, with licence texts."""
     with_widgets = [
         p
         for p in PAGES
@@ -113,7 +115,8 @@ def test_widget_pages_load_the_bundled_widgets_script_and_its_styles():
 
 @pytest.mark.parametrize("page", PAGES)
 def test_icons_are_drawn_by_the_web_font(visit, page):
-    """The theme's icons show without its 1.5 MB fontawesome.js (site_fixes leaves it out)."""
+    """The theme's icons show without its 1.5 MB fontawesome.js (site_fixes leaves it
+    out)."""
     seen = visit(page)
     assert not seen["fontawesomeScript"], f"{page} loads fontawesome.js"
     assert seen["icons"], f"{page} shows none of the theme's icons"
@@ -135,7 +138,8 @@ def test_screenshot_saved(visit, page):
 
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_notebook_page_launches_that_notebook(visit, page):
-    """The Binder link opens this notebook, in the repository and branch of _config.yml."""
+    """The Binder link opens this notebook, in the repository and branch of
+    _config.yml."""
     seen = visit(page)
     repo_url = CONFIG["repository"]["url"].rstrip("/")
     owner_repo = urlparse(repo_url).path.strip("/")
@@ -160,26 +164,44 @@ def test_notebook_page_launches_that_notebook(visit, page):
     assert seen["liveButtons"] >= 1, f"{page} has no live-code button"
 
 
+def _solutions(tab, page_path) -> dict:
+    """Each exercise solution: collapsible, closed when the page loads, open once its
+    title's button is clicked (checked on the page's one visit, before anything else
+    opens it)."""
+    found = {"closed_at_first": [], "opened_by_click": [], "count": 0}
+    solutions = tab.locator(".solution")
+    found["count"] = solutions.count()
+    for i in range(solutions.count()):
+        solution = solutions.nth(i)
+        body = solution.locator(":scope > :not(.admonition-title)").first
+        solution.scroll_into_view_if_needed()
+        found["closed_at_first"].append(not body.is_visible())
+        # the chevron button a reader clicks (the title itself holds a link to the
+        # exercise)
+        solution.locator(":scope > .admonition-title .toggle-button").click()
+        try:
+            body.wait_for(state="visible", timeout=5000)
+        except Exception:  # noqa: BLE001 - recorded as not opened
+            pass
+        found["opened_by_click"].append(body.is_visible())
+    return found
+
+
+register_check("solutions_clicked", _solutions, order=10)
+
+
 @pytest.mark.parametrize("page", _pages_with_solutions())
-def test_solutions_collapsed_until_clicked(visit, new_page, page):
+def test_solutions_collapsed_until_clicked(visit, page):
     seen = visit(page)
     for solution in seen["solutions"]:
         assert "dropdown" in solution["classes"].split(), (
             f"{page}: solution {solution['id']} is not collapsible (use :class: "
             "dropdown)"
         )
-    tab = new_page(page)
-    solutions = tab.locator(".solution")
-    assert solutions.count() == len(seen["solutions"]) > 0
-    for i in range(solutions.count()):
-        solution = solutions.nth(i)
-        body = solution.locator(":scope > :not(.admonition-title)").first
-        solution.scroll_into_view_if_needed()
-        assert not body.is_visible(), (
-            f"{page}: solution {i + 1} is open before any click"
-        )
-        # the chevron button a reader clicks (the title itself holds a link to the
-        # exercise)
-        solution.locator(":scope > .admonition-title .toggle-button").click()
-        body.wait_for(state="visible", timeout=5000)
-        assert body.is_visible(), f"{page}: solution {i + 1} did not open when clicked"
+    clicked = seen["solutions_clicked"]
+    assert clicked["count"] == len(seen["solutions"]) > 0
+    for i, (closed, opened) in enumerate(
+        zip(clicked["closed_at_first"], clicked["opened_by_click"])
+    ):
+        assert closed, f"{page}: solution {i + 1} is open before any click"
+        assert opened, f"{page}: solution {i + 1} did not open when clicked"

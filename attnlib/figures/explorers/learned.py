@@ -25,18 +25,21 @@ def learned_state(model, sentence: str) -> dict:
 
     Parameters
     ----------
-    model : attnlib.models.context_classifier.ContextClassifier, e.g. from ``train_context_classifier(seed=0)``
-    sentence : str, words from ``attnlib.data.context_task.VOCAB`` with exactly one ambiguous word
+    model : attnlib.models.context_classifier.ContextClassifier, e.g. from
+        ``train_context_classifier(seed=0)``
+    sentence : str, words from ``attnlib.data.context_task.VOCAB`` with exactly one
+        ambiguous word
 
     Returns
     -------
-    dict with ``words`` (tuple), ``ambiguous`` (the ambiguous word), ``weights`` (L,) the
-    ambiguous word's attention weights, ``probs`` (2,) and ``sense`` (the predicted sense name).
+    dict with ``words`` (tuple), ``ambiguous`` (the ambiguous word), ``weights`` (L,)
+    the ambiguous word's attention weights, ``probs`` (2,) and ``sense`` (the predicted
+    sense name).
 
     Raises
     ------
-    ValueError (from ``encode_sentences``) naming an unknown word, or when the sentence does
-    not hold exactly one ambiguous word.
+    ValueError (from ``encode_sentences``) naming an unknown word, or when the sentence
+    does not hold exactly one ambiguous word.
     """
     from attnlib.data.context_task import SENSES, encode_sentences
     from attnlib.models.context_classifier import forward
@@ -68,14 +71,17 @@ def learned_figure(state: dict) -> plt.Figure:
 
 
 def learned_svg(state: dict) -> str:
-    """The ambiguous word's weights over the sentence, the prediction in the title."""
+    """The ambiguous word's weights over the sentence, the prediction in the title (in a
+    block of its own, which scrolls sideways in a column too narrow for the chart)."""
     words = state["words"]
-    return svg.bar_chart(
-        state["weights"],
-        words,
-        title=f"attention from '{state['ambiguous']}': predicted sense "
-        f"'{state['sense']}' (p = {state['probs'].max():.2f})",
-        width=max(360, 62 * len(words)),
+    return svg.side_by_side(
+        svg.bar_chart(
+            state["weights"],
+            words,
+            title=f"attention from '{state['ambiguous']}': predicted sense "
+            f"'{state['sense']}' (p = {state['probs'].max():.2f})",
+            width=max(360, 62 * len(words)),
+        )
     )
 
 

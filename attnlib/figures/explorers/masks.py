@@ -43,14 +43,16 @@ def mask_state(
     ----------
     tokens : sequence of str (at least one)
     kind : {"causal", "bidirectional", "padding"}
-        "padding" pads the sentence with "[PAD]" tokens up to ``pad_to`` and lets every real
-        token attend every real token (a bidirectional encoder with a key padding mask).
+        "padding" pads the sentence with "[PAD]" tokens up to ``pad_to`` and lets every
+        real token attend every real token (a bidirectional encoder with a key padding
+        mask).
     pad_to : int, optional; only for "padding" (default: two more than the sentence)
     seed : int, seeds the random scores the weights are computed from
 
     Returns
     -------
-    dict with ``tokens`` (tuple), ``mask`` (L, L) bool, ``scores`` (L, L) and ``weights`` (L, L).
+    dict with ``tokens`` (tuple), ``mask`` (L, L) bool, ``scores`` (L, L) and
+    ``weights`` (L, L).
 
     Raises
     ------
@@ -101,11 +103,12 @@ ACCESS_CMAP = ListedColormap(["#f2f2f2", OKABE_ITO[0]])
 
 
 def mask_svg(state: dict) -> str:
-    """Which keys each query may attend (blue) next to the weights that are left."""
+    """Which keys each query may attend (blue) next to the weights that are left; both
+    maps name their rows, as they stack one above the other in a narrow column."""
     t = state["tokens"]
     return svg.side_by_side(
         svg.heatmap(state["mask"], t, t, title="may attend (blue)", cmap=ACCESS_CMAP),
-        svg.heatmap(state["weights"], None, t, title="weights (random scores)"),
+        svg.heatmap(state["weights"], t, t, title="weights (random scores)"),
     )
 
 
@@ -173,8 +176,8 @@ class MaskExplorer(_Explorer):
     )
 
     def precomputed(self, sentences=SENTENCES) -> PrecomputedExplorer:
-        """The explorer for a page without a kernel: the three masks times a few sentences
-        (tokens split at spaces; padding adds two [PAD] tokens)."""
+        """The explorer for a page without a kernel: the three masks times a few
+        sentences (tokens split at spaces; padding adds two [PAD] tokens)."""
         sentences = list(sentences)
         default = (
             self.sentence.value if self.sentence.value in sentences else sentences[0]

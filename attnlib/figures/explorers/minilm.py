@@ -87,22 +87,22 @@ def _minilm_forward(sentence: str):
 
 
 def model_svg(state: dict) -> str:
-    """The head's weights next to its norm-weighted contributions (shares of each
-    row)."""
+    """The head's weights next to its norm-weighted contributions (shares of each row);
+    both maps name their rows, as they stack one above the other in a narrow column."""
     t = state["tokens"]
     return svg.side_by_side(
         svg.heatmap(
             state["weights"],
             t,
             t,
-            cell=16,
+            cell=18,
             title=f"weights, layer {state['layer']} head {state['head']}",
         ),
         svg.heatmap(
             state["norm_share"],
-            None,
             t,
-            cell=16,
+            t,
+            cell=18,
             title="norm-weighted ||α f(x)||, share per row",
         ),
     )

@@ -1,0 +1,114 @@
+"""The website's Sphinx extensions (_ext/reader_path.py, _ext/page_weight.py), their
+pure parts: chapter labels, the course's time, which widget models a page needs, which
+icons it shows. The built pages are checked in tests/browser/test_pages_static.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "_ext"))
+
+import page_weight  # noqa: E402
+import reader_path  # noqa: E402
+
+
+def test_chapter_labels_and_times():
+    assert reader_path.chapter_label("chapters/05_softmax") == "chapter-05_softmax"
+    nbsp = "\u00a0"
+    assert reader_path.hours_and_minutes(550) == f"about 9{nbsp}h 10{nbsp}min"
+    assert reader_path.hours_and_minutes(65) == f"about 1{nbsp}h 05{nbsp}min"
+    assert reader_path.hours_and_minutes(40) == f"about 40{nbsp}min"
+
+
+def test_announced_minutes(tmp_path):
+    nb = tmp_path / "x.ipynb"
+    nb.write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {"cell_type": "code", "source": ["**Time:** about 99 minutes"]},
+                    {
+                        "cell_type": "markdown",
+                        "source": ["# T\n", "**Time:** about 35 minutes, e"],
+                    },
+                ]
+            }
+        )
+    )
+    assert reader_path._announced_minutes(nb) == 35
+    md = tmp_path / "y.md"
+    md.write_text("# Y\n\nno time here\n")
+    assert reader_path._announced_minutes(md) is None
+    assert reader_path._announced_minutes(tmp_path / "missing.md") is None
+
+
+def _model(name, state):
+    return {
+        "model_name": name,
+        "model_module": "@jupyter-widgets/controls",
+        "state": state,
+    }
+
+
+def _link(source, target):
+    """A jslink between two models: it has no view; it names both ends."""
+    return _model("LinkModel", {"_view_name": None, "source": source, "target": target})
+
+
+def test_used_models_follow_the_views_and_keep_their_links():
+    state = {
+        "box": _model(
+            "VBoxModel",
+            {
+                "_view_name": "VBoxView",
+                "children": ["IPY_MODEL_slider", "IPY_MODEL_stack"],
+                "layout": "IPY_MODEL_layout",
+            },
+        ),
+        "slider": _model(
+            "SelectionSliderModel",
+            {"_view_name": "SelectionSliderView", "style": "IPY_MODEL_style"},
+        ),
+        "stack": _model(
+            "StackModel", {"_view_name": "StackView", "children": ["IPY_MODEL_leaf"]}
+        ),
+        "leaf": _model("HTMLModel", {"_view_name": "HTMLView"}),
+        "layout": _model("LayoutModel", {"_view_name": "LayoutView"}),
+        "style": _model("SliderStyleModel", {"_view_name": "StyleView"}),
+        "link": _link(
+            ["IPY_MODEL_slider", "index"], ["IPY_MODEL_stack", "selected_index"]
+        ),
+        # a live explorer: its own box, image and a slider, shown by no view of the page
+        "live": _model(
+            "VBoxModel",
+            {
+                "_view_name": "VBoxView",
+                "children": ["IPY_MODEL_image", "IPY_MODEL_layout"],
+            },
+        ),
+        "image": _model("ImageModel", {"_view_name": "ImageView"}),
+        "orphan-link": _link(["IPY_MODEL_image", "value"], ["IPY_MODEL_live", "x"]),
+    }
+    kept = page_weight.used_models(state, ["box"])
+    assert kept == {"box", "slider", "stack", "leaf", "layout", "style", "link"}
+    assert page_weight.used_models(state, []) == set()
+
+
+def test_icon_code_points(tmp_path):
+    styles = tmp_path / "_static" / "styles"
+    styles.mkdir(parents=True)
+    (styles / "theme.css").write_text(
+        '.fa-rocket:before{content:"\\f135"}.fa-a:before,.fa-b:before{content:"\\f001"}'
+        '.fa-unused:before{content:"\\f002"}.x:after{content:"\uf107"}'
+        '.fa-text:before{content:"\\@"}'
+    )
+    (tmp_path / "page.html").write_text(
+        '<i class="fa-solid fa-rocket"></i><i class="fa-b">'
+    )
+    (tmp_path / "_static" / "theme.js").write_text(
+        'icon.classList = "fa-solid fa-xmark"'
+    )
+    assert page_weight.icon_codepoints(tmp_path) == {0xF135, 0xF001, 0xF107}
