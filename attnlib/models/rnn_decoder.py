@@ -5,13 +5,13 @@ The decoder writes the translation one word at a time. Step ``i`` reads the prev
 state ``s_{i-1}`` (shape (B, d)), the vector ``y`` of the previous target word (B, m)
 and a context vector ``c_i`` (B, h) made from the encoder states ``H`` (B, T, h)::
 
-    with attention:   e_ij = w_v . tanh(s_{i-1} W_q + h_j W_k)      additive scores
-                      alpha_i = softmax(e_i)                        (B, T) weights
-                      c_i = sum_j alpha_ij h_j                      the states themselves
-    without:          c_i = c                                       the same vector every step
+    with attention:   e_ij = w_v . tanh(s_{i-1} W_q + h_j W_k)   additive scores
+                      alpha_i = softmax(e_i)                     (B, T) weights
+                      c_i = sum_j alpha_ij h_j                   the states themselves
+    without:          c_i = c                                    the same every step
 
-    s_i      = tanh(y W_y + c_i W_c + s_{i-1} W_s + b)              new state      (B, d)
-    logits_i = s_i W_os + c_i W_oc + b_o                            next-word scores (B, V)
+    s_i      = tanh(y W_y + c_i W_c + s_{i-1} W_s + b)           new state (B, d)
+    logits_i = s_i W_os + c_i W_oc + b_o                         next-word scores (B, V)
 
 This is the decoder of Bahdanau, Cho & Bengio (2015, section 3.1 and appendix A.1.2:
 ``s_i = f(s_{i-1}, y_{i-1}, c_i)`` with ``c_i`` computed from ``s_{i-1}``), with a plain
@@ -61,19 +61,21 @@ def decoder_step(p: dict, s_prev, y, memory, attend: bool) -> StepCache:
 
     Parameters
     ----------
-    p : dict of float64 arrays -- ``W_y`` (m, d), ``W_c`` (h, d), ``W_s`` (d, d), ``b`` (d,),
-        ``W_os`` (d, V), ``W_oc`` (h, V), ``b_o`` (V,); with ``attend`` also
-        ``W_q`` (d, a), ``W_k`` (h, a), ``w_v`` (a,).
+    p : dict of float64 arrays -- ``W_y`` (m, d), ``W_c`` (h, d), ``W_s`` (d, d),
+        ``b`` (d,), ``W_os`` (d, V), ``W_oc`` (h, V), ``b_o`` (V,); with ``attend``
+        also ``W_q`` (d, a), ``W_k`` (h, a), ``w_v`` (a,).
     s_prev : (B, d) -- previous decoder state
     y : (B, m) -- vector of the previous target word
-    memory : with ``attend``, the encoder states ``H`` (B, T, h), which additive attention
-        scores and mixes; without, the fixed context vector ``c`` (B, h), used as it is.
+    memory : with ``attend``, the encoder states ``H`` (B, T, h), which additive
+        attention scores and mixes; without, the fixed context vector ``c`` (B, h),
+        used as it is.
     attend : bool
 
     Returns
     -------
-    StepCache with the new state ``s`` (B, d), the ``logits`` (B, V) of the next word, the
-    context ``c`` (B, h) and the attention ``weights`` (B, T) (None without attention).
+    StepCache with the new state ``s`` (B, d), the ``logits`` (B, V) of the next word,
+    the context ``c`` (B, h) and the attention ``weights`` (B, T) (None without
+    attention).
 
     Raises
     ------
@@ -100,6 +102,7 @@ def decoder_step_backward(
     grads: dict,
     d_memory: np.ndarray,
     keys_projected=None,
+    d_keys_projected=None,
 ):
     """Backward pass of :func:`decoder_step`.
 
@@ -107,14 +110,18 @@ def decoder_step_backward(
     ----------
     p : the parameters used in the forward step
     cache : its :class:`StepCache`
-    memory : what the forward step got: encoder states ``H`` (B, T, h) with attention, the
-        fixed context ``c`` (B, h) without
+    memory : what the forward step got: encoder states ``H`` (B, T, h) with attention,
+        the fixed context ``c`` (B, h) without
     d_logits : (B, V) -- ``dL/dlogits`` of this step
     d_s : (B, d) -- ``dL/ds_i`` arriving from the next step (zeros after the last step)
     grads : dict -- parameter gradients, **accumulated in place** (same keys as ``p``)
     d_memory : gradient of ``memory`` (its shape), **accumulated in place**
     keys_projected : (B, T, a), optional -- ``H W_k``, the same for every step of a
         sentence (pass it to avoid recomputing it at every step)
+    d_keys_projected : (B, T, a), optional -- if given, the gradient of
+        ``keys_projected`` is **accumulated** here instead of being taken back through
+        ``W_k`` into ``grads["W_k"]`` and ``d_memory`` at every step; the caller then
+        does that once for all steps (``dW_k = H^T dK``, ``dH += dK W_k^T``)
 
     Returns
     -------
@@ -162,8 +169,11 @@ def decoder_step_backward(
     a = u.shape[-1]
     grads["w_v"] += d_e.reshape(-1) @ u.reshape(-1, a)
     d_pre = d_e[:, :, None] * p["w_v"] * (1.0 - u**2)  # (B, T, a)
-    grads["W_k"] += H.reshape(-1, h).T @ d_pre.reshape(-1, a)
-    d_H += d_pre @ p["W_k"].T
+    if d_keys_projected is None:
+        grads["W_k"] += H.reshape(-1, h).T @ d_pre.reshape(-1, a)
+        d_H += d_pre @ p["W_k"].T
+    else:
+        d_keys_projected += d_pre
     d_q = d_pre.sum(axis=1)  # (B, a)
     grads["W_q"] += cache.s_prev.T @ d_q
     d_s_prev += d_q @ p["W_q"].T

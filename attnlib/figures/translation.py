@@ -1,0 +1,146 @@
+"""Chapter 2's figures of the trained translators: accuracy with its spread over seeds.
+
+Each curve is the mean over a model's seeds, drawn with a band from the lowest to the
+highest seed, in the manner of Bahdanau, Cho & Bengio (2015), Figure 2 (there: BLEU
+against sentence length). Colours are the Okabe-Ito palette, with a marker per model
+and a line style per decoding, so no curve is told apart by colour alone.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from attnlib.figures.style import OKABE_ITO, literal
+
+__all__ = ["length_curves", "position_curves"]
+
+_COLOURS = (OKABE_ITO[5], OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2])
+_MARKERS = ("o", "s", "^", "D")
+
+
+def _summary(values, n: int, what: str):
+    """``values`` -> (mean, low, high) arrays of shape (n,) in [0, 1], checked."""
+    out = []
+    for key in ("mean", "min", "max"):
+        y = np.asarray(values[key], dtype=float)
+        if y.shape != (n,) or not np.all((0 <= y) & (y <= 1)):
+            raise ValueError(
+                f"{what}: {key!r} must be {n} accuracies in [0, 1]; got {y.tolist()}"
+            )
+        out.append(y)
+    if np.any(out[1] > out[0] + 1e-12) or np.any(out[0] > out[2] + 1e-12):
+        raise ValueError(f"{what}: need min <= mean <= max at every point")
+    return out
+
+
+def _band(ax, x, values, what, *, colour, marker, ls="-", label=None):
+    mean, low, high = _summary(values, len(x), what)
+    ax.fill_between(x, 100 * low, 100 * high, color=colour, alpha=0.2, lw=0)
+    ax.plot(x, 100 * mean, ls=ls, marker=marker, ms=4, color=colour, label=label)
+
+
+def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
+    """Word and sentence accuracy against source length, mean and range over seeds.
+
+    Parameters
+    ----------
+    lengths : sequence of int, shape (n,) -- the test lengths (x axis)
+    curves : dict, model name -> {"token": summary, "sentence": summary}, where a
+        summary is a dict with "mean", "min", "max", each (n,) in [0, 1]
+    trained_up_to : int, optional -- the longest training sentence, drawn as a dotted
+        vertical line
+    chance : float, optional -- word accuracy of guessing, drawn as a dotted line
+
+    Returns
+    -------
+    matplotlib.figure.Figure with two panels (in %).
+
+    Raises
+    ------
+    ValueError
+        If a summary does not have one value per length in [0, 1] with min <= mean <=
+        max.
+    """
+    x = np.asarray(lengths)
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
+    for k, (name, acc) in enumerate(curves.items()):
+        for ax, what in zip(axes, ("token", "sentence")):
+            _band(
+                ax,
+                x,
+                acc[what],
+                f"{name} {what}",
+                colour=_COLOURS[k % 4],
+                marker=_MARKERS[k % 4],
+                label=literal(name),
+            )
+    for ax, what in zip(
+        axes, ("words translated correctly (%)", "sentences entirely correct (%)")
+    ):
+        if trained_up_to is not None:
+            ax.axvline(trained_up_to, ls=":", color=OKABE_ITO[7], lw=1)
+        ax.set_xlabel("source sentence length (words)")
+        ax.set_ylabel(what)
+        ax.set_ylim(-3, 103)
+        ax.set_xticks(x)
+    if trained_up_to is not None:
+        axes[1].text(
+            trained_up_to + 0.5,
+            97,
+            "longer than\nany training\nsentence",
+            va="top",
+            fontsize=8,
+        )
+    if chance is not None:
+        axes[0].axhline(
+            100 * chance, ls="--", color=OKABE_ITO[7], lw=1, label="guessing"
+        )
+    axes[0].legend(frameon=False, loc="lower left", fontsize=8)
+    return fig
+
+
+def position_curves(length: int, curves: dict, *, title=None):
+    """Word accuracy at each target position of sentences of one length, mean and range
+    over seeds, for teacher-forced and greedy decoding.
+
+    Parameters
+    ----------
+    length : int -- the sentence length T (positions 1 .. T on the x axis)
+    curves : dict, model name -> {"teacher_forced": summary, "greedy": summary}, a
+        summary as in :func:`length_curves` with arrays of shape (T,)
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure, one panel: solid lines teacher-forced, dashed greedy.
+
+    Raises
+    ------
+    ValueError
+        As :func:`length_curves`.
+    """
+    x = np.arange(1, int(length) + 1)
+    fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    for k, (name, acc) in enumerate(curves.items()):
+        for what, ls, how in (
+            ("teacher_forced", "-", "fed the correct words"),
+            ("greedy", "--", "fed its own words"),
+        ):
+            _band(
+                ax,
+                x,
+                acc[what],
+                f"{name} {what}",
+                colour=_COLOURS[(k + 1) % 4],
+                marker=_MARKERS[(k + 1) % 4],
+                ls=ls,
+                label=literal(f"{name}, {how}"),
+            )
+    ax.set_xlabel("target position (word being written)")
+    ax.set_ylabel("words correct (%)")
+    ax.set_ylim(-3, 103)
+    ax.legend(frameon=False, loc="lower left", fontsize=8)
+    if title:
+        ax.set_title(literal(title))
+    return fig
