@@ -142,6 +142,25 @@ def test_every_parameter_gradient_matches_finite_differences(attend, bidirection
         assert err < 1e-6, name
 
 
+def test_the_decoder_step_is_bahdanaus_three_formulas():
+    from attnlib.models.bottleneck import decoder_context
+
+    model = encoder_decoder.init_encoder_decoder(3, attend=True, m=4, h=5, d=6, a=3)
+    p = model.params
+    rng = np.random.default_rng(4)
+    H, s_prev, y = (
+        rng.normal(size=(2, 7, 10)),
+        rng.normal(size=(2, 6)),
+        rng.normal(size=(2, 4)),
+    )
+    step = decoder_step(p, s_prev, y, H, True)
+    c, w = decoder_context(s_prev[:, None, :], H, p["W_q"], p["W_k"], p["w_v"])
+    np.testing.assert_allclose(step.weights, w[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(step.c, c[:, 0], rtol=1e-12)
+    again = decoder_step(p, s_prev, y, H, True, keys_projected=H @ p["W_k"])
+    np.testing.assert_allclose(again.logits, step.logits, rtol=1e-12)
+
+
 def test_the_two_models_differ_only_in_attention():
     for bidirectional in (True, False):
         ctx = encoder_decoder.init_encoder_decoder(
@@ -242,7 +261,7 @@ def test_training_lowers_the_loss_and_keeps_the_best_validation_parameters():
         )
         validation = tt.validation_set(TINY)
         before = tt.validation_loss(model, validation)
-        cfg = dict(TINY, lr=0.01, patience=100, max_steps=40)
+        cfg = dict(TINY, lr=0.01, patience=100, max_steps=40)  # to the cap
         tt.train(model, validation, seed=1, config=cfg)
         h = model.history
         assert h["stopped_at"] == [40] and h["step"] == [5, 10, 15, 20, 25, 30, 35, 40]
@@ -255,15 +274,21 @@ def test_training_lowers_the_loss_and_keeps_the_best_validation_parameters():
         )
 
 
-def test_training_stops_after_patience_evaluations_without_a_clear_improvement():
+def test_training_halves_the_rate_at_each_stall_and_stops_at_the_last():
     model = encoder_decoder.init_encoder_decoder(0, attend=False, m=4, h=6, d=8)
     # a learning rate this small cannot lower the loss by 1 % in 5 steps
-    cfg = dict(TINY, lr=1e-7, min_delta=0.01)
+    cfg = dict(TINY, lr=1e-7, min_delta=0.01, lr_halvings=0)
     tt.train(model, tt.validation_set(cfg), seed=0, config=cfg)
     h = model.history
     # the first evaluation sets the best; two more without a 1 % gain end it
     assert h["stopped_at"] == [15] and len(h["validation_loss"]) == 3
     assert h["best_step"][0] == h["step"][int(np.argmin(h["validation_loss"]))]
+    cfg = dict(cfg, lr_halvings=2)
+    tt.train(model, tt.validation_set(cfg), seed=0, config=cfg)
+    h = model.history
+    # stalls at 15 and 25 halve the rate; the third, at 35, ends training
+    assert h["stopped_at"] == [35]
+    assert h["lr"] == [1e-7] * 3 + [5e-8] * 2 + [2.5e-8] * 2
     with pytest.raises(ValueError, match="lengths"):
         tt.train(model, [], seed=0, config=dict(TINY, lengths=(1, 5)))
 

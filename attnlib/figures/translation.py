@@ -13,7 +13,7 @@ import numpy as np
 
 from attnlib.figures.style import OKABE_ITO, literal
 
-__all__ = ["length_curves", "position_curves"]
+__all__ = ["length_curves", "position_curves", "training_curves"]
 
 _COLOURS = (OKABE_ITO[5], OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2])
 _MARKERS = ("o", "s", "^", "D")
@@ -143,4 +143,48 @@ def position_curves(length: int, curves: dict, *, title=None):
     ax.legend(frameon=False, loc="lower left", fontsize=8)
     if title:
         ax.set_title(literal(title))
+    return fig
+
+
+def training_curves(histories: dict, *, max_steps=None):
+    """Validation loss against training step, one line per run, coloured by kind.
+
+    Parameters
+    ----------
+    histories : dict, kind -> list of histories (dicts with "step" and
+        "validation_loss", of equal lengths, and "best_step"), one per seed
+    max_steps : int, optional -- the budget cap, drawn as a dotted vertical line
+
+    Returns
+    -------
+    matplotlib.figure.Figure, one panel, logarithmic loss axis; a dot marks each
+    run's best step (the parameters it keeps).
+
+    Raises
+    ------
+    ValueError
+        If a history's steps and losses differ in length or a loss is not positive.
+    """
+    fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    for k, (kind, runs) in enumerate(histories.items()):
+        colour = _COLOURS[k % 4]
+        for j, h in enumerate(runs):
+            step = np.asarray(h["step"], dtype=float)
+            loss = np.asarray(h["validation_loss"], dtype=float)
+            if step.shape != loss.shape or not np.all(loss > 0):
+                raise ValueError(
+                    f"{kind}: need one positive validation loss per step; got "
+                    f"{step.shape} steps and {loss.shape} losses"
+                )
+            ax.plot(
+                step, loss, color=colour, lw=1, label=literal(kind) if j == 0 else None
+            )
+            best = int(np.flatnonzero(step == h["best_step"][0])[0])
+            ax.plot(step[best], loss[best], _MARKERS[k % 4], color=colour, ms=5)
+    if max_steps is not None:
+        ax.axvline(max_steps, ls=":", color=OKABE_ITO[7], lw=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("validation loss")
+    ax.legend(frameon=False, fontsize=8)
     return fig

@@ -261,10 +261,11 @@ def forward(model: EncoderDecoder, batch: TranslationBatch) -> Forward:
     p = model.params
     x, F, R, H, c, s0 = _encode(p, batch.source)
     memory = H if model.attend else c
+    keys = H @ p["W_k"] if model.attend else None  # (B, T, a): once per sentence
     y_in = p["E_tgt"][batch.decoder_inputs()]  # (B, T, m)
     s, steps = s0, []
     for i in range(batch.length):
-        step = decoder_step(p, s, y_in[:, i], memory, model.attend)
+        step = decoder_step(p, s, y_in[:, i], memory, model.attend, keys)
         steps.append(step)
         s = step.s
     logits = np.stack([st.logits for st in steps], axis=1)  # (B, T, V)
@@ -314,13 +315,12 @@ def loss_and_gradients(model: EncoderDecoder, batch: TranslationBatch):
     d_y = np.zeros(batch.target.shape + (p["E_tgt"].shape[1],))  # (B, T, m)
     d_s = np.zeros_like(f.s0)  # (B, d)
     memory, d_memory = (f.H, d_H) if model.attend else (f.c, d_c)
-    keys = d_keys = None
+    d_keys = None  # (B, T, a): gradient of the projected keys H W_k, over all steps
     if model.attend:
-        keys = f.H @ p["W_k"]  # (B, T, a)
-        d_keys = np.zeros_like(keys)  # (B, T, a)
+        d_keys = np.zeros(f.H.shape[:2] + p["W_k"].shape[1:])
     for i in range(batch.length - 1, -1, -1):
         d_s, d_y[:, i] = decoder_step_backward(
-            p, f.steps[i], memory, d_logits[:, i], d_s, grads, d_memory, keys, d_keys
+            p, f.steps[i], memory, d_logits[:, i], d_s, grads, d_memory, None, d_keys
         )
     if model.attend:  # keys = H W_k
         two_h, a = p["W_k"].shape
@@ -385,10 +385,11 @@ def translate_greedy(model: EncoderDecoder, source) -> tuple:
     p = model.params
     _, _, _, H, c, s = _encode(p, source)
     memory = H if model.attend else c
+    keys = H @ p["W_k"] if model.attend else None  # (B, T, a): once per sentence
     prev = np.full(source.shape[0], START)
     words, weights = [], []
     for _ in range(source.shape[1]):
-        step = decoder_step(p, s, p["E_tgt"][prev], memory, model.attend)
+        step = decoder_step(p, s, p["E_tgt"][prev], memory, model.attend, keys)
         prev = np.argmax(step.logits[:, :START], axis=1)  # never emits <s>
         words.append(prev)
         weights.append(step.weights)

@@ -20,9 +20,12 @@ layer. Without attention it is the decoder of Cho et al. (2014, section 2.2), wh
 one summary vector ``c`` of the source sentence at every step. Note that the values
 mixed are the encoder states ``h_j`` themselves (no value projection), as in the paper.
 
-The scores and weights come from :func:`attnlib.models.bottleneck.decoder_context`
-(which calls :func:`attnlib.additive_scores` and :func:`attnlib.softmax`); the backward
-pass uses :func:`attnlib.core.backward.softmax_backward`.
+These are the three formulas of :func:`attnlib.models.bottleneck.decoder_context`
+(additive scores, :func:`attnlib.softmax`, the weighted sum), written out here so that
+the projected keys ``h_j W_k``, the same at every step of a sentence, are computed once
+per sentence, as Bahdanau et al. (appendix A.1.2) suggest; the tests check the step
+against ``decoder_context``. The backward pass uses
+:func:`attnlib.core.backward.softmax_backward`.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.core.backward import softmax_backward
-from attnlib.models.bottleneck import decoder_context
+from attnlib.core.softmax import softmax
 
 #: Parameters of the decoder step: the recurrent cell and the read-out.
 STEP_PARAMETERS = ("W_y", "W_c", "W_s", "b", "W_os", "W_oc", "b_o")
@@ -45,7 +48,8 @@ class StepCache:
     """What one forward step computed, kept for its backward pass.
 
     s_prev : (B, d); y : (B, m); c : (B, h); s : (B, d); logits : (B, V);
-    weights : (B, T) attention weights, or None without attention.
+    weights : (B, T) attention weights, or None without attention; hidden : (B, T, a)
+    the scoring layer ``tanh(s_prev W_q + h_j W_k)``, or None without attention.
     """
 
     s_prev: np.ndarray
@@ -54,9 +58,12 @@ class StepCache:
     s: np.ndarray
     logits: np.ndarray
     weights: np.ndarray | None
+    hidden: np.ndarray | None = None
 
 
-def decoder_step(p: dict, s_prev, y, memory, attend: bool) -> StepCache:
+def decoder_step(
+    p: dict, s_prev, y, memory, attend: bool, keys_projected=None
+) -> StepCache:
     """One decoder step (see the module docstring for the equations).
 
     Parameters
@@ -70,6 +77,8 @@ def decoder_step(p: dict, s_prev, y, memory, attend: bool) -> StepCache:
         attention scores and mixes; without, the fixed context vector ``c`` (B, h),
         used as it is.
     attend : bool
+    keys_projected : (B, T, a), optional -- ``H W_k``, the same for every step of a
+        sentence; computed here if not given
 
     Returns
     -------
@@ -80,17 +89,20 @@ def decoder_step(p: dict, s_prev, y, memory, attend: bool) -> StepCache:
     Raises
     ------
     KeyError
-        If a parameter is missing (named). Shape errors come from numpy or
-        :func:`attnlib.additive_scores`.
+        If a parameter is missing (named). Shape errors come from numpy.
     """
+    u = None
     if attend:
-        c, w = decoder_context(s_prev[:, None, :], memory, p["W_q"], p["W_k"], p["w_v"])
-        c, w = c[:, 0, :], w[:, 0, :]  # (B, h), (B, T)
+        if keys_projected is None:
+            keys_projected = memory @ p["W_k"]  # (B, T, a)
+        u = np.tanh((s_prev @ p["W_q"])[:, None, :] + keys_projected)  # (B, T, a)
+        w = softmax(u @ p["w_v"])  # (B, T): additive scores -> weights
+        c = np.einsum("bt,bth->bh", w, memory)  # (B, h): sum_j alpha_j h_j
     else:
         c, w = memory, None  # (B, h): every step
     s = np.tanh(y @ p["W_y"] + c @ p["W_c"] + s_prev @ p["W_s"] + p["b"])  # (B, d)
     logits = s @ p["W_os"] + c @ p["W_oc"] + p["b_o"]  # (B, V)
-    return StepCache(s_prev, y, c, s, logits, w)
+    return StepCache(s_prev, y, c, s, logits, w, u)
 
 
 def decoder_step_backward(
@@ -163,9 +175,11 @@ def decoder_step_backward(
     d_H += w[:, :, None] * d_c[:, None, :]  # c = sum_j w_j h_j
     d_w = (H @ d_c[:, :, None])[:, :, 0]  # (B, T): h_j . d c
     d_e = softmax_backward(w, d_w)  # (B, T)
-    if keys_projected is None:
-        keys_projected = H @ p["W_k"]  # (B, T, a)
-    u = np.tanh((cache.s_prev @ p["W_q"])[:, None, :] + keys_projected)  # (B, T, a)
+    u = cache.hidden  # (B, T, a)
+    if u is None:
+        if keys_projected is None:
+            keys_projected = H @ p["W_k"]  # (B, T, a)
+        u = np.tanh((cache.s_prev @ p["W_q"])[:, None, :] + keys_projected)
     a = u.shape[-1]
     grads["w_v"] += d_e.reshape(-1) @ u.reshape(-1, a)
     d_pre = d_e[:, :, None] * p["w_v"] * (1.0 - u**2)  # (B, T, a)

@@ -219,3 +219,16 @@ def summary_lines(evaluation: dict) -> list:
                     )
             lines.append(f"{kind:24} T={T:2d}  " + "  ".join(parts))
     return lines
+
+
+def mean_and_range(summary: dict, digits: int = 1) -> list:
+    """A summary of :func:`across_seeds` or :func:`by_position` as text in %, one
+    string per entry: ``"97.5 (96-99)"`` is the mean over seeds, then the lowest and
+    the highest seed, rounded to whole percents (``"-"`` where the mean is NaN)."""
+    out = []
+    for mean, low, high in zip(summary["mean"], summary["min"], summary["max"]):
+        if np.isnan(mean):
+            out.append("-")
+        else:
+            out.append(f"{100 * mean:.{digits}f} ({100 * low:.0f}-{100 * high:.0f})")
+    return out

@@ -3,14 +3,16 @@
 The experiment (``make train``): four kinds of model, the context-vector model and the
 attention model (:mod:`attnlib.models.encoder_decoder`), each with a bidirectional and
 with a forward-only encoder, three seeds each. Every run uses the same sizes, the same
-optimiser and the same stopping rule (:func:`train`):
+optimiser and the same stopping rule (:func:`train`), the book's early stopping
+(chapter ``01b_learning``) with the learning rate halved at a stall:
 
 * every ``eval_every`` steps the loss on a fixed *validation set* (sentences of every
-  training length, drawn from their own seed and never trained on) is measured;
-* the parameters with the lowest validation loss so far are kept;
-* training stops when the validation loss has not beaten its best by at least
-  ``min_delta`` (relative) for ``patience`` evaluations in a row, or at the budget cap
-  ``max_steps``, whichever comes first.
+  training length, drawn from their own seed and never trained on) is measured, and the
+  parameters with the lowest validation loss so far are kept;
+* the validation loss *stalls* when it has not beaten its best by at least ``min_delta``
+  (relative) for ``patience`` evaluations in a row; at a stall the learning rate is
+  halved and training goes on from the best parameters, up to ``lr_halvings`` times;
+* the next stall ends training, and so does the budget cap ``max_steps``.
 
 For seed ``s`` the runs of all four kinds read the same training sentences in the same
 order (data seed ``DATA_SEED + s``), and models of the same encoder direction start from
@@ -19,8 +21,10 @@ the same numbers for the parameters they share (init seed ``s``).
 The runs are written to :data:`WEIGHTS` (float32, compressed); the training record and
 the held-out evaluation (:mod:`attnlib.models.translation_eval`) to the ``.json`` beside
 it. Chapter 2 and the tests load them. Run ``python -m
-attnlib.models.translation_training`` (what ``make train`` does; ``--help`` for running
-one kind or one seed at a time).
+attnlib.models.translation_training`` (what ``make train`` does; ``--kinds`` and
+``--seeds`` train one piece at a time, keeping the other stored runs). The progress bar
+counts steps against every run's budget cap; a run that stops early drops the rest of
+its budget, so the time it shows as left is an upper bound.
 """
 
 from __future__ import annotations
@@ -54,9 +58,10 @@ CONFIG = {
     "lr": 3e-3,
     "max_norm": 1.0,
     "eval_every": 250,
-    "patience": 4,
+    "patience": 6,
     "min_delta": 0.01,
-    "max_steps": 12000,
+    "lr_halvings": 3,
+    "max_steps": 30000,
     "validation_per_length": 16,
     "validation_seed": 2024,
 }
@@ -90,9 +95,9 @@ def validation_set(config: dict = CONFIG) -> list:
 
 
 def validation_loss(model, batches) -> float:
-    """Mean teacher-forced cross-entropy per target word over ``batches``."""
-    total = sum(encoder_decoder.loss(model, b) * b.target.size for b in batches)
-    return float(total / sum(b.target.size for b in batches))
+    """Teacher-forced cross-entropy per target word, averaged over ``batches`` (one per
+    length: every length counts alike, as in training)."""
+    return float(np.mean([encoder_decoder.loss(model, b) for b in batches]))
 
 
 def clip_by_global_norm(grads: dict, max_norm: float) -> float:
@@ -114,11 +119,17 @@ def train(model, validation, *, seed: int, config: dict = CONFIG, progress=None)
     global norm to ``max_norm`` and makes one Adam step (Kingma & Ba 2015; Bahdanau et
     al. 2015, appendix B.2, clipped at norm 1 too). Every ``eval_every`` steps it
     records the step, the mean training loss of the batches since the last record, the
-    validation loss on ``validation`` and the seconds so far in ``model.history``.
+    validation loss on ``validation``, the learning rate and the seconds so far in
+    ``model.history``.
 
-    At the end the model holds the parameters of the lowest validation loss;
-    ``history["best_step"]`` says when they were reached and ``history["stopped_at"]``
-    when training stopped. Deterministic for a given seed.
+    The validation loss *stalls* when it has not beaten its best by at least
+    ``min_delta`` (relative) for ``patience`` evaluations in a row. At a stall the
+    learning rate is halved and training goes on from the best parameters (as
+    Sutskever et al. 2014, section 3.4, halved theirs), up to ``lr_halvings`` times; the
+    next stall ends training, and so does the budget cap ``max_steps``. At the end the
+    model holds the parameters of the lowest validation loss; ``history["best_step"]``
+    says when they were reached and ``history["stopped_at"]`` when training stopped.
+    Deterministic for a given seed.
 
     ``progress``, if given, is called as ``progress(steps_done_since_last_call)``.
 
@@ -137,11 +148,12 @@ def train(model, validation, *, seed: int, config: dict = CONFIG, progress=None)
     rng = np.random.default_rng(seed)
     opt = Adam(lr=config["lr"])
     hist = model.history
-    for key in ("step", "train_loss", "validation_loss", "seconds"):
+    for key in ("step", "train_loss", "validation_loss", "lr", "seconds"):
         hist[key] = []
-    best, best_params, best_step, waited = np.inf, None, 0, 0
+    best, best_params, best_step = np.inf, None, 0
+    waited, halvings = 0, 0
     start, running, step = time.perf_counter(), [], 0
-    while step < config["max_steps"] and waited < patience:
+    while step < config["max_steps"]:
         step += 1
         batch = make_batch(rng, config["batch_size"], int(rng.integers(lo, hi + 1)))
         value, grads = encoder_decoder.loss_and_gradients(model, batch)
@@ -151,10 +163,11 @@ def train(model, validation, *, seed: int, config: dict = CONFIG, progress=None)
         if step % every:
             continue
         v = validation_loss(model, validation)
-        hist["step"].append(step)
-        hist["train_loss"].append(float(np.mean(running)))
-        hist["validation_loss"].append(v)
-        hist["seconds"].append(time.perf_counter() - start)
+        for key, x in zip(
+            ("step", "train_loss", "validation_loss", "lr", "seconds"),
+            (step, float(np.mean(running)), v, opt.lr, time.perf_counter() - start),
+        ):
+            hist[key].append(x)
         running = []
         waited = 0 if v < best * (1.0 - config["min_delta"]) else waited + 1
         if v < best:
@@ -162,6 +175,11 @@ def train(model, validation, *, seed: int, config: dict = CONFIG, progress=None)
             best_params = {k: a.copy() for k, a in model.params.items()}
         if progress is not None:
             progress(every)
+        if waited >= patience:
+            if halvings == config["lr_halvings"]:
+                break
+            halvings, waited, opt.lr = halvings + 1, 0, opt.lr / 2
+            model.params = {k: a.copy() for k, a in best_params.items()}
     model.params = best_params
     hist["best_step"], hist["stopped_at"] = [best_step], [step]
     return model
@@ -228,9 +246,11 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     jobs = [(k, s) for s in args.seeds for k in args.kinds]
     runs = load_runs(args.path) if args.path.is_file() else {}
+    experiment = {run_name(k, s) for k in KINDS for s in SEEDS}
+    runs = {name: m for name, m in runs.items() if name in experiment}  # drop stale
     meta_path = args.path.with_suffix(".json")
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    record = meta.get("runs", {})
+    record = {k: v for k, v in meta.get("runs", {}).items() if k in runs}
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")
     with ctx.Manager() as manager, ctx.Pool(args.jobs) as pool:
