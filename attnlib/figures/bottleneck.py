@@ -20,9 +20,9 @@ def fading_plot(distance, measured, bound, *, radius: float = 0.9):
 
     Parameters
     ----------
-    distance : (n,) ints, ``k = n - t``
+    distance : (n,) ints, ``n - t``
     measured : (n,) positive floats, the mean size of ``d h_n / d x_t``
-    bound : (n,) positive floats, ``radius**k * |W_x|``
+    bound : (n,) positive floats, ``radius**(n - t) * |W_x|``
     radius : float, the spectral radius named in the legend
 
     Returns
@@ -42,12 +42,12 @@ def fading_plot(distance, measured, bound, *, radius: float = 0.9):
         )
     fig, ax = plt.subplots(figsize=(6.0, 3.2), layout="constrained")
     ax.semilogy(
-        k, b, "--", color=OKABE_ITO[7], label=f"upper bound ${radius}^k\\,\\|W_x\\|$"
+        k, b, "--", color=OKABE_ITO[7], label=f"upper bound ${radius}^{{n-t}}\\,\\|W_x\\|$"
     )
     ax.semilogy(
         k, y, "o-", color=OKABE_ITO[0], ms=3, label="measured (mean of the sequences)"
     )
-    ax.set_xlabel("distance from the end, $k = n - t$ (steps)")
+    ax.set_xlabel("distance from the end, $n - t$ (steps)")
     ax.set_ylabel("size of $\\partial h_n / \\partial x_t$")
     ax.legend(frameon=False)
     return fig

@@ -2,8 +2,9 @@
 
 Each curve is the mean over a model's seeds, drawn with a band from the lowest to the
 highest seed, in the manner of Bahdanau, Cho & Bengio (2015), Figure 2 (there: BLEU
-against sentence length). Colours are the Okabe-Ito palette, with a marker per model
-and a line style per decoding, so no curve is told apart by colour alone.
+against sentence length). A model whose name contains "attention" or "context" gets
+that kind's Okabe-Ito colour and marker, and a name containing "forward" a dashed line
+(a forward-only encoder), so no curve is told apart by colour alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ __all__ = ["length_curves", "position_curves", "training_curves"]
 
 _COLOURS = (OKABE_ITO[5], OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2])
 _MARKERS = ("o", "s", "^", "D")
+
+
+def _style(name: str, k: int) -> tuple:
+    """(colour, marker, line style) of the ``k``-th model, from its name."""
+    kind = 1 if "attention" in name else 0 if "context" in name else k % 4
+    return _COLOURS[kind], _MARKERS[kind], "--" if "forward" in name else "-"
 
 
 def _summary(values, n: int, what: str):
@@ -65,14 +72,16 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
     x = np.asarray(lengths)
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
     for k, (name, acc) in enumerate(curves.items()):
+        colour, marker, ls = _style(name, k)
         for ax, what in zip(axes, ("token", "sentence")):
             _band(
                 ax,
                 x,
                 acc[what],
                 f"{name} {what}",
-                colour=_COLOURS[k % 4],
-                marker=_MARKERS[k % 4],
+                colour=colour,
+                marker=marker,
+                ls=ls,
                 label=literal(name),
             )
     for ax, what in zip(
@@ -87,7 +96,7 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
     if trained_up_to is not None:
         axes[1].text(
             trained_up_to + 0.5,
-            97,
+            50,
             "longer than\nany training\nsentence",
             va="top",
             fontsize=8,
@@ -96,7 +105,9 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
         axes[0].axhline(
             100 * chance, ls="--", color=OKABE_ITO[7], lw=1, label="guessing"
         )
-    axes[0].legend(frameon=False, loc="lower left", fontsize=8)
+    axes[0].legend(
+        frameon=False, loc="lower left", fontsize=8, bbox_to_anchor=(0, 0.08)
+    )
     return fig
 
 
@@ -113,7 +124,7 @@ def position_curves(length: int, curves: dict, *, title=None):
 
     Returns
     -------
-    matplotlib.figure.Figure, one panel: solid lines teacher-forced, dashed greedy.
+    matplotlib.figure.Figure, one panel: solid lines teacher-forced, dotted greedy.
 
     Raises
     ------
@@ -121,26 +132,33 @@ def position_curves(length: int, curves: dict, *, title=None):
         As :func:`length_curves`.
     """
     x = np.arange(1, int(length) + 1)
-    fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
     for k, (name, acc) in enumerate(curves.items()):
+        colour, marker, _ = _style(name, k)
         for what, ls, how in (
             ("teacher_forced", "-", "fed the correct words"),
-            ("greedy", "--", "fed its own words"),
+            ("greedy", ":", "fed its own words"),
         ):
             _band(
                 ax,
                 x,
                 acc[what],
                 f"{name} {what}",
-                colour=_COLOURS[(k + 1) % 4],
-                marker=_MARKERS[(k + 1) % 4],
+                colour=colour,
+                marker=marker,
                 ls=ls,
                 label=literal(f"{name}, {how}"),
             )
     ax.set_xlabel("target position (word being written)")
     ax.set_ylabel("words correct (%)")
     ax.set_ylim(-3, 103)
-    ax.legend(frameon=False, loc="lower left", fontsize=8)
+    ax.legend(
+        frameon=False,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.16),
+        ncol=2,
+        fontsize=8,
+    )
     if title:
         ax.set_title(literal(title))
     return fig
@@ -167,7 +185,7 @@ def training_curves(histories: dict, *, max_steps=None):
     """
     fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
     for k, (kind, runs) in enumerate(histories.items()):
-        colour = _COLOURS[k % 4]
+        colour, marker, ls = _style(kind, k)
         for j, h in enumerate(runs):
             step = np.asarray(h["step"], dtype=float)
             loss = np.asarray(h["validation_loss"], dtype=float)
@@ -177,12 +195,26 @@ def training_curves(histories: dict, *, max_steps=None):
                     f"{step.shape} steps and {loss.shape} losses"
                 )
             ax.plot(
-                step, loss, color=colour, lw=1, label=literal(kind) if j == 0 else None
+                step,
+                loss,
+                color=colour,
+                ls=ls,
+                lw=1,
+                label=literal(kind) if j == 0 else None,
             )
             best = int(np.flatnonzero(step == h["best_step"][0])[0])
-            ax.plot(step[best], loss[best], _MARKERS[k % 4], color=colour, ms=5)
+            ax.plot(step[best], loss[best], marker, color=colour, ms=5)
     if max_steps is not None:
         ax.axvline(max_steps, ls=":", color=OKABE_ITO[7], lw=1)
+        ax.text(
+            max_steps,
+            1,
+            "budget cap ",
+            ha="right",
+            va="top",
+            fontsize=8,
+            transform=ax.get_xaxis_transform(),
+        )
     ax.set_yscale("log")
     ax.set_xlabel("training step")
     ax.set_ylabel("validation loss")

@@ -223,12 +223,13 @@ def summary_lines(evaluation: dict) -> list:
 
 def mean_and_range(summary: dict, digits: int = 1) -> list:
     """A summary of :func:`across_seeds` or :func:`by_position` as text in %, one
-    string per entry: ``"97.5 (96-99)"`` is the mean over seeds, then the lowest and
-    the highest seed, rounded to whole percents (``"-"`` where the mean is NaN)."""
+    string per entry: ``"97.5 (96.0-99.0)"`` is the mean over seeds, then the lowest
+    and the highest seed (``"-"`` where the mean is NaN)."""
     out = []
     for mean, low, high in zip(summary["mean"], summary["min"], summary["max"]):
         if np.isnan(mean):
             out.append("-")
         else:
-            out.append(f"{100 * mean:.{digits}f} ({100 * low:.0f}-{100 * high:.0f})")
+            m, lo, hi = (f"{100 * v:.{digits}f}" for v in (mean, low, high))
+            out.append(f"{m} ({lo}-{hi})")
     return out
