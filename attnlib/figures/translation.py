@@ -41,8 +41,11 @@ def _summary(values, n: int, what: str):
     return out
 
 
-def _band(ax, x, values, what, *, colour, marker, ls="-", label=None):
+def _band(ax, x, values, what, style, label):
+    """The mean in % as a line in ``style`` (colour, marker, line style), the range of
+    the seeds as a band behind it."""
     mean, low, high = _summary(values, len(x), what)
+    colour, marker, ls = style
     ax.fill_between(x, 100 * low, 100 * high, color=colour, alpha=0.2, lw=0)
     ax.plot(x, 100 * mean, ls=ls, marker=marker, ms=4, color=colour, label=label)
 
@@ -72,18 +75,8 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
     x = np.asarray(lengths)
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
     for k, (name, acc) in enumerate(curves.items()):
-        colour, marker, ls = _style(name, k)
         for ax, what in zip(axes, ("token", "sentence")):
-            _band(
-                ax,
-                x,
-                acc[what],
-                f"{name} {what}",
-                colour=colour,
-                marker=marker,
-                ls=ls,
-                label=literal(name),
-            )
+            _band(ax, x, acc[what], f"{name} {what}", _style(name, k), literal(name))
     for ax, what in zip(
         axes, ("words translated correctly (%)", "sentences entirely correct (%)")
     ):
@@ -139,16 +132,8 @@ def position_curves(length: int, curves: dict, *, title=None):
             ("teacher_forced", "-", "fed the correct words"),
             ("greedy", ":", "fed its own words"),
         ):
-            _band(
-                ax,
-                x,
-                acc[what],
-                f"{name} {what}",
-                colour=colour,
-                marker=marker,
-                ls=ls,
-                label=literal(f"{name}, {how}"),
-            )
+            label = literal(f"{name}, {how}")
+            _band(ax, x, acc[what], f"{name} {what}", (colour, marker, ls), label)
     ax.set_xlabel("target position (word being written)")
     ax.set_ylabel("words correct (%)")
     ax.set_ylim(-3, 103)
