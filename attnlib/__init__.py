@@ -67,8 +67,8 @@ models      models and experiments built from core, layers and data
   minilm            a real pretrained encoder (all-MiniLM-L6-v2) in numpy
   minilm_probes     probes of its attention: controlled sentences, the attention sink
 figures     the book's figures and explorers (may use everything above)
-  style, heatmaps, charts, diagrams, probes, translation, bottleneck   matplotlib
-                    figures (re-exported by attnlib.figures)
+  style, heatmaps, charts, diagrams, probes, translation   matplotlib figures
+                    (re-exported by attnlib.figures)
   svg               small SVG drawings of explorer states
   precomputed       explorers for the static website: controls linked to stored states
   explorers/        one module per family of explorer (weights, query_key, masks, ...)

@@ -378,6 +378,12 @@ def test_stored_runs_are_the_experiment_and_stay_small(stored):
         assert h["stopped_at"][0] < tt.CONFIG["max_steps"], name
         assert h["best_step"][0] == h["step"][int(np.argmin(h["validation_loss"]))]
     assert meta["config"]["max_steps"] == tt.CONFIG["max_steps"]
+    # one run by its kind and seed, as chapters 2 and 8 read them
+    one = tt.load_model("attention-forward", 1)
+    np.testing.assert_array_equal(
+        one.params["W_k"], runs["attention-forward-seed1"].params["W_k"]
+    )
+    assert set(tt.load_runs(tt.WEIGHTS)) == expected
 
 
 def test_stored_runs_reproduce_the_recorded_evaluation(stored):

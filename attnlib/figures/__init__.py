@@ -13,7 +13,6 @@ mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
 * ``length_curves(lengths, curves)``            accuracy against length, spread over seeds
 * ``position_curves(length, curves)``           accuracy by target position, two decodings
 * ``training_curves(histories)``                validation loss of every training run
-* ``fading_plot``, ``recovery_plot``             how an untrained RNN forgets (chapter 2)
 * ``alignment_heatmaps(panels)``                trained attention with the true alignment
 * ``layer_flow_diagram(kind)``                  one Transformer layer's data flow
 * ``pipeline_diagram()``                        the steps of one head, in order
@@ -23,7 +22,6 @@ mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
 The explorers live in :mod:`attnlib.figures.explorers`, one module per family.
 """
 
-from attnlib.figures.bottleneck import fading_plot, recovery_plot
 from attnlib.figures.charts import mixture_bars
 from attnlib.figures.diagrams import (
     data_flow_diagram,
@@ -66,8 +64,6 @@ __all__ = [
     "length_curves",
     "position_curves",
     "training_curves",
-    "fading_plot",
-    "recovery_plot",
     "data_flow_diagram",
     "layer_flow_diagram",
     "pipeline_diagram",

@@ -167,8 +167,11 @@ def training_curves(histories: dict, *, max_steps=None):
     ------
     ValueError
         If a history's steps and losses differ in length or a loss is not positive.
+    OverflowError
+        If a loss lies outside 1e-150 .. 1e150 (the log axis cannot place it).
     """
     fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    lowest, highest = np.inf, 0.0
     for k, (kind, runs) in enumerate(histories.items()):
         colour, marker, ls = _style(kind, k)
         for j, h in enumerate(runs):
@@ -178,6 +181,14 @@ def training_curves(histories: dict, *, max_steps=None):
                 raise ValueError(
                     f"{kind}: need one positive validation loss per step; got "
                     f"{step.shape} steps and {loss.shape} losses"
+                )
+            lowest = min(lowest, float(loss.min()))
+            highest = max(highest, float(loss.max()))
+            if not (1e-150 < lowest and highest < 1e150):
+                plt.close(fig)
+                raise OverflowError(
+                    "validation losses must lie between 1e-150 and 1e150 to be drawn "
+                    f"on a log axis; got {lowest:g} to {highest:g}"
                 )
             ax.plot(
                 step,
@@ -201,6 +212,8 @@ def training_curves(histories: dict, *, max_steps=None):
             transform=ax.get_xaxis_transform(),
         )
     ax.set_yscale("log")
+    if np.isfinite(lowest):
+        ax.set_ylim(lowest / 2, highest * 2)
     ax.set_xlabel("training step")
     ax.set_ylabel("validation loss")
     ax.legend(frameon=False, fontsize=8)

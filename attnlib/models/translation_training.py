@@ -96,8 +96,17 @@ def validation_set(config: dict = CONFIG) -> list:
 
 def validation_loss(model, batches) -> float:
     """Teacher-forced cross-entropy per target word, averaged over ``batches`` (one per
-    length: every length counts alike, as in training)."""
-    return float(np.mean([encoder_decoder.loss(model, b) for b in batches]))
+    length: every length counts alike, as in training).
+
+    Raises
+    ------
+    ValueError
+        If ``batches`` is empty (there is no loss to average).
+    """
+    losses = [encoder_decoder.loss(model, b) for b in batches]
+    if not losses:
+        raise ValueError("validation_loss needs at least one batch; got none")
+    return float(np.mean(losses))
 
 
 def clip_by_global_norm(grads: dict, max_norm: float) -> float:
@@ -186,7 +195,14 @@ def train(model, validation, *, seed: int, config: dict = CONFIG, progress=None)
 
 
 def train_run(kind: str, seed: int, config: dict = CONFIG, progress=None):
-    """Initialise and train one run (deterministic)."""
+    """Initialise and train one run (deterministic).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of :data:`KINDS` (named in the message).
+    """
+    run_name(kind, seed)  # refuses an unknown kind by name
     attend, bidirectional = KINDS[kind]
     model = encoder_decoder.init_encoder_decoder(
         int(seed),
