@@ -920,9 +920,13 @@ ROWS = {
     ),
     "attnlib.models.translation_eval.mean_and_range": Row(
         ok=lambda: te.mean_and_range(
-            {"mean": [0.5, np.nan], "min": [0.4, np.nan], "max": [0.6, np.nan]}
+            {
+                "mean": [0.5, np.nan, 0.7],
+                "min": [0.4, np.nan, 0.7],
+                "max": [0.6, np.nan, 0.7],
+            }
         ),
-        check=lambda t: t == ["50.0 (40.0-60.0)", "-"],
+        check=lambda t: t == ["50.0 (40.0-60.0)", "-", "70.0"],
     ),
     "attnlib.models.translation_eval.summary_lines": Row(
         ok=lambda: te.summary_lines(small_evaluation()),

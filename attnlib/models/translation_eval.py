@@ -224,11 +224,14 @@ def summary_lines(evaluation: dict) -> list:
 def mean_and_range(summary: dict, digits: int = 1) -> list:
     """A summary of :func:`across_seeds` or :func:`by_position` as text in %, one
     string per entry: ``"97.5 (96.0-99.0)"`` is the mean over seeds, then the lowest
-    and the highest seed (``"-"`` where the mean is NaN)."""
+    and the highest seed; ``"97.5"`` alone where the seeds agree to the digits shown
+    (always, for one seed); ``"-"`` where the mean is NaN."""
     out = []
     for mean, low, high in zip(summary["mean"], summary["min"], summary["max"]):
         if np.isnan(mean):
             out.append("-")
+        elif f"{100 * low:.{digits}f}" == f"{100 * high:.{digits}f}":
+            out.append(f"{100 * mean:.{digits}f}")
         else:
             m, lo, hi = (f"{100 * v:.{digits}f}" for v in (mean, low, high))
             out.append(f"{m} ({lo}-{hi})")

@@ -223,8 +223,12 @@ def train_run(kind: str, seed: int, config: dict = CONFIG, progress=None):
 
 
 def load_runs(path=WEIGHTS) -> dict:
-    """The stored runs: run name -> EncoderDecoder (see :func:`run_name`)."""
-    return encoder_decoder.load(path)
+    """The stored runs: run name -> EncoderDecoder (see :func:`run_name`), seed by
+    seed in the order of :data:`KINDS` (whatever order they were stored in)."""
+    runs = encoder_decoder.load(path)
+    order = [run_name(k, s) for s in SEEDS for k in KINDS]
+    rest = sorted(set(runs) - set(order))
+    return {name: runs[name] for name in order + rest if name in runs}
 
 
 def load_model(kind: str, seed: int = 0, path=WEIGHTS):
@@ -243,13 +247,62 @@ def _worker(job):
     return kind, seed, model, time.process_time() - start
 
 
+def _config_record() -> dict:
+    """:data:`CONFIG` as plain JSON values."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in CONFIG.items()}
+
+
+def write_summary(runs: dict, path=WEIGHTS, record=None, last_training=None) -> dict:
+    """Evaluate ``runs`` on the held-out sentences and write the ``.json`` beside
+    ``path``: the configuration, each run's training record (``record``, or the one
+    already in the file), the last training session and the held-out scores.
+
+    Returns the evaluation (run name -> list of Scores). Used at the end of
+    :func:`main`, and alone (``--summary-only``) to rebuild the record from the stored
+    weights.
+    """
+    from attnlib.models import translation_eval
+
+    path = Path(path)
+    meta_path = path.with_suffix(".json")
+    old = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    record = dict(old.get("runs", {}), **(record or {}))
+    for name, model in runs.items():  # a run without a record: read its history
+        h = model.history
+        record.setdefault(
+            name,
+            {
+                "kind": name.rpartition("-seed")[0],
+                "seed": int(name.rpartition("-seed")[2]),
+                "best_step": int(h["best_step"][0]),
+                "stopped_at": int(h["stopped_at"][0]),
+                "best_validation_loss": min(h["validation_loss"]),
+            },
+        )
+    evaluation = translation_eval.evaluate_runs(runs)
+    meta = {
+        "config": _config_record(),
+        "runs": {name: record[name] for name in runs},
+        "last_training": last_training or old.get("last_training", {}),
+        "held_out": {
+            run: [s.to_dict() for s in scores] for run, scores in evaluation.items()
+        },
+    }
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    return evaluation
+
+
 def main(argv=None) -> dict:
     """Train the runs asked for (all by default), two at a time, and store them.
 
     Runs already in the stored file that were not asked for are kept, so the experiment
-    can be trained one piece at a time. Then every stored run is evaluated on the
-    held-out sentences and the record is written beside the weights.
+    can be trained one piece at a time, and every run is stored as soon as it finishes
+    (an interrupted session keeps the runs it completed). Then every stored run is
+    evaluated on the held-out sentences and the record is written beside the weights
+    (:func:`write_summary`; ``--summary-only`` does only that).
     """
+    import threading
+
     from tqdm import tqdm
 
     from attnlib.models import translation_eval
@@ -259,21 +312,48 @@ def main(argv=None) -> dict:
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--path", type=Path, default=WEIGHTS)
+    parser.add_argument(
+        "--summary-only",
+        action="store_true",
+        help="train nothing: evaluate the stored runs and rewrite the .json",
+    )
     args = parser.parse_args(argv)
     jobs = [(k, s) for s in args.seeds for k in args.kinds]
     runs = load_runs(args.path) if args.path.is_file() else {}
     experiment = {run_name(k, s) for k in KINDS for s in SEEDS}
     runs = {name: m for name, m in runs.items() if name in experiment}  # drop stale
-    meta_path = args.path.with_suffix(".json")
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    record = {k: v for k, v in meta.get("runs", {}).items() if k in runs}
+    if args.summary_only:
+        evaluation = write_summary(runs, args.path)
+        print("\n".join(translation_eval.summary_lines(evaluation)))
+        return runs
+    record, lock = {}, threading.Lock()
+
+    def finished(result):  # in the pool's result thread: store the run at once
+        kind, seed, model, cpu = result
+        key = run_name(kind, seed)
+        h = model.history
+        with lock:
+            runs[key] = model
+            record[key] = {
+                "kind": kind,
+                "seed": seed,
+                "best_step": h["best_step"][0],
+                "stopped_at": h["stopped_at"][0],
+                "best_validation_loss": min(h["validation_loss"]),
+                "cpu_seconds": round(cpu, 1),
+            }
+            encoder_decoder.save(runs, args.path)
+
     start = time.perf_counter()
     ctx = multiprocessing.get_context("spawn")
     with ctx.Manager() as manager, ctx.Pool(args.jobs) as pool:
         queue = manager.Queue()
         budget = CONFIG["max_steps"]
         bar = tqdm(total=budget * len(jobs), unit="step", desc="make train")
-        results = pool.map_async(_worker, [(k, s, queue) for k, s in jobs])
+        handles = [
+            pool.apply_async(_worker, ((k, s, queue),), callback=finished)
+            for k, s in jobs
+        ]
         done, steps, active = 0, {}, set()
         while done < len(jobs):
             kind, seed, n = queue.get()
@@ -290,42 +370,21 @@ def main(argv=None) -> dict:
                 f"{done}/{len(jobs)} runs done; training {', '.join(sorted(active))}"
             )
         bar.close()
-        for kind, seed, model, cpu in results.get():
-            key = run_name(kind, seed)
-            runs[key] = model
-            h = model.history
-            record[key] = {
-                "kind": kind,
-                "seed": seed,
-                "best_step": h["best_step"][0],
-                "stopped_at": h["stopped_at"][0],
-                "best_validation_loss": min(h["validation_loss"]),
-                "cpu_seconds": round(cpu, 1),
-            }
+        for handle in handles:
+            handle.get()  # raises a worker's error here
     seconds = time.perf_counter() - start
-    encoder_decoder.save(runs, args.path)
     print(
         f"trained {len(jobs)} runs in {seconds:.0f} s ({args.jobs} processes); wrote "
         f"{args.path} ({args.path.stat().st_size / 1e3:.0f} kB)"
     )
-    evaluation = translation_eval.evaluate_runs(runs)
-    meta = {
-        "config": {
-            k: list(v) if isinstance(v, tuple) else v for k, v in CONFIG.items()
-        },
-        "runs": record,
-        "last_training": {
-            "runs": [run_name(k, s) for k, s in jobs],
-            "wall_seconds": round(seconds, 1),
-            "processes": args.jobs,
-            "cpu_count": os.cpu_count(),
-            "load_average_at_end": [round(v, 2) for v in os.getloadavg()],
-        },
-        "held_out": {
-            run: [s.to_dict() for s in scores] for run, scores in evaluation.items()
-        },
+    last = {
+        "runs": [run_name(k, s) for k, s in jobs],
+        "wall_seconds": round(seconds, 1),
+        "processes": args.jobs,
+        "cpu_count": os.cpu_count(),
+        "load_average_at_end": [round(v, 2) for v in os.getloadavg()],
     }
-    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    evaluation = write_summary(runs, args.path, record, last)
     print("\n".join(translation_eval.summary_lines(evaluation)))
     return runs
 
