@@ -98,9 +98,7 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
         axes[0].axhline(
             100 * chance, ls="--", color=OKABE_ITO[7], lw=1, label="guessing"
         )
-    axes[0].legend(
-        frameon=False, loc="lower left", fontsize=8, bbox_to_anchor=(0, 0.08)
-    )
+    axes[0].legend(frameon=False, loc="upper right", fontsize=8)
     return fig
 
 
