@@ -452,3 +452,17 @@ def test_the_figures_check_their_input():
     plt.close(fig)
     with pytest.raises(ValueError):
         alignment_heatmaps([dict(panel, target=["x"])])
+
+
+def test_write_summary_records_the_runs_and_their_scores(tmp_path):
+    import json
+
+    run = tt.train_run("attention-forward", 0, TINY)
+    name = tt.run_name("attention-forward", 0)
+    evaluation = tt.write_summary({name: run}, tmp_path / "m.npz")
+    meta = json.loads((tmp_path / "m.json").read_text())
+    assert meta["runs"][name]["stopped_at"] == run.history["stopped_at"][0]
+    assert meta["runs"][name]["best_step"] == run.history["best_step"][0]
+    held_out = meta["held_out"][name]
+    assert [r["length"] for r in held_out] == list(te.TEST_LENGTHS)
+    assert held_out[0]["greedy"] == pytest.approx(evaluation[name][0].greedy)

@@ -285,6 +285,10 @@ CONTRACT_TESTS = {
     "attnlib.models.translation_training.train_run": DATA_MODELS,
     "attnlib.models.translation_training.load_runs": STORED_RUNS,
     "attnlib.models.translation_training.load_model": STORED_RUNS,
+    "attnlib.models.translation_training.write_summary": (
+        "tests/test_encoder_decoder.py::"
+        "test_write_summary_records_the_runs_and_their_scores"
+    ),
     "attnlib.models.translation_eval.test_batches": DATA_MODELS,
     "attnlib.models.translation_eval.evaluate": DATA_MODELS,
     "attnlib.models.translation_eval.evaluate_runs": DATA_MODELS,
