@@ -177,10 +177,17 @@ bench-pages: install chromium
 	$(BIN)/python tests/benchmarks/bench_pages.py --runs 3
 	$(BIN)/python tests/benchmarks/bench_live.py --runs 3
 
-## train: retrain chapter 2's two translation models (context vector vs attention) from their
-## seed, side by side on 2 cores; writes chapters/data/translation_models.npz/.json (not part of test)
+## train: retrain chapter 2's translators to convergence (context vector and attention, each
+## with a bidirectional and a forward-only encoder, 3 seeds each; two processes, a progress
+## bar), then evaluate them; writes chapters/data/translation_models.npz/.json (not part of
+## test). A run takes 280-400 CPU seconds: all 12 about 40 minutes of two idle cores.
+## Each run is stored as it finishes. One piece at a time, keeping the other stored runs:
+##   make train TRAIN_KINDS="attention-forward context-forward" TRAIN_SEEDS="0 1"
+TRAIN_KINDS ?=
+TRAIN_SEEDS ?=
 train: install
-	OMP_NUM_THREADS=1 $(BIN)/python -m attnlib.models.translation_training
+	OMP_NUM_THREADS=1 $(BIN)/python -m attnlib.models.translation_training \
+		$(if $(TRAIN_KINDS),--kinds $(TRAIN_KINDS)) $(if $(TRAIN_SEEDS),--seeds $(TRAIN_SEEDS))
 
 ## train-lm: retrain the language models of the chapters "Attention that writes" in two
 ## processes (one core each): the character model of the book's prose in one, its attention

@@ -68,7 +68,8 @@ models      models and experiments built from core, layers and data
   bottleneck        one context vector against attention over every encoder state
   rnn_decoder       one decoder step with additive attention, and its backward pass
   encoder_decoder   a trained recurrent encoder-decoder (Bahdanau et al. 2015)
-  translation_training  chapter 2's trained translators (make train)
+  translation_training  chapter 2's translators trained to convergence (make train)
+  translation_eval  their held-out evaluation: by length, word kind and target position
   adam              the Adam optimiser (Kingma & Ba 2015)
   linear_classifier  the learning primer's classifier: loss, gradient, early stopping
   context_classifier  a one-layer self-attention classifier, trained by hand
@@ -82,8 +83,8 @@ models      models and experiments built from core, layers and data
   kv_cache          the KV cache: stored keys and values, full or sliding-window
   induction         induction heads: the task, their scores, ablations (make train-lm)
 figures     the book's figures and explorers (may use everything above)
-  style, heatmaps, charts, diagrams, probes   matplotlib figures (re-exported by
-                                              attnlib.figures)
+  style, heatmaps, charts, diagrams, probes, translation   matplotlib figures
+                    (re-exported by attnlib.figures)
   language_model    the language-model chapters' figures (losses, token cost, heads)
   svg               small SVG drawings of explorer states
   precomputed       explorers for the static website: controls linked to stored states

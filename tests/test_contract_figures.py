@@ -29,6 +29,7 @@ from attnlib.figures import (
     precomputed,
     style,
     svg,
+    translation,
 )
 from attnlib.figures.explorers import (
     cost,
@@ -43,6 +44,14 @@ from attnlib.figures.explorers import query_key as qk
 
 BIG, TINY = 1e308, 1e-300
 AB = ["a", "b"]
+
+
+def spread(values):
+    """Seeds that all agree: mean, lowest and highest equal (translation figures)."""
+    return {"mean": values, "min": values, "max": values}
+
+
+SPREAD = spread([0.9, 0.8])
 
 
 @pytest.fixture(autouse=True)
@@ -169,23 +178,64 @@ ROWS = {
         ],
         extreme=lambda: charts.mixture_bars([TINY, 1 - TINY], AB),
     ),
-    "charts.length_curve": Row(
-        ok=lambda: charts.length_curve(
-            [5, 10], {"m": {"token": [0.9, 0.8], "sentence": [0.5, 0.1]}}, chance=0.2
+    "translation.length_curves": Row(
+        ok=lambda: translation.length_curves(
+            [5, 10],
+            {"m": {"token": SPREAD, "sentence": SPREAD}},
+            trained_up_to=7,
+            chance=0.2,
         ),
         check=is_figure,
         bad=[
             (
-                lambda: charts.length_curve(
-                    [5], {"m": {"token": [1.5], "sentence": [0.5]}}
+                lambda: translation.length_curves(
+                    [5], {"m": {"token": spread([1.5]), "sentence": spread([0.5])}}
                 ),
                 ValueError,
-                "'m' token accuracy",
+                "m token",
             )
         ],
-        extreme=lambda: charts.length_curve(
-            [1, 10**6], {"m": {"token": [TINY, 1.0], "sentence": [0.0, 1.0]}}
+        extreme=lambda: translation.length_curves(
+            [1, 10**6], {"m": {"token": spread([TINY, 1.0]), "sentence": SPREAD}}
         ),
+    ),
+    "translation.position_curves": Row(
+        ok=lambda: translation.position_curves(
+            2, {"m": {"teacher_forced": SPREAD, "greedy": SPREAD}}, title="t"
+        ),
+        check=is_figure,
+        bad=[
+            (
+                lambda: translation.position_curves(
+                    3, {"m": {"teacher_forced": SPREAD, "greedy": SPREAD}}
+                ),
+                ValueError,
+                "m teacher_forced",
+            )
+        ],
+        extreme=lambda: translation.position_curves(
+            2, {"m": {"teacher_forced": spread([TINY, 1.0]), "greedy": SPREAD}}
+        ),
+    ),
+    "translation.training_curves": Row(
+        ok=lambda: translation.training_curves(
+            {"m": [{"step": [1, 2], "validation_loss": [2.0, 1.0], "best_step": [2]}]},
+            max_steps=3,
+        ),
+        check=is_figure,
+        bad=[
+            (
+                lambda: translation.training_curves(
+                    {"m": [{"step": [1], "validation_loss": [0.0], "best_step": [1]}]}
+                ),
+                ValueError,
+                "positive validation loss",
+            )
+        ],
+        extreme=lambda: translation.training_curves(
+            {"m": [{"step": [1, 2], "validation_loss": [BIG, TINY], "best_step": [2]}]}
+        ),
+        extreme_error=OverflowError,
     ),
     "heatmaps.attention_heatmap": Row(
         ok=lambda: heatmaps.attention_heatmap(np.eye(2), AB, AB),

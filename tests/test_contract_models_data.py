@@ -34,6 +34,7 @@ from attnlib.models import linear_classifier as lc
 from attnlib.models import minilm
 from attnlib.models import recurrent as rc
 from attnlib.models import rnn_decoder as rd
+from attnlib.models import translation_eval as te
 from attnlib.models import translation_training as tr
 
 BIG = 1e308
@@ -59,6 +60,26 @@ def translator(attend=True):
 
 
 BATCH = tt.make_batch(0, 2, 3)
+#: chapter 2's training rule, on a budget of two steps
+SMALL = dict(
+    tr.CONFIG,
+    m=3,
+    h=2,
+    d=4,
+    a=2,
+    batch_size=2,
+    lengths=(2, 3),
+    eval_every=1,
+    patience=1,
+    max_steps=2,
+    validation_per_length=2,
+)
+
+
+@functools.cache
+def small_evaluation():
+    runs = {f"attention-forward-seed{s}": translator() for s in (0, 1)}
+    return te.evaluate_runs(runs, lengths=(2, 3), n=2)
 
 
 def rnn_args(scale=1.0, T=3, m=2, h=3):
@@ -137,7 +158,7 @@ ROWS = {
             (lambda: tt.make_batch(0, 0, 3), ValueError, "n=0"),
             (lambda: tt.make_batch(0, 2, 0), ValueError, "length=0"),
         ],
-        extreme=lambda: tt.make_batch(0, 1, 1),
+        extreme=lambda: tt.make_batch(0, 1, 2),  # the shortest: a verb, a word
     ),
     "attnlib.data.translation_task.translate": Row(
         ok=lambda: tt.translate("big dog sees red cat".split()),
@@ -607,30 +628,6 @@ ROWS = {
         ],
         extreme=lambda: ed.translate_greedy(translator(False), np.zeros((1, 1), int)),
     ),
-    "attnlib.models.encoder_decoder.evaluate": Row(
-        ok=lambda: ed.evaluate(translator(), BATCH),
-        check=lambda s: 0 <= s.token_accuracy <= 1 and 0 <= s.sentence_accuracy <= 1,
-        bad=[(lambda: ed.evaluate(translator(), None), TypeError, "batch")],
-    ),
-    "attnlib.models.encoder_decoder.test_batches": Row(
-        ok=lambda: ed.test_batches([2, 3], n=2),
-        check=lambda bs: [b.source.shape for b in bs] == [(2, 2), (2, 3)],
-        bad=[(lambda: ed.test_batches([0], n=2), ValueError, "length")],
-    ),
-    "attnlib.models.encoder_decoder.clip_by_global_norm": Row(
-        ok=lambda: ed.clip_by_global_norm({"a": np.array([3.0, 4.0])}, 1.0),
-        check=lambda v: v == 5.0,
-    ),
-    "attnlib.models.encoder_decoder.train": Row(
-        ok=lambda: ed.train(
-            ed.init_encoder_decoder(0, attend=True, m=3, h=2, d=4, a=2),
-            steps=1,
-            batch_size=2,
-            lengths=(2, 3),
-        ),
-        check=lambda m: all(f64(v) for v in m.params.values()),
-        bad=[(lambda: ed.train(translator(), steps=-1), ValueError, "steps")],
-    ),
     # --- models: the pretrained MiniLM ---------------------------------------------
     "attnlib.models.minilm.model_dir": Row(
         ok=minilm.model_dir,
@@ -817,26 +814,123 @@ ROWS = {
         ok=step_backward,
         check=lambda r: f64(r[0]) and r[0].shape == (2, 4) and r[1].shape == (2, 3),
     ),
-    # --- models: the training script of chapter 2 ----------------------------------
-    "attnlib.models.translation_training.train_one": Row(
-        ok=lambda: tr.train_one(
-            True, dict(tr.CONFIG, steps=1, m=3, h=2, d=4, a=2, batch_size=2)
-        ),
-        check=lambda m: all(f64(v) for v in m.params.values()),
-        bad=[
-            (lambda: tr.train_one(True, dict(tr.CONFIG, steps=-1)), ValueError, "steps")
-        ],
+    # --- models: chapter 2's training and evaluation --------------------------------
+    "attnlib.models.translation_training.clip_by_global_norm": Row(
+        ok=lambda: tr.clip_by_global_norm({"a": np.array([3.0, 4.0])}, 1.0),
+        check=lambda v: v == 5.0,
     ),
-    "attnlib.models.translation_training.length_curve": Row(
-        ok=lambda: tr.length_curve({"attention": translator()}, lengths=(2,), n=2),
-        check=lambda c: 0 <= c["attention"][0].token_accuracy <= 1,
+    "attnlib.models.translation_training.run_name": Row(
+        ok=lambda: tr.run_name("attention-forward", 1),
+        check=lambda n: n == "attention-forward-seed1",
+        bad=[(lambda: tr.run_name("attention", 0), ValueError, "unknown kind")],
+    ),
+    "attnlib.models.translation_training.validation_set": Row(
+        ok=lambda: tr.validation_set(SMALL),
+        check=lambda bs: [b.source.shape for b in bs] == [(2, 2), (2, 3)],
         bad=[
             (
-                lambda: tr.length_curve({"a": translator()}, lengths=(0,), n=2),
+                lambda: tr.validation_set(dict(SMALL, lengths=(0, 1))),
                 ValueError,
                 "length",
             )
         ],
+    ),
+    "attnlib.models.translation_training.validation_loss": Row(
+        ok=lambda: tr.validation_loss(translator(), tr.validation_set(SMALL)),
+        check=lambda v: isinstance(v, float) and v > 0,
+        bad=[(lambda: tr.validation_loss(translator(), []), ValueError, "batch")],
+    ),
+    "attnlib.models.translation_training.train": Row(
+        ok=lambda: tr.train(
+            ed.init_encoder_decoder(0, attend=True, m=3, h=2, d=4, a=2),
+            tr.validation_set(SMALL),
+            seed=0,
+            config=SMALL,
+        ),
+        check=lambda m: (
+            all(f64(v) for v in m.params.values()) and m.history["stopped_at"] == [2]
+        ),
+        bad=[
+            (
+                lambda: tr.train(
+                    translator(), [], seed=0, config=dict(SMALL, lengths=(1, 3))
+                ),
+                ValueError,
+                "lengths",
+            )
+        ],
+    ),
+    "attnlib.models.translation_training.train_run": Row(
+        ok=lambda: tr.train_run("attention-forward", 0, SMALL),
+        check=lambda m: m.attend and not m.bidirectional,
+        bad=[(lambda: tr.train_run("attention", 0, SMALL), ValueError, "unknown kind")],
+    ),
+    "attnlib.models.translation_eval.test_batches": Row(
+        ok=lambda: te.test_batches([2, 3], n=2),
+        check=lambda bs: [b.source.shape for b in bs] == [(2, 2), (2, 3)],
+        bad=[(lambda: te.test_batches([0], n=2), ValueError, "length")],
+    ),
+    "attnlib.models.translation_eval.evaluate": Row(
+        ok=lambda: te.evaluate(translator(), BATCH),
+        check=lambda s: 0 <= s.greedy <= 1 and 0 <= s.alignment_kept <= 1,
+        bad=[(lambda: te.evaluate(translator(), None), TypeError, "batch")],
+    ),
+    "attnlib.models.translation_eval.evaluate_runs": Row(
+        ok=small_evaluation,
+        check=lambda e: [s.length for s in e["attention-forward-seed0"]] == [2, 3],
+        bad=[
+            (
+                lambda: te.evaluate_runs({"a": translator()}, lengths=(0,), n=2),
+                ValueError,
+                "length",
+            )
+        ],
+    ),
+    "attnlib.models.translation_eval.kind_of": Row(
+        ok=lambda: te.kind_of("attention-forward-seed12"),
+        check=lambda k: k == "attention-forward",
+        bad=[(lambda: te.kind_of("attention"), ValueError, "run name")],
+    ),
+    "attnlib.models.translation_eval.across_seeds": Row(
+        ok=lambda: te.across_seeds(small_evaluation(), "greedy"),
+        check=lambda t: t["attention-forward"]["seeds"].shape == (2, 2),
+        bad=[
+            (
+                lambda: te.across_seeds(small_evaluation(), "greedy_by_position"),
+                ValueError,
+                "metric",
+            )
+        ],
+    ),
+    "attnlib.models.translation_eval.by_position": Row(
+        ok=lambda: te.by_position(small_evaluation(), 3, "teacher_forced"),
+        check=lambda t: t["attention-forward"]["mean"].shape == (3,),
+        bad=[
+            (
+                lambda: te.by_position(small_evaluation(), 9, "greedy"),
+                ValueError,
+                "length 9",
+            ),
+            (
+                lambda: te.by_position(small_evaluation(), 3, "sentence"),
+                ValueError,
+                "metric",
+            ),
+        ],
+    ),
+    "attnlib.models.translation_eval.mean_and_range": Row(
+        ok=lambda: te.mean_and_range(
+            {
+                "mean": [0.5, np.nan, 0.7],
+                "min": [0.4, np.nan, 0.7],
+                "max": [0.6, np.nan, 0.7],
+            }
+        ),
+        check=lambda t: t == ["50.0 (40.0-60.0)", "-", "70.0"],
+    ),
+    "attnlib.models.translation_eval.summary_lines": Row(
+        ok=lambda: te.summary_lines(small_evaluation()),
+        check=lambda lines: len(lines) == 2 and all(isinstance(x, str) for x in lines),
     ),
 }
 

@@ -49,6 +49,7 @@ from attnlib.figures import (
     probes,
     style,
     svg,
+    translation,
 )
 from attnlib.figures import language_model as lm_fig
 from attnlib.figures.explorers import heads as heads_ex
@@ -101,6 +102,14 @@ def drawn(output) -> set:
 
 
 # --- adapters: call a function with typed words, name the strings that must show ---
+
+
+def spread(values):
+    """Seeds that all agree: mean, lowest and highest equal (translation figures)."""
+    return {"mean": values, "min": values, "max": values}
+
+
+SPREAD = spread([0.5, 0.6])
 
 
 def _uniform(n):
@@ -243,10 +252,31 @@ DRAWERS = {
     "charts.mixture_bars": lambda w: [
         (charts.mixture_bars(_uniform(len(w)), w, title=_title(w)), w + [_title(w)])
     ],
-    "charts.length_curve": lambda w: [
+    "translation.length_curves": lambda w: [
         (
-            charts.length_curve(
-                [5, 6], {t: {"token": [0.5, 0.6], "sentence": [0.1, 0.2]} for t in w}
+            translation.length_curves(
+                [5, 6], {t: {"token": SPREAD, "sentence": SPREAD} for t in w}
+            ),
+            w,
+        )
+    ],
+    "translation.position_curves": lambda w: [
+        (
+            translation.position_curves(
+                2,
+                {t: {"teacher_forced": SPREAD, "greedy": SPREAD} for t in w},
+                title=_title(w),
+            ),
+            [_title(w)] + [f"{t}, fed its own words" for t in w],
+        )
+    ],
+    "translation.training_curves": lambda w: [
+        (
+            translation.training_curves(
+                {
+                    t: [{"step": [1], "validation_loss": [1.0], "best_step": [1]}]
+                    for t in w
+                }
             ),
             w,
         )
@@ -573,11 +603,19 @@ DEGENERATE = {
     "alignment 1 x 1": lambda: heatmaps.alignment_heatmaps(
         [{"weights": [[1.0]], "source": ONE, "target": ONE, "alignment": [0]}]
     ),
-    "length curve, one point": lambda: charts.length_curve(
-        [5], {"m": {"token": [0.5], "sentence": [0.5]}}
+    "length curves, one point": lambda: translation.length_curves(
+        [5], {"m": {"token": spread([0.5]), "sentence": spread([0.5])}}
     ),
-    "length curve, constant, negative zero": lambda: charts.length_curve(
-        [5, 6], {"m": {"token": [0.5, 0.5], "sentence": [-0.0, 0.0]}}, chance=0.5
+    "length curves, constant, negative zero": lambda: translation.length_curves(
+        [5, 6],
+        {"m": {"token": spread([0.5, 0.5]), "sentence": spread([-0.0, 0.0])}},
+        chance=0.5,
+    ),
+    "position curves, one position": lambda: translation.position_curves(
+        1, {"m": {"teacher_forced": spread([1.0]), "greedy": spread([0.0])}}
+    ),
+    "training curves, one evaluation": lambda: translation.training_curves(
+        {"m": [{"step": [1], "validation_loss": [1.0], "best_step": [1]}]}
     ),
     "data flow, one token of width 1": lambda: diagrams.data_flow_diagram(
         ONE, d=1, d_k=1, d_v=1

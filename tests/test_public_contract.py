@@ -47,9 +47,12 @@ QUIZ_SHOW = (
 #: a script (``make train``: minutes of training in two processes); its product, the
 #: stored weights, is what this test holds to the numbers the script recorded
 SCRIPT_MAIN = (
-    "tests/test_encoder_decoder.py::"
-    "test_stored_weights_reproduce_the_numbers_of_make_train_and_the_chapter",
+    "tests/test_encoder_decoder.py::test_stored_runs_reproduce_the_recorded_evaluation",
     "script",
+)
+#: the stored runs of chapter 2, read and checked against the experiment
+STORED_RUNS = (
+    "tests/test_encoder_decoder.py::test_stored_runs_are_the_experiment_and_stay_small"
 )
 
 #: the science helper's functions (tests/test_contract_science.py)
@@ -185,7 +188,9 @@ CONTRACT_TESTS = {
     "attnlib.exercises.values.check_shapes": CHECKERS,
     "attnlib.exercises.why_attention.check_attention_kind": CHECKERS,
     "attnlib.exercises.why_attention.check_uniform_mixture": CHECKERS,
-    "attnlib.figures.charts.length_curve": FIGURES,
+    "attnlib.figures.translation.length_curves": FIGURES,
+    "attnlib.figures.translation.position_curves": FIGURES,
+    "attnlib.figures.translation.training_curves": FIGURES,
     "attnlib.figures.charts.mixture_bars": FIGURES,
     "attnlib.figures.diagrams.data_flow_diagram": FIGURES,
     "attnlib.figures.diagrams.layer_flow_diagram": FIGURES,
@@ -259,16 +264,12 @@ CONTRACT_TESTS = {
     "attnlib.models.context_classifier.loss_and_gradients": DATA_MODELS,
     "attnlib.models.context_classifier.train": DATA_MODELS,
     "attnlib.models.context_classifier.train_context_classifier": DATA_MODELS,
-    "attnlib.models.encoder_decoder.clip_by_global_norm": DATA_MODELS,
-    "attnlib.models.encoder_decoder.evaluate": DATA_MODELS,
     "attnlib.models.encoder_decoder.forward": DATA_MODELS,
     "attnlib.models.encoder_decoder.init_encoder_decoder": DATA_MODELS,
     "attnlib.models.encoder_decoder.load": SAVE_LOAD,
     "attnlib.models.encoder_decoder.loss": DATA_MODELS,
     "attnlib.models.encoder_decoder.loss_and_gradients": DATA_MODELS,
     "attnlib.models.encoder_decoder.save": SAVE_LOAD,
-    "attnlib.models.encoder_decoder.test_batches": DATA_MODELS,
-    "attnlib.models.encoder_decoder.train": DATA_MODELS,
     "attnlib.models.encoder_decoder.translate_greedy": DATA_MODELS,
     "attnlib.models.linear_classifier.accuracy": DATA_MODELS,
     "attnlib.models.linear_classifier.descent_along": DATA_MODELS,
@@ -293,9 +294,7 @@ CONTRACT_TESTS = {
     "attnlib.models.recurrent.rnn_step": DATA_MODELS,
     "attnlib.models.rnn_decoder.decoder_step": DATA_MODELS,
     "attnlib.models.rnn_decoder.decoder_step_backward": DATA_MODELS,
-    "attnlib.models.translation_training.length_curve": DATA_MODELS,
     "attnlib.models.translation_training.main": SCRIPT_MAIN,
-    "attnlib.models.translation_training.train_one": DATA_MODELS,
     # --- the language-model chapters (LM helper) ---
     "attnlib.core.grouped_query.from_multi_head": LM,
     "attnlib.core.grouped_query.group_size": LM,
@@ -369,6 +368,26 @@ CONTRACT_TESTS = {
     "attnlib.exercises.kv_cache.check_cache_step": CHECKERS,
     "attnlib.exercises.kv_cache.check_grouped_attention": CHECKERS,
     "attnlib.exercises.induction.check_induction_score": CHECKERS,
+    "attnlib.models.translation_training.clip_by_global_norm": DATA_MODELS,
+    "attnlib.models.translation_training.run_name": DATA_MODELS,
+    "attnlib.models.translation_training.validation_set": DATA_MODELS,
+    "attnlib.models.translation_training.validation_loss": DATA_MODELS,
+    "attnlib.models.translation_training.train": DATA_MODELS,
+    "attnlib.models.translation_training.train_run": DATA_MODELS,
+    "attnlib.models.translation_training.load_runs": STORED_RUNS,
+    "attnlib.models.translation_training.load_model": STORED_RUNS,
+    "attnlib.models.translation_training.write_summary": (
+        "tests/test_encoder_decoder.py::"
+        "test_write_summary_records_the_runs_and_their_scores"
+    ),
+    "attnlib.models.translation_eval.test_batches": DATA_MODELS,
+    "attnlib.models.translation_eval.evaluate": DATA_MODELS,
+    "attnlib.models.translation_eval.evaluate_runs": DATA_MODELS,
+    "attnlib.models.translation_eval.kind_of": DATA_MODELS,
+    "attnlib.models.translation_eval.across_seeds": DATA_MODELS,
+    "attnlib.models.translation_eval.by_position": DATA_MODELS,
+    "attnlib.models.translation_eval.mean_and_range": DATA_MODELS,
+    "attnlib.models.translation_eval.summary_lines": DATA_MODELS,
 }
 
 

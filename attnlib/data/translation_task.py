@@ -1,21 +1,31 @@
 """A toy language pair with a known word alignment, for training encoder-decoders.
 
 The source language is a bag of English words; the target language is a made-up,
-French-like one. Translation is word by word, with one rule of word order borrowed from
-French: an adjective follows its noun ("red cat" -> "chat rouge")::
+French-like one. Translation is word by word, with two rules of word order:
+
+1. an adjective follows its noun, as in French ("red cat" -> "chat rouge");
+2. the verb goes to the end of the sentence, as in a German subordinate clause or in
+   Japanese ("... dass der Hund die Katze sieht")::
 
     source:  big dog sees red cat
-    target:  chien grand voit chat rouge
-    aligned:   1    0     2    4    3       (the source position each target word translates)
+    target:  chien grand chat rouge voit
+    aligned:   1    0     4    3    2     (the source word each target word translates)
 
 Because every target word translates exactly one source word, the correct *alignment* is
 known for every sentence, so the attention weights of a trained model can be checked
 against it (cf. Bahdanau, Cho & Bengio 2015, section 5.2.1 and Figure 3).
 
-Sentences are random sequences of *chunks*: a noun, an adjective followed by a noun, a
-verb, or another word. They mean nothing; what matters is that the model must carry
-every word to the output and reorder each adjective-noun pair. Source and target have
-the same length, so a decoder is told how many words to write.
+Why two rules: under the first alone every word moves by at most one place, and a
+bidirectional encoder's state at a word already describes its neighbours, so a decoder
+can translate the swapped pairs without its attention ever leaving the diagonal. The
+verb's move to the end can be of any length, up to the whole sentence, so reading it
+needs a jump.
+
+Sentences hold exactly one verb, never as the last word (so that it always moves), and
+random *chunks* on either side of it: a noun, an adjective followed by a noun, or one of
+a few small words. They mean nothing; what matters is that the model must carry every
+word to the output and reorder it. Source and target have the same length, so a decoder
+is told how many words to write.
 
 Arrays: token ids are int64, ``(B, T)`` for ``B`` sentences of length ``T``.
 """
@@ -67,19 +77,29 @@ START = len(TARGET_VOCAB) - 1
 
 _NOUN_IDS = np.arange(len(NOUNS))
 _ADJ_IDS = len(NOUNS) + np.arange(len(ADJECTIVES))
-_OTHER_IDS = len(NOUNS) + len(ADJECTIVES) + np.arange(len(VERBS) + len(OTHERS))
-#: Chunk kinds and their probabilities: noun, adjective + noun, verb or other word.
-_CHUNK_P = (0.3, 0.35, 0.35)
+_VERB_IDS = len(NOUNS) + len(ADJECTIVES) + np.arange(len(VERBS))
+_OTHER_IDS = len(NOUNS) + len(ADJECTIVES) + len(VERBS) + np.arange(len(OTHERS))
+#: Chunk kinds and their probabilities: noun, adjective + noun, small word.
+_CHUNK_P = (0.3, 0.4, 0.3)
+
+#: Codes of :meth:`TranslationBatch.kinds`, and what they mean.
+KEPT, NEAR, VERB = 0, 1, 2
+KIND_NAMES = (
+    "kept in place",
+    "moved one or two places",
+    "the verb, moved to the end",
+)
 
 
 @dataclass(frozen=True)
 class TranslationBatch:
     """Sentences of one length ``T`` with their translations.
 
-    source : (B, T) int64 -- source token ids (into :data:`SOURCE_VOCAB`). target : (B,
-    T) int64 -- target token ids (into :data:`TARGET_VOCAB`, never ``START``). alignment
-    : (B, T) int64 -- ``alignment[b, i]`` is the source position that target word ``i``
-    translates.
+    source : (B, T) int64 -- source token ids (into :data:`SOURCE_VOCAB`).
+    target : (B, T) int64 -- target token ids (into :data:`TARGET_VOCAB`, never
+    ``START``).
+    alignment : (B, T) int64 -- ``alignment[b, i]`` is the source position that target
+    word ``i`` translates.
     """
 
     source: np.ndarray
@@ -95,19 +115,32 @@ class TranslationBatch:
         return self.source.shape[1]
 
     def decoder_inputs(self) -> np.ndarray:
-        """``(B, T)`` the words the decoder reads under teacher forcing: ``<s>``, then the
-        target shifted right by one."""
+        """``(B, T)`` the words the decoder reads under teacher forcing: ``<s>``, then
+        the target shifted right by one."""
         start = np.full((len(self), 1), START, dtype=np.int64)
         return np.concatenate([start, self.target[:, :-1]], axis=1)
 
+    def kinds(self) -> np.ndarray:
+        """``(B, T)`` int64: how far each target word moved from its source position.
 
-def _sentence(rng: np.random.Generator, length: int):
-    """One source sentence (list of ids) and its alignment (list of source positions)."""
+        :data:`VERB` for the verb (whatever the distance), :data:`KEPT` for a word that
+        translates the source word at its own position, :data:`NEAR` for the others
+        (the words of an adjective-noun pair and those after the verb, which move one
+        or two places). Names in :data:`KIND_NAMES`.
+        """
+        positions = np.arange(self.length)
+        kinds = np.where(self.alignment == positions, KEPT, NEAR)
+        return np.where(np.isin(self.target, _VERB_IDS), VERB, kinds)
+
+
+def _chunks(rng: np.random.Generator, length: int, offset: int):
+    """Random chunks filling ``length`` source positions from ``offset`` on: their ids
+    and their alignment (source positions in target order, adjective after noun)."""
     source, alignment = [], []
     while len(source) < length:
         kind = rng.choice(3, p=_CHUNK_P)
-        pos = len(source)
-        if kind == 1 and pos + 2 <= length:  # adjective noun -> noun adjective
+        pos = offset + len(source)
+        if kind == 1 and len(source) + 2 <= length:  # adjective noun -> noun adjective
             source += [int(rng.choice(_ADJ_IDS)), int(rng.choice(_NOUN_IDS))]
             alignment += [pos + 1, pos]
         elif kind == 0 or kind == 1:  # a noun (also if a pair does not fit)
@@ -119,6 +152,15 @@ def _sentence(rng: np.random.Generator, length: int):
     return source, alignment
 
 
+def _sentence(rng: np.random.Generator, length: int):
+    """One source sentence (list of ids) and its alignment (source positions)."""
+    verb_at = int(rng.integers(0, length - 1))  # never the last word: the verb moves
+    before, first = _chunks(rng, verb_at, 0)
+    after, second = _chunks(rng, length - 1 - verb_at, verb_at + 1)
+    source = before + [int(rng.choice(_VERB_IDS))] + after
+    return source, first + second + [verb_at]
+
+
 def make_batch(rng, n: int, length: int) -> TranslationBatch:
     """``n`` random sentences of ``length`` words, translated, with their alignments.
 
@@ -126,7 +168,7 @@ def make_batch(rng, n: int, length: int) -> TranslationBatch:
     ----------
     rng : numpy.random.Generator or int seed
     n : int >= 1 -- number of sentences
-    length : int >= 1 -- words per sentence (source and target)
+    length : int >= 2 -- words per sentence (source and target; one is the verb)
 
     Returns
     -------
@@ -135,11 +177,12 @@ def make_batch(rng, n: int, length: int) -> TranslationBatch:
     Raises
     ------
     ValueError
-        If ``n`` or ``length`` is smaller than 1.
+        If ``n`` is smaller than 1 or ``length`` smaller than 2.
     """
-    if n < 1 or length < 1:
+    if n < 1 or length < 2:
         raise ValueError(
-            f"need n >= 1 sentences of length >= 1; got n={n}, length={length}"
+            f"need n >= 1 sentences of length >= 2 (a verb and a word after it); "
+            f"got n={n}, length={length}"
         )
     rng = np.random.default_rng(rng)
     source = np.zeros((n, length), dtype=np.int64)
@@ -154,8 +197,11 @@ def make_batch(rng, n: int, length: int) -> TranslationBatch:
 def translate(words) -> list:
     """The reference translation of a source sentence given as words (strings).
 
+    Every adjective directly followed by a noun is put after it; every verb goes to the
+    end of the sentence, verbs keeping their order.
+
     >>> translate("big dog sees red cat".split())
-    ['chien', 'grand', 'voit', 'chat', 'rouge']
+    ['chien', 'grand', 'chat', 'rouge', 'voit']
 
     Raises
     ------
@@ -167,15 +213,15 @@ def translate(words) -> list:
         if w not in SOURCE_VOCAB:
             raise ValueError(f"{w!r} is not in the source vocabulary {SOURCE_VOCAB}")
         ids.append(SOURCE_VOCAB.index(w))
-    out, i = [], 0
+    out, verbs, i = [], [], 0
     while i < len(ids):
         if ids[i] in _ADJ_IDS and i + 1 < len(ids) and ids[i + 1] in _NOUN_IDS:
             out += [ids[i + 1], ids[i]]
             i += 2
         else:
-            out.append(ids[i])
+            (verbs if ids[i] in _VERB_IDS else out).append(ids[i])
             i += 1
-    return [TARGET_VOCAB[t] for t in out]
+    return [TARGET_VOCAB[t] for t in out + verbs]
 
 
 def source_words(ids) -> list:

@@ -10,7 +10,9 @@ mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
 * ``access_map(mask, tokens)``                  which keys each query may attend
 * ``data_flow_diagram(tokens)``                 one head's path from tokens to output
 * ``layer_head_grids(panels, titles)``          one (layers x heads) grid per quantity
-* ``length_curve(lengths, curves)``             accuracy against sentence length
+* ``length_curves(lengths, curves)``            accuracy against length, spread over seeds
+* ``position_curves(length, curves)``           accuracy by target position, two decodings
+* ``training_curves(histories)``                validation loss of every training run
 * ``alignment_heatmaps(panels)``                trained attention with the true alignment
 * ``layer_flow_diagram(kind)``                  one Transformer layer's data flow
 * ``pipeline_diagram()``                        the steps of one head, in order
@@ -20,7 +22,7 @@ mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
 The explorers live in :mod:`attnlib.figures.explorers`, one module per family.
 """
 
-from attnlib.figures.charts import length_curve, mixture_bars
+from attnlib.figures.charts import mixture_bars
 from attnlib.figures.diagrams import (
     data_flow_diagram,
     layer_flow_diagram,
@@ -41,6 +43,11 @@ from attnlib.figures.style import (
     literal_labels,
     use_book_style,
 )
+from attnlib.figures.translation import (
+    length_curves,
+    position_curves,
+    training_curves,
+)
 
 __all__ = [
     "DPI",
@@ -54,7 +61,9 @@ __all__ = [
     "layer_head_grids",
     "alignment_heatmaps",
     "mixture_bars",
-    "length_curve",
+    "length_curves",
+    "position_curves",
+    "training_curves",
     "data_flow_diagram",
     "layer_flow_diagram",
     "pipeline_diagram",

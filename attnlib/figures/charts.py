@@ -1,4 +1,4 @@
-"""Charts: one query's mixture of values as bars, and accuracy against length."""
+"""Charts: one query's mixture of values as bars."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from attnlib.figures.heatmaps import _as_probabilities
 from attnlib.figures.style import OKABE_ITO, literal, literal_labels
 
-__all__ = ["mixture_bars", "length_curve"]
+__all__ = ["mixture_bars"]
 
 
 def mixture_bars(weights, labels, *, title: str | None = None, ax=None):
@@ -68,58 +68,4 @@ def mixture_bars(weights, labels, *, title: str | None = None, ax=None):
         ax.legend(frameon=False)
     if title:
         ax.set_title(literal(title))
-    return fig
-
-
-def length_curve(lengths, curves: dict, *, chance: float | None = None):
-    """Accuracy against source length for several models, in the manner of Bahdanau,
-    Cho & Bengio (2015), Figure 2 (there: BLEU against sentence length).
-
-    Parameters
-    ----------
-    lengths : sequence of int, the source lengths (x axis), shape (n,)
-    curves : dict, model name -> dict with "token" and "sentence" accuracies in [0, 1],
-        each of shape (n,). Drawn in the Okabe-Ito colours, one marker per model.
-    chance : float, optional -- token accuracy of guessing, drawn as a dotted line
-
-    Returns
-    -------
-    matplotlib.figure.Figure with two panels: token accuracy and sentence accuracy (in
-    %).
-
-    Raises
-    ------
-    ValueError
-        If an accuracy curve does not have one value per length or leaves [0, 1].
-
-    Source: the presentation of Bahdanau, Cho & Bengio (2015), Figure 2.
-    """
-    x = np.asarray(lengths)
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
-    markers = ("o", "s", "^", "D")
-    for k, (name, acc) in enumerate(curves.items()):
-        for ax, what in zip(axes, ("token", "sentence")):
-            y = np.asarray(acc[what], dtype=float)
-            if y.shape != x.shape or not ((0 <= y) & (y <= 1)).all():
-                raise ValueError(
-                    f"{name!r} {what} accuracy must be {x.shape} values in [0, 1]; "
-                    f"got {y}"
-                )
-            ax.plot(
-                x,
-                100 * y,
-                marker=markers[k % 4],
-                color=OKABE_ITO[(0, 5, 2, 3)[k % 4]],
-                label=literal(name),
-            )
-    if chance is not None:
-        axes[0].axhline(100 * chance, ls=":", color=OKABE_ITO[7], label="guessing")
-    for ax, what in zip(
-        axes, ("words translated correctly (%)", "sentences entirely correct (%)")
-    ):
-        ax.set_xlabel("source sentence length (words)")
-        ax.set_ylabel(what)
-        ax.set_ylim(-3, 103)
-        ax.set_xticks(x)
-    axes[0].legend(frameon=False, loc="center right")
     return fig

@@ -1,45 +1,48 @@
 """A recurrent encoder-decoder for the toy translation task, trained in plain numpy.
 
-Two models with identical sizes, differing in one thing only, as in Bahdanau, Cho &
-Bengio (2015, section 5 and Figure 2):
+Two kinds of model with identical sizes, differing in one thing only, as in Bahdanau,
+Cho & Bengio (2015, section 5 and Figure 2):
 
 * ``attend=False``, the *context-vector model* (RNN encoder-decoder of Cho et al. 2014):
-  the decoder sees only the encoder's final state ``h_T``;
+  the decoder sees only one summary vector ``c`` of the source sentence;
 * ``attend=True``, the *attention model* (Bahdanau et al. 2015, section 3): at every
   step the decoder scores every encoder state with additive attention and mixes them.
 
-The whole model (B sentences of length T; ``m`` word-vector width, ``h`` state width of
-each encoder direction, ``d`` decoder state, ``a`` attention width, ``V`` target
-vocabulary)::
+Either kind has a bidirectional encoder (``bidirectional=True``, as in Bahdanau et al.,
+section 3.2) or a forward-only one of the same annotation width. The whole model (B
+sentences of length T; ``m`` word-vector width, ``h`` state width of each encoder
+direction, ``d`` decoder state, ``a`` attention width, ``V`` target vocabulary)::
 
     x_t = E_src[source_t]                                        (B, T, m)
-    f_t = tanh(x_t W_xf + f_{t-1} W_hf + b_f),  f_0 = 0          (B, T, h)  left to right
-    r_t = tanh(x_t W_xr + r_{t+1} W_hr + b_r),  r_{T+1} = 0      (B, T, h)  right to left
-    h_t = [f_t, r_t]                                             (B, T, 2h) annotations
-    c   = [f_T, r_1]                                             (B, 2h)    summary vector
+    bidirectional:
+      f_t = tanh(x_t W_xf + f_{t-1} W_hf + b_f),  f_0 = 0      (B, T, h) left to right
+      r_t = tanh(x_t W_xr + r_{t+1} W_hr + b_r),  r_{T+1} = 0  (B, T, h) right to left
+      h_t = [f_t, r_t],  c = [f_T, r_1]                          (B, T, 2h), (B, 2h)
+    forward-only:
+      h_t = f_t = tanh(x_t W_xf + f_{t-1} W_hf + b_f)            (B, T, 2h)
+      c = f_T                                                    (B, 2h)
     s_0 = tanh(c W_init + b_init)                                (B, d)
     step i = 1..T: y = E_tgt[previous target word]               (B, m)
-                   s_i, logits_i = decoder_step(...)             attnlib.models.rnn_decoder
+                   s_i, logits_i = decoder_step(...)             (rnn_decoder)
     loss = mean over words of -log softmax(logits_i)[target_i]
 
-The encoder is bidirectional, as in Bahdanau et al. (section 3.2), so that the
-annotation ``h_j`` describes word ``j`` with its neighbours on both sides; the
-recurrences are :func:`attnlib.models.recurrent.rnn_encode` run over the sentence and
-over its reverse. The context-vector model hands the decoder the summary ``c``, the two
-directions' final states (everything the encoder has read, in 2h numbers); the attention
+The annotation ``h_j`` of a bidirectional encoder describes word ``j`` with its
+neighbours on both sides; a forward-only one has read only the words up to ``j``. The
+recurrences are :func:`attnlib.models.recurrent.rnn_encode`, run over the sentence and
+(bidirectional) over its reverse. The context-vector model hands the decoder the summary
+``c``, the final states (everything the encoder has read, in 2h numbers); the attention
 model mixes the annotations afresh at every step. Both start the decoder from ``c``.
 
-Training uses teacher forcing (the decoder reads the correct previous word), Adam
-(:class:`attnlib.models.adam.Adam`) and clipping of the gradient's global norm (Pascanu
-et al. 2013), as Bahdanau et al. did (appendix B.2: norm 1, their optimiser Adadelta).
-Evaluation decodes greedily: the decoder reads its own previous prediction. The task is
-in :mod:`attnlib.data.translation_task`.
+This module is the model: its parameters, the teacher-forced forward pass and its
+gradients (backpropagation), and greedy translation. Training is in
+:mod:`attnlib.models.translation_training`, evaluation in
+:mod:`attnlib.models.translation_eval`, the task in
+:mod:`attnlib.data.translation_task`.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,9 +53,7 @@ from attnlib.data.translation_task import (
     START,
     TARGET_VOCAB,
     TranslationBatch,
-    make_batch,
 )
-from attnlib.models.adam import Adam
 from attnlib.models.recurrent import rnn_backward, rnn_encode
 from attnlib.models.rnn_decoder import (
     ATTENTION_PARAMETERS,
@@ -61,33 +62,30 @@ from attnlib.models.rnn_decoder import (
     decoder_step_backward,
 )
 
-#: Parameters of the embedding tables, the encoder and the decoder's initial state.
-ENCODER_PARAMETERS = (
-    "E_src",
-    "E_tgt",
-    "W_xf",
-    "W_hf",
-    "b_f",
-    "W_xr",
-    "W_hr",
-    "b_r",
-    "W_init",
-    "b_init",
-)
+#: Parameters of the embedding tables and the left-to-right encoder.
+EMBEDDING_AND_FORWARD = ("E_src", "E_tgt", "W_xf", "W_hf", "b_f")
+#: Parameters of the right-to-left encoder (bidirectional models only).
+REVERSE_PARAMETERS = ("W_xr", "W_hr", "b_r")
+#: Parameters of the decoder's initial state.
+INIT_PARAMETERS = ("W_init", "b_init")
 
 
 @dataclass
 class EncoderDecoder:
     """A recurrent encoder-decoder: its parameters (float64 arrays by name) and its
-       kind.
+    kind.
 
-    params : dict -- ``E_src`` (V_src, m), ``E_tgt`` (V, m); per encoder direction
-        ``W_xf``, ``W_xr`` (m, h), ``W_hf``, ``W_hr`` (h, h), ``b_f``, ``b_r`` (h,);
-        ``W_init`` (2h, d), ``b_init`` (d,); the decoder step's parameters
-        (:data:`attnlib.models.rnn_decoder.STEP_PARAMETERS`, with context width 2h) and,
-        if ``attend``, ``W_q`` (d, a), ``W_k`` (2h, a), ``w_v`` (a,). attend : bool --
-        additive attention (True) or the fixed context vector (False). history : dict of
-        lists filled by :func:`train` ("step", "loss", "seconds").
+    params : dict -- ``E_src`` (V_src, m), ``E_tgt`` (V, m); ``W_xf`` (m, h_f), ``W_hf``
+        (h_f, h_f), ``b_f`` (h_f,) with ``h_f = h`` (bidirectional) or ``2h``
+        (forward-only); bidirectional models also ``W_xr`` (m, h), ``W_hr`` (h, h),
+        ``b_r`` (h,); ``W_init`` (2h, d), ``b_init`` (d,); the decoder step's parameters
+        (:data:`attnlib.models.rnn_decoder.STEP_PARAMETERS`, context width 2h) and, if
+        ``attend``, ``W_q`` (d, a), ``W_k`` (2h, a), ``w_v`` (a,).
+    attend : bool -- additive attention (True) or the fixed context vector (False).
+    history : dict of lists filled by training (see
+        :func:`attnlib.models.translation_training.train`).
+
+    The encoder's direction is read from the parameters (:attr:`bidirectional`).
     """
 
     params: dict
@@ -95,10 +93,27 @@ class EncoderDecoder:
     history: dict = field(default_factory=dict)
 
     @property
+    def bidirectional(self) -> bool:
+        """True if the encoder reads the sentence in both directions."""
+        return "W_xr" in self.params
+
+    @property
     def names(self) -> tuple:
         """The parameter names of this kind of model, in a fixed order."""
+        reverse = REVERSE_PARAMETERS if self.bidirectional else ()
         extra = ATTENTION_PARAMETERS if self.attend else ()
-        return ENCODER_PARAMETERS + STEP_PARAMETERS + extra
+        return (
+            EMBEDDING_AND_FORWARD + reverse + INIT_PARAMETERS + STEP_PARAMETERS + extra
+        )
+
+    @property
+    def kind(self) -> str:
+        """``"attention"`` or ``"context"``, then ``"bidirectional"`` or
+        ``"forward"``."""
+        return (
+            f"{'attention' if self.attend else 'context'}, "
+            f"{'bidirectional' if self.bidirectional else 'forward'}"
+        )
 
     def n_parameters(self) -> int:
         """Total number of learned numbers."""
@@ -106,19 +121,29 @@ class EncoderDecoder:
 
 
 def init_encoder_decoder(
-    rng, *, attend: bool, m: int = 16, h: int = 32, d: int = 64, a: int = 32
+    rng,
+    *,
+    attend: bool,
+    bidirectional: bool = True,
+    m: int = 16,
+    h: int = 32,
+    d: int = 64,
+    a: int = 32,
 ) -> EncoderDecoder:
     """A freshly initialised model.
 
     Weights are normal with standard deviation ``1 / sqrt(fan_in)`` (cf. Glorot & Bengio
     2010), the recurrent ``W_hf``, ``W_hr`` and ``W_s`` random orthogonal matrices (Saxe
-    et al. 2014; Bahdanau et al. 2015, appendix B.1), biases zero. The context-vector
-    model draws the same numbers as the attention model for the parameters they share.
+    et al. 2014; Bahdanau et al. 2015, appendix B.1), biases zero. Models of the same
+    encoder direction draw the same numbers for the parameters they share, so the
+    context-vector model starts where the attention model starts, minus attention.
 
     Parameters
     ----------
     rng : numpy.random.Generator or int seed
     attend : bool
+    bidirectional : bool -- two encoder directions of width ``h``, or one of width
+        ``2h`` (the annotations have ``2h`` numbers either way)
     m, h, d, a : positive ints -- word-vector, encoder (per direction), decoder and
         attention widths
 
@@ -132,6 +157,7 @@ def init_encoder_decoder(
             raise ValueError(f"width {name} must be a positive integer; got {size}")
     rng = np.random.default_rng(rng)
     V_src, V = len(SOURCE_VOCAB), len(TARGET_VOCAB)
+    h_f = h if bidirectional else 2 * h
 
     def normal(*shape):
         return rng.normal(size=shape) / np.sqrt(shape[0])
@@ -143,25 +169,26 @@ def init_encoder_decoder(
     p = {
         "E_src": rng.normal(size=(V_src, m)),
         "E_tgt": rng.normal(size=(V, m)),
-        "W_xf": normal(m, h),
-        "W_hf": orthogonal(h),
-        "b_f": np.zeros(h),
-        "W_xr": normal(m, h),
-        "W_hr": orthogonal(h),
-        "b_r": np.zeros(h),
-        "W_init": normal(2 * h, d),
-        "b_init": np.zeros(d),
-        "W_y": normal(m, d),
-        "W_c": normal(2 * h, d),
-        "W_s": orthogonal(d),
-        "b": np.zeros(d),
-        "W_os": normal(d, V),
-        "W_oc": normal(2 * h, V),
-        "b_o": np.zeros(V),
-        "W_q": normal(d, a),
-        "W_k": normal(2 * h, a),
-        "w_v": normal(a),
+        "W_xf": normal(m, h_f),
+        "W_hf": orthogonal(h_f),
+        "b_f": np.zeros(h_f),
     }
+    if bidirectional:
+        p.update(W_xr=normal(m, h), W_hr=orthogonal(h), b_r=np.zeros(h))
+    p.update(
+        W_init=normal(2 * h, d),
+        b_init=np.zeros(d),
+        W_y=normal(m, d),
+        W_c=normal(2 * h, d),
+        W_s=orthogonal(d),
+        b=np.zeros(d),
+        W_os=normal(d, V),
+        W_oc=normal(2 * h, V),
+        b_o=np.zeros(V),
+        W_q=normal(d, a),
+        W_k=normal(2 * h, a),
+        w_v=normal(a),
+    )
     if not attend:
         for k in ATTENTION_PARAMETERS:
             del p[k]
@@ -170,16 +197,18 @@ def init_encoder_decoder(
 
 @dataclass
 class Forward:
-    """What :func:`forward` computed. logits : (B, T, V); weights : (B, T_target, T_source)
-    attention weights (None without attention); the rest is kept for the backward pass:
-    x (B, T, m), F and R (B, T, h) the two directions' states, H (B, T, 2h) the
-    annotations, c (B, 2h) the summary, s0 (B, d)."""
+    """What :func:`forward` computed. logits : (B, T, V); weights : (B, T_target,
+    T_source) attention weights (None without attention); the rest is kept for the
+    backward pass:
+    x (B, T, m), F (B, T, h_f) the left-to-right states, R (B, T, h) the right-to-left
+    ones (None for a forward-only encoder), H (B, T, 2h) the annotations, c (B, 2h) the
+    summary, s0 (B, d)."""
 
     logits: np.ndarray
     weights: np.ndarray | None
     x: np.ndarray
     F: np.ndarray
-    R: np.ndarray
+    R: np.ndarray | None
     H: np.ndarray
     c: np.ndarray
     s0: np.ndarray
@@ -195,31 +224,33 @@ def _check(model: EncoderDecoder, batch: TranslationBatch) -> None:
     if not isinstance(batch, TranslationBatch):
         raise TypeError(
             "batch must be an attnlib.data.translation_task.TranslationBatch; "
-            "got "
-            f"{type(batch).__name__}"
+            f"got {type(batch).__name__}"
         )
 
 
 def _encode(p: dict, source: np.ndarray):
-    """Word vectors, both directions' states, annotations, summary and ``s_0``."""
+    """Word vectors, the directions' states, annotations, summary and ``s_0``."""
     x = p["E_src"][source]  # (B, T, m)
-    F, _ = rnn_encode(x, p["W_xf"], p["W_hf"], p["b_f"])  # (B, T, h) to the right
-    R, _ = rnn_encode(x[:, ::-1], p["W_xr"], p["W_hr"], p["b_r"])
-    R = R[:, ::-1]  # (B, T, h) to the left
-    H = np.concatenate([F, R], axis=-1)  # (B, T, 2h)
-    c = np.concatenate([F[:, -1], R[:, 0]], axis=-1)  # (B, 2h)
+    F, _ = rnn_encode(x, p["W_xf"], p["W_hf"], p["b_f"])  # (B, T, h_f) to the right
+    if "W_xr" in p:
+        R, _ = rnn_encode(x[:, ::-1], p["W_xr"], p["W_hr"], p["b_r"])
+        R = R[:, ::-1]  # (B, T, h) to the left
+        H = np.concatenate([F, R], axis=-1)  # (B, T, 2h)
+        c = np.concatenate([F[:, -1], R[:, 0]], axis=-1)  # (B, 2h)
+    else:
+        R, H, c = None, F, F[:, -1]  # (B, T, 2h), (B, 2h)
     s0 = np.tanh(c @ p["W_init"] + p["b_init"])  # (B, d)
     return x, F, R, H, c, s0
 
 
 def forward(model: EncoderDecoder, batch: TranslationBatch) -> Forward:
     """Teacher-forced forward pass: the decoder reads ``<s>`` and the correct previous
-       words.
+    words.
 
     Returns
     -------
-    Forward, with ``logits`` (B, T, V) and the attention ``weights`` (B, T, T) (row ``i``:
-    target word ``i``'s weights over the source words) or None.
+    Forward, with ``logits`` (B, T, V) and the attention ``weights`` (B, T, T) (row
+    ``i``: target word ``i``'s weights over the source words) or None.
 
     Raises
     ------
@@ -230,10 +261,11 @@ def forward(model: EncoderDecoder, batch: TranslationBatch) -> Forward:
     p = model.params
     x, F, R, H, c, s0 = _encode(p, batch.source)
     memory = H if model.attend else c
+    keys = H @ p["W_k"] if model.attend else None  # (B, T, a): once per sentence
     y_in = p["E_tgt"][batch.decoder_inputs()]  # (B, T, m)
     s, steps = s0, []
     for i in range(batch.length):
-        step = decoder_step(p, s, y_in[:, i], memory, model.attend)
+        step = decoder_step(p, s, y_in[:, i], memory, model.attend, keys)
         steps.append(step)
         s = step.s
     logits = np.stack([st.logits for st in steps], axis=1)  # (B, T, V)
@@ -261,16 +293,18 @@ def loss_and_gradients(model: EncoderDecoder, batch: TranslationBatch):
     """The loss and its gradient with respect to every parameter (backpropagation).
 
     Order of the backward pass: the read-out and decoder steps from the last word to the
-    first (:func:`attnlib.models.rnn_decoder.decoder_step_backward`), the initial state
-    ``s_0``, then both encoder directions through time
-    (:func:`attnlib.models.recurrent.rnn_backward`; the right-to-left one on the
+    first (:func:`attnlib.models.rnn_decoder.decoder_step_backward`; the gradient of the
+    projected keys ``H W_k`` is collected over the steps and taken back through ``W_k``
+    once), the initial state ``s_0``, then the encoder through time
+    (:func:`attnlib.models.recurrent.rnn_backward`; the right-to-left direction on the
     reversed sentence), and finally the word vectors (each row of ``E_src`` and
     ``E_tgt`` collects the gradients of its uses).
 
     Returns
     -------
     loss : float
-    grads : dict with an array of each parameter's shape for every name in ``model.names``
+    grads : dict with an array of each parameter's shape for every name in
+        ``model.names``
     """
     f = forward(model, batch)
     p = model.params
@@ -281,34 +315,38 @@ def loss_and_gradients(model: EncoderDecoder, batch: TranslationBatch):
     d_y = np.zeros(batch.target.shape + (p["E_tgt"].shape[1],))  # (B, T, m)
     d_s = np.zeros_like(f.s0)  # (B, d)
     memory, d_memory = (f.H, d_H) if model.attend else (f.c, d_c)
-    keys = f.H @ p["W_k"] if model.attend else None  # (B, T, a)
+    d_keys = None  # (B, T, a): gradient of the projected keys H W_k, over all steps
+    if model.attend:
+        d_keys = np.zeros(f.H.shape[:2] + p["W_k"].shape[1:])
     for i in range(batch.length - 1, -1, -1):
         d_s, d_y[:, i] = decoder_step_backward(
-            p, f.steps[i], memory, d_logits[:, i], d_s, grads, d_memory, keys
+            p, f.steps[i], memory, d_logits[:, i], d_s, grads, d_memory, None, d_keys
         )
+    if model.attend:  # keys = H W_k
+        two_h, a = p["W_k"].shape
+        grads["W_k"] += f.H.reshape(-1, two_h).T @ d_keys.reshape(-1, a)
+        d_H += d_keys @ p["W_k"].T
     d_a0 = d_s * (1.0 - f.s0**2)  # s_0 = tanh(a_0)
     grads["W_init"] += f.c.T @ d_a0
     grads["b_init"] += d_a0.sum(axis=0)
     d_c += d_a0 @ p["W_init"].T
-    h = f.F.shape[-1]
-    d_F, d_R = d_H[..., :h].copy(), d_H[..., h:].copy()  # (B, T, h) each
-    d_F[:, -1] += d_c[:, :h]  # c = [f_T, r_1]
-    d_R[:, 0] += d_c[:, h:]
-    zeros = np.zeros_like(f.c[:, :h])
+    h_f = f.F.shape[-1]
+    d_F = d_H[..., :h_f].copy()  # (B, T, h_f)
+    d_F[:, -1] += d_c[:, :h_f]  # c = [f_T, r_1], or f_T
+    zeros = np.zeros_like(f.F[:, 0])
     fwd = rnn_backward(f.x, f.F, zeros, p["W_xf"], p["W_hf"], d_F)
-    rev = rnn_backward(
-        f.x[:, ::-1], f.R[:, ::-1], zeros, p["W_xr"], p["W_hr"], d_R[:, ::-1]
-    )  # the reversed sentence
-    for name, grad in (
-        ("W_xf", fwd["W_x"]),
-        ("W_hf", fwd["W_h"]),
-        ("b_f", fwd["b"]),
-        ("W_xr", rev["W_x"]),
-        ("W_hr", rev["W_h"]),
-        ("b_r", rev["b"]),
-    ):
+    parts = [("W_xf", fwd["W_x"]), ("W_hf", fwd["W_h"]), ("b_f", fwd["b"])]
+    d_x = fwd["inputs"]  # (B, T, m)
+    if model.bidirectional:
+        d_R = d_H[..., h_f:].copy()  # (B, T, h)
+        d_R[:, 0] += d_c[:, h_f:]
+        rev = rnn_backward(
+            f.x[:, ::-1], f.R[:, ::-1], zeros, p["W_xr"], p["W_hr"], d_R[:, ::-1]
+        )  # the reversed sentence
+        parts += [("W_xr", rev["W_x"]), ("W_hr", rev["W_h"]), ("b_r", rev["b"])]
+        d_x = d_x + rev["inputs"][:, ::-1]
+    for name, grad in parts:
         grads[name] += grad
-    d_x = fwd["inputs"] + rev["inputs"][:, ::-1]  # (B, T, m)
     np.add.at(grads["E_src"], batch.source, d_x)
     np.add.at(grads["E_tgt"], batch.decoder_inputs(), d_y)
     return value, grads
@@ -324,7 +362,13 @@ def translate_greedy(model: EncoderDecoder, source) -> tuple:
     Returns
     -------
     words : (B, T) int64 predicted target ids (the most probable word at every step)
-    weights : (B, T, T) float64 attention weights of the decoding, or None without attention
+    weights : (B, T, T) float64 attention weights of the decoding, or None without
+        attention
+
+    Raises
+    ------
+    ValueError
+        If ``source`` is not a non-empty (B, T) array of source ids.
     """
     if isinstance(source, TranslationBatch):
         source = source.source
@@ -341,138 +385,17 @@ def translate_greedy(model: EncoderDecoder, source) -> tuple:
     p = model.params
     _, _, _, H, c, s = _encode(p, source)
     memory = H if model.attend else c
+    keys = H @ p["W_k"] if model.attend else None  # (B, T, a): once per sentence
     prev = np.full(source.shape[0], START)
     words, weights = [], []
     for _ in range(source.shape[1]):
-        step = decoder_step(p, s, p["E_tgt"][prev], memory, model.attend)
+        step = decoder_step(p, s, p["E_tgt"][prev], memory, model.attend, keys)
         prev = np.argmax(step.logits[:, :START], axis=1)  # never emits <s>
         words.append(prev)
         weights.append(step.weights)
         s = step.s
     words = np.stack(words, axis=1)
     return words, (np.stack(weights, axis=1) if model.attend else None)
-
-
-@dataclass(frozen=True)
-class Scores:
-    """Held-out results of one model at one sentence length.
-
-    token_accuracy : share of target words predicted correctly (greedy decoding);
-    sentence_accuracy : share of sentences with every word correct; alignment_accuracy :
-    share of target words whose largest attention weight falls on the source word they
-    translate (NaN without attention). alignment_in_place, alignment_moved : the same
-    share among the target words that keep their source position and among those that
-    swap with a neighbour (adjective-noun pairs); NaN without attention or when there is
-    no such word.
-    """
-
-    length: int
-    token_accuracy: float
-    sentence_accuracy: float
-    alignment_accuracy: float
-    alignment_in_place: float = float("nan")
-    alignment_moved: float = float("nan")
-
-
-def evaluate(model: EncoderDecoder, batch: TranslationBatch) -> Scores:
-    """Token, sentence and alignment accuracy of greedy translation on ``batch``."""
-    _check(model, batch)
-    words, weights = translate_greedy(model, batch.source)
-    correct = words == batch.target
-    token, sentence = float(correct.mean()), float(correct.all(axis=1).mean())
-    if weights is None:
-        return Scores(batch.length, token, sentence, float("nan"))
-    hit = np.argmax(weights, axis=2) == batch.alignment  # (B, T)
-    in_place = batch.alignment == np.arange(batch.length)  # (B, T)
-
-    def share(where):
-        return float(hit[where].mean()) if where.any() else float("nan")
-
-    return Scores(
-        batch.length,
-        token,
-        sentence,
-        float(hit.mean()),
-        share(in_place),
-        share(~in_place),
-    )
-
-
-def test_batches(lengths, n: int = 200, seed: int = 12345) -> list:
-    """Held-out test sentences: ``n`` of every length, from their own seed.
-
-    Training draws from ``default_rng(seed_of_training)``; these use ``seed + length``,
-    a different stream, so the models never saw them (at these lengths the chance that a
-    random test sentence also occurs in training is negligible but not zero).
-    """
-    return [make_batch(seed + int(T), n, int(T)) for T in lengths]
-
-
-def clip_by_global_norm(grads: dict, max_norm: float) -> float:
-    """Scale all gradients in place so that their joint Euclidean norm is at most
-    ``max_norm`` (Pascanu, Mikolov & Bengio 2013). Returns the norm before clipping."""
-    norm = float(np.sqrt(sum(float(np.sum(g * g)) for g in grads.values())))
-    if norm > max_norm:
-        for g in grads.values():
-            g *= max_norm / norm
-    return norm
-
-
-def train(
-    model: EncoderDecoder,
-    *,
-    steps: int,
-    seed: int = 0,
-    batch_size: int = 32,
-    lengths=(3, 30),
-    lr: float = 3e-3,
-    max_norm: float = 1.0,
-    record_every: int = 50,
-    verbose: bool = False,
-) -> EncoderDecoder:
-    """Train ``model`` in place on freshly drawn sentences; record the loss in
-       ``history``.
-
-    Every step draws a length ``T`` uniformly from ``lengths[0] .. lengths[1]`` and a
-    batch of ``batch_size`` sentences of that length (one length per batch: no padding
-    needed), from ``default_rng(seed)``. Deterministic for a given seed.
-
-    Raises
-    ------
-    ValueError
-        If ``steps`` < 0 or the length range is empty.
-    """
-    lo, hi = int(lengths[0]), int(lengths[1])
-    if steps < 0 or not 1 <= lo <= hi:
-        raise ValueError(
-            "need steps >= 0 and 1 <= lengths[0] <= lengths[1]; got "
-            f"steps={steps}, lengths={lengths}"
-        )
-    rng = np.random.default_rng(seed)
-    opt = Adam(lr=lr)
-    hist = model.history
-    for key in ("step", "loss", "seconds"):
-        hist.setdefault(key, [])
-    start = time.perf_counter()
-    running = []
-    for step in range(1, steps + 1):
-        batch = make_batch(rng, batch_size, int(rng.integers(lo, hi + 1)))
-        value, grads = loss_and_gradients(model, batch)
-        clip_by_global_norm(grads, max_norm)
-        opt.step(model.params, grads)
-        running.append(value)
-        if step % record_every == 0 or step == steps:
-            hist["step"].append(step)
-            hist["loss"].append(float(np.mean(running)))
-            hist["seconds"].append(time.perf_counter() - start)
-            running = []
-            if verbose:
-                print(
-                    f"step {step:5d}  loss {hist['loss'][-1]:.4f}  "
-                    f"{hist['seconds'][-1]:.0f} s",
-                    flush=True,
-                )
-    return model
 
 
 #: The key of the table of contents that :func:`save` writes (format 2).

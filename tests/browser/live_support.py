@@ -94,7 +94,8 @@ WRONG = {
     '"d": "self"}\npassed = why_attention.check_attention_kind(my_kinds)',
     "01b_learning": "my_params = [-0.5, -0.25]\npassed = primer.check_one_step("
     "my_params, x=2.0, y=1, w=0.0, b=0.0, learning_rate=0.5)",
-    "02_bottleneck": "my_ceiling = 80 / 16\nok = check_capacity_bound(my_ceiling)",
+    "02_bottleneck": "my_weights, my_context = [0.2024, 1.5232, 0.0], [0.0, 0.0]\n"
+    "ok = check_decoder_step(my_weights, my_context)",
     "03_query_key_value": 'my_shapes = {"Q": (5, 4), "K": (5, 4), "V": (5, 6), '
     '"scores": (5, 4), "output": (5, 6)}\n'
     "passed = qkv.check_projection_shapes(my_shapes, n=5, d=8, d_k=4, d_v=6)",

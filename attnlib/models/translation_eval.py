@@ -1,0 +1,238 @@
+"""Held-out evaluation of chapter 2's translators: by length, by word kind, by position.
+
+For one model and one batch of held-out sentences of length ``T``, :func:`evaluate`
+measures
+
+* **greedy** word (token) accuracy and sentence accuracy: the model translates on its
+  own, reading the word *it* wrote last (what a translator does);
+* **teacher-forced** word accuracy: at every step the model reads the correct previous
+  word, as in training, so one mistake cannot cause the next;
+* **alignment accuracy**: the share of target words whose largest attention weight
+  (teacher-forced) falls on the source word they translate, separately for the three
+  kinds of :meth:`attnlib.data.translation_task.TranslationBatch.kinds` (kept in place,
+  moved one or two places, the verb moved to the end); NaN without attention;
+* all three **by target position** ``i = 1 .. T``, averaged over the sentences.
+
+:func:`evaluate_runs` does this for every stored run at every test length, and
+:func:`across_seeds` summarises the seeds of each kind of model by their mean, minimum
+and maximum. Test sentences come from their own seeds (:func:`test_batches`), never
+used in training or for stopping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlib.data.translation_task import KEPT, NEAR, VERB, make_batch
+from attnlib.models.encoder_decoder import _check, forward, translate_greedy
+
+#: Source lengths of the held-out evaluation (training used 3 to 20 words).
+TEST_LENGTHS = (5, 10, 15, 20, 25, 30, 35, 40)
+#: Held-out sentences per length.
+TEST_SENTENCES = 200
+#: Seed of the test sentences (one stream per length: ``TEST_SEED + length``).
+TEST_SEED = 12345
+
+
+def test_batches(lengths=TEST_LENGTHS, n: int = TEST_SENTENCES, seed: int = TEST_SEED):
+    """Held-out test sentences: ``n`` of every length, from their own seed.
+
+    Training and validation draw from other streams
+    (:mod:`attnlib.models.translation_training`); these use ``seed + length``, so the
+    models never saw them (at these lengths the chance that a random test sentence also
+    occurs in training is negligible but not zero).
+    """
+    return [make_batch(seed + int(T), n, int(T)) for T in lengths]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Held-out results of one model at one sentence length ``T`` (shares in [0, 1]).
+
+    greedy, sentence : word and whole-sentence accuracy of greedy translation.
+    teacher_forced : word accuracy when every step reads the correct previous word.
+    alignment_kept, alignment_near, alignment_verb : alignment accuracy (teacher-forced
+        attention) on the words kept in place, moved one or two places, and on the verb
+        moved to the end; NaN without attention or without such words.
+    greedy_by_position, teacher_forced_by_position, alignment_by_position : (T,) arrays,
+        the same accuracies at each target position (alignment: NaN without attention).
+    """
+
+    length: int
+    greedy: float
+    sentence: float
+    teacher_forced: float
+    alignment_kept: float
+    alignment_near: float
+    alignment_verb: float
+    greedy_by_position: np.ndarray
+    teacher_forced_by_position: np.ndarray
+    alignment_by_position: np.ndarray
+
+    def to_dict(self) -> dict:
+        """Plain numbers and lists (NaN as None), for JSON."""
+
+        def plain(v):
+            if isinstance(v, np.ndarray):
+                return [plain(float(x)) for x in v]
+            return None if isinstance(v, float) and np.isnan(v) else v
+
+        return {k: plain(v) for k, v in vars(self).items()}
+
+
+def evaluate(model, batch) -> Scores:
+    """Greedy, teacher-forced and alignment accuracy of ``model`` on ``batch``.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` or ``batch`` has the wrong type.
+    """
+    _check(model, batch)
+    words, _ = translate_greedy(model, batch.source)
+    greedy = words == batch.target  # (B, T)
+    f = forward(model, batch)
+    forced = np.argmax(f.logits, axis=-1) == batch.target  # (B, T)
+    T = batch.length
+    nan = np.full(T, np.nan)
+    shares = [np.nan, np.nan, np.nan]
+    by_position = nan
+    if f.weights is not None:
+        hit = np.argmax(f.weights, axis=-1) == batch.alignment  # (B, T)
+        kinds = batch.kinds()  # (B, T)
+        for k in (KEPT, NEAR, VERB):
+            where = kinds == k
+            shares[k] = float(hit[where].mean()) if where.any() else np.nan
+        by_position = hit.mean(axis=0)
+    return Scores(
+        length=T,
+        greedy=float(greedy.mean()),
+        sentence=float(greedy.all(axis=1).mean()),
+        teacher_forced=float(forced.mean()),
+        alignment_kept=shares[KEPT],
+        alignment_near=shares[NEAR],
+        alignment_verb=shares[VERB],
+        greedy_by_position=greedy.mean(axis=0),
+        teacher_forced_by_position=forced.mean(axis=0),
+        alignment_by_position=by_position,
+    )
+
+
+def evaluate_runs(runs: dict, lengths=TEST_LENGTHS, n: int = TEST_SENTENCES) -> dict:
+    """Every run at every length: run name -> list of :class:`Scores` (one per length),
+    all on the same test sentences."""
+    batches = test_batches(lengths, n)
+    return {name: [evaluate(m, b) for b in batches] for name, m in runs.items()}
+
+
+def kind_of(run: str) -> str:
+    """The kind of a run from its name: ``"attention-forward-seed1"`` ->
+    ``"attention-forward"``."""
+    kind, sep, seed = run.rpartition("-seed")
+    if not sep or not seed.isdigit():
+        raise ValueError(f"{run!r} is not a run name like 'attention-forward-seed1'")
+    return kind
+
+
+def across_seeds(evaluation: dict, metric: str) -> dict:
+    """Summarise the seeds of every kind of model for one metric (a field of
+    :class:`Scores`).
+
+    Returns
+    -------
+    dict, kind -> {"seeds": (S, L) array (S runs of that kind, L lengths), "mean",
+    "min", "max": (L,) arrays}. By-position metrics: :func:`by_position`.
+
+    Raises
+    ------
+    ValueError
+        If ``metric`` is not a scalar field of :class:`Scores`.
+    """
+    scalar = ("greedy", "sentence", "teacher_forced") + tuple(
+        f"alignment_{k}" for k in ("kept", "near", "verb")
+    )
+    if metric not in scalar:
+        raise ValueError(f"metric must be one of {scalar}; got {metric!r}")
+    grouped: dict = {}
+    for run, scores in evaluation.items():
+        grouped.setdefault(kind_of(run), []).append(
+            [getattr(s, metric) for s in scores]
+        )
+    out = {}
+    for kind, rows in grouped.items():
+        a = np.array(rows, dtype=float)  # (S, L)
+        out[kind] = {"seeds": a, "mean": a.mean(0), "min": a.min(0), "max": a.max(0)}
+    return out
+
+
+def by_position(evaluation: dict, length: int, metric: str) -> dict:
+    """One by-position metric (``"greedy"``, ``"teacher_forced"`` or ``"alignment"``) at
+    one test length, summarised over the seeds of every kind: kind -> {"seeds": (S, T),
+    "mean", "min", "max": (T,)}.
+
+    Raises
+    ------
+    ValueError
+        If the metric is unknown or ``length`` was not evaluated.
+    """
+    if metric not in ("greedy", "teacher_forced", "alignment"):
+        raise ValueError(
+            f"metric must be 'greedy', 'teacher_forced' or 'alignment'; got {metric!r}"
+        )
+    grouped: dict = {}
+    for run, scores in evaluation.items():
+        match = [s for s in scores if s.length == length]
+        if not match:
+            raise ValueError(f"length {length} was not evaluated for {run!r}")
+        grouped.setdefault(kind_of(run), []).append(
+            getattr(match[0], f"{metric}_by_position")
+        )
+    return {
+        kind: {
+            "seeds": (a := np.array(rows, dtype=float)),
+            "mean": a.mean(0),
+            "min": a.min(0),
+            "max": a.max(0),
+        }
+        for kind, rows in grouped.items()
+    }
+
+
+def summary_lines(evaluation: dict) -> list:
+    """One line per kind and length: mean (min-max) over seeds of the main metrics, in
+    %, for ``make train``'s printout."""
+    lines = []
+    metrics = ("greedy", "sentence", "teacher_forced", "alignment_near")
+    tables = {m: across_seeds(evaluation, m) for m in metrics}
+    lengths = [s.length for s in next(iter(evaluation.values()))]
+    for kind in tables["greedy"]:
+        for i, T in enumerate(lengths):
+            parts = []
+            for m in metrics:
+                t = tables[m][kind]
+                if not np.isnan(t["mean"][i]):
+                    parts.append(
+                        f"{m} {100 * t['mean'][i]:5.1f} "
+                        f"({100 * t['min'][i]:.1f}-{100 * t['max'][i]:.1f})"
+                    )
+            lines.append(f"{kind:24} T={T:2d}  " + "  ".join(parts))
+    return lines
+
+
+def mean_and_range(summary: dict, digits: int = 1) -> list:
+    """A summary of :func:`across_seeds` or :func:`by_position` as text in %, one
+    string per entry: ``"97.5 (96.0-99.0)"`` is the mean over seeds, then the lowest
+    and the highest seed; ``"97.5"`` alone where the seeds agree to the digits shown
+    (always, for one seed); ``"-"`` where the mean is NaN."""
+    out = []
+    for mean, low, high in zip(summary["mean"], summary["min"], summary["max"]):
+        if np.isnan(mean):
+            out.append("-")
+        elif f"{100 * low:.{digits}f}" == f"{100 * high:.{digits}f}":
+            out.append(f"{100 * mean:.{digits}f}")
+        else:
+            m, lo, hi = (f"{100 * v:.{digits}f}" for v in (mean, low, high))
+            out.append(f"{m} ({lo}-{hi})")
+    return out
