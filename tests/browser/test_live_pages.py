@@ -18,7 +18,7 @@ With every request to another host blocked (conftest's ``context``), each page i
 
 Chapter 10b also shows, on the page, which cells cannot run there and why (the
 pretrained MiniLM model); its other cells run. Every chapter's exercise is tried
-(under Node, through the same kernel) by test_live_node.py; the three chapters here
+(under Node, through the same kernel) by test_live_node.py; the five chapters here
 keep the browser test's cost to one page load per part. Timings are printed, never
 asserted.
 """
@@ -48,6 +48,8 @@ PAGES = [
     "chapters/01_why_attention.html",  # Why attention
     "chapters/05_softmax.html",  # How attention works
     "chapters/10b_transformer_layer.html",  # Attention in practice
+    "chapters/10d_kv_cache.html",  # Attention that writes (the stored language model)
+    "chapters/12_summary.html",  # Reading attention
 ]
 _CELLS_JS = """() => attnLive.cells().map(c => ({
   index: c.index, position: c.position, runnable: c.runnable, tags: c.tags,
@@ -84,6 +86,20 @@ def _run_with_button(page, cell: dict, code: str) -> dict:
     )
     messages = page.evaluate("p => attnLive.cells()[p].messages", cell["position"])
     return {"messages": messages, "text": scope.locator(".live-output").inner_text()}
+
+
+def test_pages_cover_every_numbered_part_of_the_book():
+    """PAGES holds a chapter of every numbered part of _toc.yml (a new part needs
+    one)."""
+    import yaml
+
+    toc = yaml.safe_load((CHAPTERS.parent / "_toc.yml").read_text(encoding="utf-8"))
+    chosen = {f"chapters/{p.split('/')[-1][: -len('.html')]}" for p in PAGES}
+    for part in toc["parts"]:
+        if part.get("numbered"):
+            files = {c["file"] for c in part["chapters"]}
+            missing = f"no chapter of the part {part['caption']!r} in PAGES"
+            assert files & chosen, missing
 
 
 def test_one_chapter_per_part_runs_live_offline(context, site_url):
