@@ -736,7 +736,7 @@ ROWS = {
         ok=lambda: ind_explorer.induction_svg(
             ind_explorer.induction_state(induction_pair(), np.zeros(6, int), 0, 1)
         ),
-        check=lambda s: s.startswith("<svg") and "<title>" in s,
+        check=lambda s: "<svg" in s and "<title>" in s,
     ),
     "attnlib.figures.explorers.induction.induction_figure": Row(
         ok=lambda: ind_explorer.induction_figure(

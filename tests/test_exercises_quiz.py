@@ -218,7 +218,7 @@ def test_all_chapters_together_have_numeric_and_multiple_choice_questions():
 _E = math.e
 INDEPENDENT = {
     "01": 1.0,  # distinct vectors after equal-weight averaging
-    "02": 32 / (64 * 2),  # the capacity ceiling
+    "02": math.tanh(1 * 1 + 0.5 * 0),  # one tanh RNN step: x_1 = 1, h_0 = 0
     "05": math.exp(2) / (2 * math.exp(2) + _E + 1),  # fisherman, a 2nd key scoring 2
     "08": 100 * 101 / 2,  # causal pairs, n = 100
     "08b": math.cos(6 - 2),  # rotary score, d = 2: query at 6, key at 2
