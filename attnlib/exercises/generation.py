@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from attnlib.core.softmax import softmax
-from attnlib.exercises import WrongKind, checker, fmt, show_answer, try_reader
+from attnlib.exercises import WrongKind, checker, fmt, show_answer, shown, try_reader
 from attnlib.models.generation import next_token_distribution
 
 #: Draws per setting, and the total variation a correct sampler stays below.
@@ -80,7 +80,7 @@ def _token(value, V: int) -> int:
     whole = isinstance(value, (int, np.integer)) or float(value).is_integer()
     if not (whole and 0 <= value < V):
         raise WrongKind(
-            f"your sampler returned {value!r:.30}, which is not a token id "
+            f"your sampler returned {shown(value, 30)}, which is not a token id "
             f"0 .. {V - 1}."
         )
     return int(value)

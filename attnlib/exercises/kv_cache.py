@@ -16,13 +16,20 @@ import numpy as np
 from attnlib.core.attention import attention
 from attnlib.core.grouped_query import grouped_query_attention
 from attnlib.core.masks import causal_mask
-from attnlib.exercises import WrongKind, check_function, checker, fmt, try_reader
+from attnlib.exercises import (
+    WrongKind,
+    check_function,
+    checker,
+    fmt,
+    shown,
+    try_reader,
+)
 
 
 def _as_arrays(result, n: int, label: str, names: str):
     if not isinstance(result, (tuple, list)) or len(result) != n:
         raise WrongKind(
-            f"{label} should return {n} arrays ({names}); got {result!r:.60}."
+            f"{label} should return {n} arrays ({names}); got {shown(result)}."
         )
     try:
         return [np.asarray(a, dtype=float) for a in result]
