@@ -102,7 +102,8 @@ def main(out: Path = OUT) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out, **arrays)
     print(
-        f"wrote {out} ({out.stat().st_size // 1024} KB) with torch {torch.__version__}, "
+        f"wrote {out} ({out.stat().st_size // 1024} KB) "
+        f"with torch {torch.__version__}, "
         f"transformers {transformers.__version__}"
     )
 

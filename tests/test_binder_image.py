@@ -1,5 +1,6 @@
-"""Binder's image builder, repo2docker, reads this repository as the README and the instructors'
-page say: Python from ``runtime.txt``, packages from ``requirements.txt``, then ``postBuild``.
+"""Binder's image builder, repo2docker, reads this repository as the README and the
+instructors' page say: Python from ``runtime.txt``, packages from ``requirements.txt``,
+then ``postBuild``.
 
 ``jupyter-repo2docker --no-build --debug`` prints the Dockerfile it would build without
 Docker or a network. The same image serves Binder and a class's JupyterHub
@@ -77,7 +78,8 @@ def test_runs_postbuild_after_the_requirements(dockerfile):
 
 
 def test_the_checks_follow_the_files(tmp_path):
-    """Another Python in runtime.txt changes the image; without postBuild none is run."""
+    """Another Python in runtime.txt changes the image; without postBuild none is
+    run."""
     for name in BINDER_FILES:
         shutil.copy2(REPO / name, tmp_path / name)
     (tmp_path / "runtime.txt").write_text("python-3.12\n", encoding="utf-8")
@@ -106,8 +108,8 @@ def test_instructors_page_is_in_the_book():
 
 
 def test_the_class_image_command_adds_nbgitpuller_after_postbuild():
-    """The page's repo2docker command, in no-build mode: the same image as Binder's, plus
-    nbgitpuller installed at the very end."""
+    """The page's repo2docker command, in no-build mode: the same image as Binder's,
+    plus nbgitpuller installed at the very end."""
     [command] = [
         block for block in _code_blocks("bash") if "jupyter-repo2docker" in block
     ]
@@ -126,7 +128,8 @@ def test_the_class_image_command_adds_nbgitpuller_after_postbuild():
 
 
 def test_nbgitpuller_links_open_existing_notebooks():
-    """The example link and the link-printing snippet point at this repository's notebooks."""
+    """The example link and the link-printing snippet point at this repository's
+    notebooks."""
     from urllib.parse import parse_qs, urlparse
 
     import yaml

@@ -26,7 +26,8 @@ def _params(m=2, h=4, seed=0, rho=0.9):
 
 
 def _loop_column_vectors(x, W_x, W_h, b):
-    """Independent RNN: one sequence, column vectors, h = tanh(W_x^T x + W_h^T h + b)."""
+    """Independent RNN: one sequence, column vectors,
+    h = tanh(W_x^T x + W_h^T h + b)."""
     h = np.zeros(W_h.shape[0])
     out = []
     for x_t in x:

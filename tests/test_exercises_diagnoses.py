@@ -1,5 +1,6 @@
-"""The checkers' common rules (issue 15): known faults fixed, typical slips diagnosed before
-any expected value is shown, placeholders reported as unanswered, wrong kinds as sentences.
+"""The checkers' common rules (issue 15): known faults fixed, typical slips diagnosed
+before any expected value is shown, placeholders reported as unanswered, wrong kinds as
+sentences.
 
 Every expected value below is worked out independently of attnlib (by hand or with plain
 numpy), and every test also checks that the expected value is NOT printed without

@@ -1,4 +1,5 @@
-"""The heads chapter's checkers accept right answers and reject wrong ones with a reason."""
+"""The heads chapter's checkers accept right answers and reject wrong ones with a
+reason."""
 
 from __future__ import annotations
 
@@ -101,7 +102,8 @@ def test_head_shapes_need_a_dict(capsys):
 
 
 def loop_merge(x):
-    """Independent reference: build each position's row by concatenating the heads in order."""
+    """Independent reference: build each position's row by concatenating the heads in
+    order."""
     x = np.asarray(x, dtype=float)
     H, L, dh = x.shape[-3:]
     out = np.empty(x.shape[:-3] + (L, H * dh))

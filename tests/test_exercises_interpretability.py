@@ -1,4 +1,5 @@
-"""The interpretability chapter's checkers accept right answers and reject wrong ones with a reason."""
+"""The interpretability chapter's checkers accept right answers and reject wrong ones
+with a reason."""
 
 from __future__ import annotations
 

@@ -85,7 +85,8 @@ def test_exercises_start_unanswered_and_solutions_pass(path, monkeypatch):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_stored_outputs_of_exercise_cells_are_unanswered(path):
-    """What the website shows: every exercise cell's stored output says "Not answered yet"."""
+    """What the website shows: every exercise cell's stored output says "Not answered
+    yet"."""
     nb = nbformat.read(path, as_version=4)
     for cell in _exercise_cells(nb):
         text = "".join(

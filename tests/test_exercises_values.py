@@ -1,4 +1,5 @@
-"""The values chapter's checkers accept right answers and reject wrong ones with a reason."""
+"""The values chapter's checkers accept right answers and reject wrong ones with a
+reason."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The explorers of the chapters "Order and position" and "From attention to a Transformer
-layer": pure states against independent computations, widgets driven through their controls."""
+"""The explorers of the chapters "Order and position" and "From attention to a
+Transformer layer": pure states against independent computations, widgets driven
+through their controls."""
 
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ def close_figures():
 
 
 def drawn_texts(fig) -> list[str]:
-    """Draw ``fig`` and return every text as matplotlib renders it (after its math check)."""
+    """Draw ``fig`` and return every text as matplotlib renders it (after its math
+    check)."""
     with warnings.catch_warnings():
         # a glyph missing from the font is drawn as a box: a font matter, not ours
         warnings.filterwarnings("ignore", message="Glyph .* missing from font")

@@ -145,7 +145,8 @@ def test_shapes_and_dtypes(bank):
 
 
 def _rebuild_layer(layer_index, x, weights, transformed, keep):
-    """Layer output recomputed from the exposed alpha and f(x): sum over kept heads and keys."""
+    """Layer output recomputed from the exposed alpha and f(x): sum over kept heads
+    and keys."""
     p = minilm.load_weights().layers[layer_index]
     x = x.astype(np.float64)
     attn_out = np.zeros_like(x)
@@ -171,7 +172,8 @@ def _rebuild_layer(layer_index, x, weights, transformed, keep):
 
 
 def test_transformed_vectors_rebuild_the_layer_output(bank):
-    """sum_h sum_j alpha^h_ij f^h(x_j) + b_O is the attention output (Kobayashi et al. eq. 5)."""
+    """sum_h sum_j alpha^h_ij f^h(x_j) + b_O is the attention output
+    (Kobayashi et al. eq. 5)."""
     for layer in (0, 5):
         got = _rebuild_layer(
             layer,

@@ -71,7 +71,8 @@ FONT_LETTER = re.compile(r"\\(mathcal|mathbb)\{([A-Za-z])\}")
 
 
 def symbols(latex: str) -> set[str]:
-    """The symbols of a formula: single letters, Greek letters, \\mathcal/\\mathbb letters."""
+    """The symbols of a formula: single letters, Greek letters, \\mathcal/\\mathbb
+    letters."""
     found = {f"\\{font}{{{letter}}}" for font, letter in FONT_LETTER.findall(latex)}
     rest = FONT_LETTER.sub(" ", WORD_ARGUMENTS.sub(" ", latex))
     for command in re.findall(r"\\([A-Za-z]+)", rest):

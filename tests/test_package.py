@@ -35,7 +35,8 @@ CORE_MODULES = [
 
 
 def public_functions(module):
-    """The functions a module offers: its ``__all__``, or else every public function it defines."""
+    """The functions a module offers: its ``__all__``, or else every public function
+    it defines."""
     names = getattr(module, "__all__", None) or [
         n for n in vars(module) if not n.startswith("_")
     ]

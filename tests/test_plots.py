@@ -28,7 +28,8 @@ def close_figures():
 
 
 def image_axes(fig):
-    """The axes of a figure that hold an image (the heatmap panels, not the colour bar)."""
+    """The axes of a figure that hold an image (the heatmap panels, not the colour
+    bar)."""
     return [ax for ax in fig.axes if ax.images]
 
 

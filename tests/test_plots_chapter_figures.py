@@ -1,4 +1,5 @@
-"""attnlib.figures: the data-flow figure of chapter 3 and the layer-by-head grids of chapter 11."""
+"""attnlib.figures: the data-flow figure of chapter 3 and the layer-by-head grids of
+chapter 11."""
 
 import matplotlib.pyplot as plt
 import pytest

@@ -49,10 +49,12 @@ HEADER = (
 )
 
 _READY_JS = """async () => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise)
+    await MathJax.startup.promise;
   const views = Array.from(document.querySelectorAll(
       'script[type="application/vnd.jupyter.widget-view+json"]'));
-  const drawn = () => views.filter(v => v.parentElement.querySelector('.jupyter-widgets'));
+  const drawn = () => views.filter(
+      v => v.parentElement.querySelector('.jupyter-widgets'));
   const t0 = Date.now();
   while (drawn().length < views.length && Date.now() - t0 < 60000)
     await new Promise(r => setTimeout(r, 100));
@@ -72,7 +74,8 @@ _PREPARE_JS = """(css) => {
   document.querySelectorAll(".toggle-hidden > .admonition-title .toggle-button, "
                             + "button.toggle-button.toggle-button-hidden")
     .forEach(button => button.click());
-  document.querySelectorAll(".toggle-hidden").forEach(el => el.classList.remove("toggle-hidden"));
+  document.querySelectorAll(".toggle-hidden")
+    .forEach(el => el.classList.remove("toggle-hidden"));
   document.querySelectorAll("details").forEach(d => { d.open = true; });
   for (const a of document.querySelectorAll("a[href]")) {
     const url = new URL(a.href, document.baseURI);
@@ -92,7 +95,8 @@ _PREPARE_JS = """(css) => {
 # Mathematics in them is typeset by MathJax.
 _QUIZ_ANSWERS_JS = r"""async () => {
   const quizzes = Array.from(document.querySelectorAll("div[data-numquestions][id]"));
-  const tex = s => s.replace(/\$\$(.+?)\$\$/g, "\\[$1\\]").replace(/\$(.+?)\$/g, "\\($1\\)");
+  const tex = s => s.replace(/\$\$(.+?)\$\$/g, "\\[$1\\]")
+                    .replace(/\$(.+?)\$/g, "\\($1\\)");
   const esc = s => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   const boxes = [];
   for (const quiz of quizzes) {
@@ -106,13 +110,15 @@ _QUIZ_ANSWERS_JS = r"""async () => {
     const questions = JSON.parse(text.slice(start, end));
     const items = questions.map(q => {
       const right = q.answers.filter(a => a.correct);
-      if (!right.length) throw new Error("a question of " + quiz.id + " has no right answer");
+      if (!right.length)
+        throw new Error("a question of " + quiz.id + " has no right answer");
       if (q.type === "numeric") {
         const a = right[0];
         if ("value" in a) return esc(String(a.value));
         const tol = (a.range[1] - a.range[0]) / (2 + 1e-9);
         const digits = Math.max(0, Math.ceil(-Math.log10(tol)));
-        return (a.range[0] + tol).toFixed(digits) + " (&plusmn;" + tol.toFixed(digits) + ")";
+        return (a.range[0] + tol).toFixed(digits)
+               + " (&plusmn;" + tol.toFixed(digits) + ")";
       }
       return right.map(a => {
         const why = (a.feedback || "").replace(/^Correct\.\s*/, "");
@@ -122,12 +128,14 @@ _QUIZ_ANSWERS_JS = r"""async () => {
     });
     const box = document.createElement("div");
     box.className = "pdf-quiz-answers";
-    box.innerHTML = "<p class='pdf-quiz-answers-title'>Answers to these questions</p><ol>"
+    box.innerHTML =
+      "<p class='pdf-quiz-answers-title'>Answers to these questions</p><ol>"
       + items.map(i => "<li>" + i + "</li>").join("") + "</ol>";
     quiz.after(box);
     boxes.push(box);
   }
-  if (boxes.length && window.MathJax && MathJax.typesetPromise) await MathJax.typesetPromise(boxes);
+  if (boxes.length && window.MathJax && MathJax.typesetPromise)
+    await MathJax.typesetPromise(boxes);
   return quizzes.length;
 }"""
 
@@ -182,7 +190,9 @@ def _print_page(context, url: str, header: bool) -> tuple[bytes, str, dict]:
     page = context.new_page()
     try:
         page.goto(url, wait_until="load")
-        try:  # then MathJax, widgets, images and fonts are awaited explicitly (_READY_JS)
+        # network idle first (30 s at most); then MathJax, widgets, images and fonts
+        # are awaited explicitly (_READY_JS)
+        try:
             page.wait_for_load_state("networkidle", timeout=30_000)
         except PlaywrightTimeout:
             pass
@@ -215,7 +225,8 @@ def _print_page(context, url: str, header: bool) -> tuple[bytes, str, dict]:
 def _print_html(
     context, base_url: str, body: str, title: str, extra_css: str = ""
 ) -> bytes:
-    """A page of our own (title page, contents, page numbers), printed with the site's fonts."""
+    """A page of our own (title page, contents, page numbers), printed with the
+    site's fonts."""
     page = context.new_page()
     try:
         page.goto(

@@ -5,8 +5,10 @@ source. Only *inputs* live here; every result (scores, weights, outputs) is comp
 attnlib. Every array is read-only, so a chapter cannot change an example for the
 chapters after it.
 
-* ``BANK``                    query at "bank" against fisherman / net / bank (article, d_k = 2)
-* ``MACHINE_LEARNING_ROCKS``  scores 2, 4, 1 given directly (chapter "How does attention work")
+* ``BANK``                    query at "bank" against fisherman / net / bank
+                              (article, d_k = 2)
+* ``MACHINE_LEARNING_ROCKS``  scores 2, 4, 1 given directly
+                              (chapter "How does attention work")
 * ``DOT_PRODUCT_Q/K``         q = [1, 2], k = [3, 4]: the dot product 11
 * ``RAW_SCORE``, ``RAW_SCORE_D_K``  40 / sqrt(64) = 5
 * ``TWO_HEAD_SCORES``         two heads' scores over fisherman / net / bank

@@ -4,20 +4,20 @@ Every helper returns the matplotlib ``Figure`` and leaves showing it to the call
 Every label and title is drawn exactly as typed (:func:`literal`: a ``$`` never starts
 mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
 
-* ``use_book_style()``                          fixed figure size, dpi, fonts and colours
-* ``attention_heatmap(weights, queries, keys)`` one panel per (batch, head)
-* ``mixture_bars(weights, labels)``             one query's weights as bars
-* ``access_map(mask, tokens)``                  which keys each query may attend
-* ``data_flow_diagram(tokens)``                 one head's path from tokens to output
-* ``layer_head_grids(panels, titles)``          one (layers x heads) grid per quantity
-* ``length_curves(lengths, curves)``            accuracy against length, spread over seeds
-* ``position_curves(length, curves)``           accuracy by target position, two decodings
-* ``training_curves(histories)``                validation loss of every training run
-* ``alignment_heatmaps(panels)``                trained attention with the true alignment
-* ``layer_flow_diagram(kind)``                  one Transformer layer's data flow
-* ``pipeline_diagram()``                        the steps of one head, in order
-* ``sink_chart(sink)``                          the attention sink of MiniLM, per layer
-* ``weight_norm_scatter(out)``                  weights against the norms they deliver
+* ``use_book_style()``                  fixed figure size, dpi, fonts and colours
+* ``attention_heatmap(weights, queries, keys)``  one panel per (batch, head)
+* ``mixture_bars(weights, labels)``     one query's weights as bars
+* ``access_map(mask, tokens)``          which keys each query may attend
+* ``data_flow_diagram(tokens)``         one head's path from tokens to output
+* ``layer_head_grids(panels, titles)``  one (layers x heads) grid per quantity
+* ``length_curves(lengths, curves)``    accuracy against length, spread over seeds
+* ``position_curves(length, curves)``   accuracy by target position, two decodings
+* ``training_curves(histories)``        validation loss of every training run
+* ``alignment_heatmaps(panels)``        trained attention with the true alignment
+* ``layer_flow_diagram(kind)``          one Transformer layer's data flow
+* ``pipeline_diagram()``                the steps of one head, in order
+* ``sink_chart(sink)``                  the attention sink of MiniLM, per layer
+* ``weight_norm_scatter(out)``          weights against the norms they deliver
 
 The explorers live in :mod:`attnlib.figures.explorers`, one module per family.
 """

@@ -187,9 +187,11 @@ def layer_flow_diagram(
 
     Parameters
     ----------
-    kind : "encoder" or "decoder" (causal self-attention, then cross-attention to the encoder)
+    kind : "encoder" or "decoder" (causal self-attention, then cross-attention to the
+        encoder)
     L, d_model, heads, d_ff : int, the sizes written into the labels
-    L_source : int, the encoder's length for the decoder's cross-attention (default ``L``)
+    L_source : int, the encoder's length for the decoder's cross-attention (default
+        ``L``)
 
     Returns
     -------
@@ -319,8 +321,8 @@ def layer_flow_diagram(
 
 
 def pipeline_diagram():
-    """The steps of one attention head as boxes and arrows: project, score, mask, softmax,
-    weighted sum, then concatenation and ``W_O`` (the chapter "Summary").
+    """The steps of one attention head as boxes and arrows: project, score, mask,
+    softmax, weighted sum, then concatenation and ``W_O`` (the chapter "Summary").
 
     Returns the matplotlib ``Figure`` (9 x 3.2 inches). Source: Vaswani et al. (2017),
     Figure 2.

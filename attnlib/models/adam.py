@@ -1,4 +1,5 @@
-"""Adam (Kingma & Ba, 2015, Algorithm 1), for the book's small models trained by hand."""
+"""Adam (Kingma & Ba, 2015, Algorithm 1), for the book's small models trained by
+hand."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ class Adam:
     ):
         if lr <= 0 or not (0 <= beta1 < 1) or not (0 <= beta2 < 1):
             raise ValueError(
-                f"need lr > 0 and 0 <= beta < 1; got lr={lr}, beta1={beta1}, beta2={beta2}"
+                "need lr > 0 and 0 <= beta < 1; "
+                f"got lr={lr}, beta1={beta1}, beta2={beta2}"
             )
         self.lr, self.beta1, self.beta2, self.eps = lr, beta1, beta2, eps
         self.t = 0

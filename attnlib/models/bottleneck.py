@@ -6,13 +6,14 @@ al. 2014). Bahdanau, Cho & Bengio (2015, section 3) let the decoder look back at
 encoder state instead, with a fresh weighting for each output step. This module holds
 the pieces the book uses to measure the difference:
 
-* ``init_rnn`` / ``rnn_encode``       a plain (Elman) tanh recurrent encoder
-* ``final_state_jacobians``           how strongly each input still moves the final state
-* ``attend_to_positions``             dot-product attention that fetches chosen encoder states
-* ``decoder_context``                 Bahdanau's additive attention for a decoder step
-* ``linear_recovery_r2``              how well a least-squares linear reader recovers targets
-* ``capacity_bound``                  the ceiling any linear reader of one vector must obey
-* ``recovery_experiment``             the measured comparison, as the sequence grows
+* ``init_rnn`` / ``rnn_encode``  a plain (Elman) tanh recurrent encoder
+* ``final_state_jacobians``      how strongly each input still moves the final state
+* ``attend_to_positions``        dot-product attention that fetches chosen encoder
+                                 states
+* ``decoder_context``            Bahdanau's additive attention for a decoder step
+* ``linear_recovery_r2``         how well a least-squares linear reader recovers targets
+* ``capacity_bound``             the ceiling any linear reader of one vector must obey
+* ``recovery_experiment``        the measured comparison, as the sequence grows
 
 Conventions: row vectors, as everywhere in attnlib. Inputs are ``(..., T, m)`` (any
 leading batch axes, then ``T`` time steps of ``m`` features), hidden states ``(..., T,
@@ -73,8 +74,8 @@ def final_state_jacobians(inputs, W_x, W_h, b, h0=None) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (..., T, h, m)
-        ``J[..., t, i, j] = d h_T[i] / d x_t[j]``, computed in float64 and returned in the
-        arguments' common float dtype.
+        ``J[..., t, i, j] = d h_T[i] / d x_t[j]``, computed in float64 and returned in
+        the arguments' common float dtype.
 
     Raises
     ------
@@ -269,7 +270,8 @@ def linear_recovery_r2(train_features, train_targets, test_features, test_target
 
 
 def _r2_per_target(Ftr, Ytr, Fte, Yte) -> np.ndarray:
-    """Held-out R^2 of the least-squares affine reader, one per target column: (..., m)."""
+    """Held-out R^2 of the least-squares affine reader, one per target column:
+    (..., m)."""
     f_mean = Ftr.mean(axis=-2, keepdims=True)
     y_mean = Ytr.mean(axis=-2, keepdims=True)
     Fc, Yc = Ftr - f_mean, Ytr - y_mean

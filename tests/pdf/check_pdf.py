@@ -246,9 +246,10 @@ def test_every_figure_appears(chapter, first, last):
     "chapter, first, last", _page_ranges(), ids=[c["file"] for c in CHAPTERS]
 )
 def test_every_code_line_is_complete(chapter, first, last):
-    """Each word of each line of code and output is on the chapter's pages, whole. Words are
-    looked up one by one in the page text without spaces (a wrapped line continues on the
-    next line of the page), and without hyphens (poppler drops a hyphen at a line end)."""
+    """Each word of each line of code and output is on the chapter's pages, whole.
+    Words are looked up one by one in the page text without spaces (a wrapped line
+    continues on the next line of the page), and without hyphens (poppler drops a
+    hyphen at a line end)."""
     text = _squash(_pdftotext(first, last, "-layout")).replace("-", "")
     missing = []
     for block in _article(chapter["html"]).pre:
@@ -265,7 +266,8 @@ def test_every_code_line_is_complete(chapter, first, last):
 
 
 def test_nothing_drawn_in_the_side_margins(tmp_path):
-    """Rendered at 30 dpi, the outer 10 mm on the left and right of every page are blank."""
+    """Rendered at 30 dpi, the outer 10 mm on the left and right of every page are
+    blank."""
     subprocess.run(
         ["pdftoppm", "-r", "30", "-gray", "-png", str(PDF), str(tmp_path / "p")],
         check=True,
@@ -283,7 +285,8 @@ def test_nothing_drawn_in_the_side_margins(tmp_path):
 
 
 def test_the_margin_check_can_fail(tmp_path):
-    """A page whose content runs past the right edge is caught by the same measurement."""
+    """A page whose content runs past the right edge is caught by the same
+    measurement."""
     page = np.full((351, 248), 255, dtype=np.uint8)  # A4 at 30 dpi
     page[100:104, 60:248] = 0  # a line of text that runs off the right edge
     strip = round(10 / 25.4 * 30)
@@ -306,7 +309,8 @@ def test_bibliography_complete():
 
 
 def _widget_models(html_path: str) -> tuple[dict, list[str]]:
-    """The stored widget state of a page and the ids of the widgets it shows (its views)."""
+    """The stored widget state of a page and the ids of the widgets it shows (its
+    views)."""
     page = (SITE / html_path).read_text(encoding="utf-8")
     state = re.search(
         r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)'
@@ -317,7 +321,8 @@ def _widget_models(html_path: str) -> tuple[dict, list[str]]:
     views = [
         json.loads(v)["model_id"]
         for v in re.findall(
-            r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>',
+            r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)'
+            r"</script>",
             page,
             re.S,
         )
@@ -347,8 +352,9 @@ class _Text(HTMLParser):
 
 
 def _default_view_text(state: dict, model_id: str) -> list[str]:
-    """The words an explorer shows before anyone touches it: the labels of its controls and
-    the text of its HTML children (tables, SVG labels); of a Stack only the selected child."""
+    """The words an explorer shows before anyone touches it: the labels of its
+    controls and the text of its HTML children (tables, SVG labels); of a Stack only
+    the selected child."""
     model = state[model_id]
     values = model["state"]
     words = (values.get("description") or "").split()
@@ -378,9 +384,10 @@ EXPLORER_CHAPTERS = [
     ids=[c["file"] for c, _, _ in EXPLORER_CHAPTERS],
 )
 def test_explorers_printed_in_their_default_state(chapter, first, last):
-    """Every explorer of the page was drawn when it was printed (build_pdf.py counts them) and
-    every word of its starting state (control labels, readouts, the drawing's labels, taken
-    from the widget state stored in the page) is on the chapter's pages."""
+    """Every explorer of the page was drawn when it was printed (build_pdf.py counts
+    them) and every word of its starting state (control labels, readouts, the
+    drawing's labels, taken from the widget state stored in the page) is on the
+    chapter's pages."""
     state, views = _widget_models(chapter["html"])
     assert chapter.get("widgets") == len(views) == chapter.get("drawn"), chapter
     text = _squash(_pdftotext(first, last)).replace("-", "")
@@ -410,7 +417,8 @@ QUIZ_CHAPTERS = [
 
 
 def test_quizzes_found():
-    """The pattern that finds the questions matches: most chapters have self-check questions."""
+    """The pattern that finds the questions matches: most chapters have self-check
+    questions."""
     assert len(QUIZ_CHAPTERS) >= 10, [c["file"] for c, _, _ in QUIZ_CHAPTERS]
 
 
@@ -423,8 +431,9 @@ def _plain_pieces(text: str) -> list[str]:
     "chapter, first, last", QUIZ_CHAPTERS, ids=[c["file"] for c, _, _ in QUIZ_CHAPTERS]
 )
 def test_self_check_questions_and_answers_printed(chapter, first, last):
-    """Each question's text and its right answer (the centre of a numeric question's accepted
-    interval, the right option of a multiple choice) are on the chapter's pages, in order."""
+    """Each question's text and its right answer (the centre of a numeric question's
+    accepted interval, the right option of a multiple choice) are on the chapter's
+    pages, in order."""
     quizzes = _quizzes(chapter["html"])
     assert chapter.get("quizzes") == len(quizzes), chapter
     text = _squash(_pdftotext(first, last))
@@ -460,8 +469,9 @@ def test_self_check_questions_and_answers_printed(chapter, first, last):
 
 
 def test_site_links_to_the_pdf():
-    """The landing page and the page on running the book link to the PDF, and the link leads to
-    this PDF inside the built site (works offline and on GitHub Pages alike)."""
+    """The landing page and the page on running the book link to the PDF, and the
+    link leads to this PDF inside the built site (works offline and on GitHub Pages
+    alike)."""
     for page in ("chapters/intro.html", "chapters/running.html"):
         links = re.findall(
             r'<a [^>]*href="([^"]*attention-executable\.pdf)"',

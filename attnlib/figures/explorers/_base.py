@@ -1,4 +1,5 @@
-"""What every explorer shares: the readout table, number formatting and widget plumbing."""
+"""What every explorer shares: the readout table, number formatting and widget
+plumbing."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def _table(rows: list[tuple[str, str]]) -> str:
 
 
 def _value_range(values):
-    """Axis range for a weighted sum of ``values``: it always lies within their range."""
+    """Axis range for a weighted sum of ``values``: it always lies within their
+    range."""
     v = np.asarray(values, dtype=float)
     return float(min(0.0, v.min())), float(max(0.0, v.max()))
 
@@ -57,7 +59,8 @@ def _weights_and_output_figure(
 
 
 class _Explorer:
-    """Common widget plumbing: controls -> update() -> readout text and redrawn figure."""
+    """Common widget plumbing: controls -> update() -> readout text and redrawn
+    figure."""
 
     def __init__(self, live_figure: bool = True):
         import ipywidgets as widgets

@@ -29,21 +29,22 @@ def cost_state(
     n : int >= 1, sequence length (self-attention: ``L_q = L_k = n``)
     d : int >= 1, features per head (``d_k = d_v = d``)
     heads : int >= 1
-    block : None, int or (int, int), the tile of tiled attention (queries x keys); None (the
-        default) is :func:`attnlib.core.tiled.default_block_sizes`, the tile
-        ``attnlib.tiled_attention`` uses (256 x 1,024 for long sequences); an int is a square
-        tile. Tiles are capped at ``n``.
+    block : None, int or (int, int), the tile of tiled attention (queries x keys);
+        None (the default) is :func:`attnlib.core.tiled.default_block_sizes`, the tile
+        ``attnlib.tiled_attention`` uses (256 x 1,024 for long sequences); an int is a
+        square tile. Tiles are capped at ``n``.
     bytes_per_number : 4 for float32, 2 for float16, 8 for float64
 
     Returns
     -------
     dict with the inputs, ``block_q`` and ``block_k`` (the tile), ``score_entries``
-    (= heads * n^2), ``plain_scores_bytes`` (the full score table), ``tile_bytes`` (one tile
-    per head), ``running_max_bytes`` and ``running_sum_bytes`` (one number per query and
-    head each), ``running_weighted_sum_bytes`` (``d`` numbers per query and head, the size
-    of the output), ``tiled_scores_bytes`` (tile + running maximum + running sum: what
-    replaces the score table) and ``flops`` (about 4 n^2 d per head: n^2 d multiply-adds for
-    Q K^T and as many for the weighted sum, two flops each).
+    (= heads * n^2), ``plain_scores_bytes`` (the full score table), ``tile_bytes``
+    (one tile per head), ``running_max_bytes`` and ``running_sum_bytes`` (one number
+    per query and head each), ``running_weighted_sum_bytes`` (``d`` numbers per query
+    and head, the size of the output), ``tiled_scores_bytes`` (tile + running maximum
+    + running sum: what replaces the score table) and ``flops`` (about 4 n^2 d per
+    head: n^2 d multiply-adds for Q K^T and as many for the weighted sum, two flops
+    each).
 
     Raises
     ------
@@ -121,7 +122,8 @@ def _tile_name(state: dict) -> str:
 
 
 def cost_figure(state: dict, *, max_n: int = 131_072) -> plt.Figure:
-    """Score-table memory of plain and tiled attention against n (log-log), this n marked."""
+    """Score-table memory of plain and tiled attention against n (log-log), this n
+    marked."""
     ns, plain, tiled = _cost_curves(state, max_n)
     fig, ax = plt.subplots(figsize=(6.0, 3.2), layout="constrained")
     ax.loglog(ns, plain, color=OKABE_ITO[0], label="plain: the whole n × n table")
@@ -189,7 +191,8 @@ def _cost_rows(s):
 
 
 class CostExplorer(_Explorer):
-    """Slide the sequence length, width and heads, choose a tile; see entries, memory, FLOPs."""
+    """Slide the sequence length, width and heads, choose a tile; see entries, memory,
+    FLOPs."""
 
     TILES = (
         ("attnlib's default (1 MiB: 256 × 1,024 for long inputs)", None),
@@ -243,7 +246,8 @@ class CostExplorer(_Explorer):
 
     def precomputed(self) -> PrecomputedExplorer:
         """The explorer for a page without a kernel: eleven sequence lengths (128 to
-        131,072 tokens, each twice the last) times 1 to 16 heads; d and the tile as set here."""
+        131,072 tokens, each twice the last) times 1 to 16 heads; d and the tile as set
+        here."""
         controls = [
             Control.numbers(
                 "sequence length n (tokens)", self.LENGTHS, 1024, fmt="{:,}"

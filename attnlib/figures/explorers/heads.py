@@ -36,8 +36,8 @@ def heads_state(head_scores, values, W_O) -> dict:
 
     Returns
     -------
-    dict with ``weights`` (H, L), ``head_outputs`` (H, d_head), ``concatenated`` (H*d_head,)
-    and ``output`` (d_out,).
+    dict with ``weights`` (H, L), ``head_outputs`` (H, d_head), ``concatenated``
+    (H*d_head,) and ``output`` (d_out,).
 
     Raises
     ------

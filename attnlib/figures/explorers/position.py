@@ -33,10 +33,11 @@ def position_state(
 
     Returns
     -------
-    dict with ``pe_p`` and ``pe_pk`` (d_model,), ``rotated`` = ``R_k pe_p``, ``max_error``
-    = ``max |R_k pe_p - pe_pk|``, ``angles`` (d_model/2,) = ``k omega_i`` in radians, and
-    ``similarity`` (length,) = ``PE(p) . PE(p + j)`` for ``j = 0 .. length-1``, with
-    ``similarity_from_0`` the same from position 0 (equal: it depends on ``j`` only).
+    dict with ``pe_p`` and ``pe_pk`` (d_model,), ``rotated`` = ``R_k pe_p``,
+    ``max_error`` = ``max |R_k pe_p - pe_pk|``, ``angles`` (d_model/2,) =
+    ``k omega_i`` in radians, and ``similarity`` (length,) = ``PE(p) . PE(p + j)``
+    for ``j = 0 .. length-1``, with ``similarity_from_0`` the same from position 0
+    (equal: it depends on ``j`` only).
 
     Raises
     ------
@@ -123,8 +124,8 @@ def position_figure(state: dict) -> plt.Figure:
 
 
 def position_svg(state: dict) -> str:
-    """The chosen pair of PE(t) and PE(t + k) as two unit arrows (sin on the x axis, cos on
-    the y axis): the second is the first turned by the angle k·θ_i."""
+    """The chosen pair of PE(t) and PE(t + k) as two unit arrows (sin on the x axis,
+    cos on the y axis): the second is the first turned by the angle k·θ_i."""
     i, t, k = state["pair"], state["position"], state["offset"]
     a, b = state["pe_p"][2 * i : 2 * i + 2], state["pe_pk"][2 * i : 2 * i + 2]  # (2,)
     return svg.arrows(
@@ -157,7 +158,8 @@ def _position_rows(s):
 
 
 class PositionExplorer(_Explorer):
-    """Choose a position, an offset, the width and a coordinate pair; see the rotation."""
+    """Choose a position, an offset, the width and a coordinate pair; see the
+    rotation."""
 
     def __init__(self, *, live_figure: bool = True):
         super().__init__(live_figure)
@@ -203,7 +205,8 @@ class PositionExplorer(_Explorer):
 
     def precomputed(self, d_model: int = 16) -> PrecomputedExplorer:
         """The explorer for a page without a kernel: nine positions t (0 to 40), nine
-        offsets k (0 to 30) and the coordinate pairs 0, 1, 2, with ``d_model`` fixed (16)."""
+        offsets k (0 to 30) and the coordinate pairs 0, 1, 2, with ``d_model`` fixed
+        (16)."""
         controls = [
             Control.numbers("position t (tokens from the start)", self.POSITIONS, 5),
             Control.numbers("offset k (tokens further on)", self.OFFSETS, 3),

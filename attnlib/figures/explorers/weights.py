@@ -73,7 +73,8 @@ def scores_figure(state: dict, tokens) -> plt.Figure:
 
 
 def scores_svg(state: dict, tokens, output_range) -> str:
-    """The weights (each bar labelled with its token and score) and the output's coordinates."""
+    """The weights (each bar labelled with its token and score) and the output's
+    coordinates."""
     labels = [f"{t}\nscore {s:g}" for t, s in zip(tokens, state["scores"])]
     return svg.side_by_side(
         svg.bar_chart(state["weights"], labels, title="attention weights"),
@@ -136,9 +137,10 @@ class ScoresExplorer(_Explorer):
     def precomputed(
         self, vary=(-1,), *, shift: bool = False, grid=tuple(range(-2, 9))
     ) -> PrecomputedExplorer:
-        """The explorer for a page without a kernel: the scores of the positions ``vary``
-        (indices) take the values of ``grid``, the others stay at this explorer's scores;
-        with ``shift``, a second control adds one amount (-4 ... 4) to every score.
+        """The explorer for a page without a kernel: the scores of the positions
+        ``vary`` (indices) take the values of ``grid``, the others stay at this
+        explorer's scores; with ``shift``, a second control adds one amount (-4 ... 4)
+        to every score.
         """
         base = np.array([s.value for s in self.sliders])
         controls = [
@@ -198,7 +200,8 @@ def scale_state(
     Returns
     -------
     dict with ``scaled_scores``, ``weights``, ``max_weight``, ``entropy`` (nats) and
-    ``variance`` = {"d_k": dims, "unscaled": var of q·k, "scaled": var of q·k/sqrt(d_k)}.
+    ``variance`` = {"d_k": dims, "unscaled": var of q·k,
+    "scaled": var of q·k/sqrt(d_k)}.
 
     Raises
     ------
@@ -314,8 +317,8 @@ class ScaleExplorer(_Explorer):
     TEMPERATURES = tuple(10 ** (k / 4) for k in range(-4, 5))  # 0.1 ... 10, 9 positions
 
     def precomputed(self) -> PrecomputedExplorer:
-        """The explorer for a page without a kernel: every d_k of :attr:`DK_CHOICES` times
-        nine temperatures from 0.1 to 10."""
+        """The explorer for a page without a kernel: every d_k of :attr:`DK_CHOICES`
+        times nine temperatures from 0.1 to 10."""
         controls = [
             Control.numbers(
                 "key width d_k (scores divided by √d_k)",
