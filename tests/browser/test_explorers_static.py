@@ -42,6 +42,8 @@ CHAPTERS = [
     "11_interpretability",
     "08b_order_and_position",
     "10b_transformer_layer",
+    "10c_language_model",
+    "10e_induction_heads",
 ]
 if not (SITE / "index.html").is_file():
     pytest.skip(
@@ -262,6 +264,55 @@ def _layer(sentence, layer):
     )
 
 
+def _next_character(prompt_index, temperature_index):
+    """The stored language model run directly, the temperature applied by hand: the
+    most likely next characters and the first one's probability."""
+    import numpy as np
+
+    from attnlib.figures.explorers.language_model import NextTokenExplorer
+    from attnlib.models import language_model, lm_runs
+
+    params, config, tokenizer, _ = _cached("lm", lm_runs.load_main)
+    prompt = NextTokenExplorer.PROMPTS[prompt_index]
+    t = NextTokenExplorer.TEMPERATURES[temperature_index]
+    ids = tokenizer.encode(prompt)[-config.context :]
+    logits, _ = language_model.forward(params, config, ids[None])
+    z = logits[0, -1]  # (V,)
+    if t == 0:
+        p = (z == z.max()).astype(float)
+    else:
+        p = np.exp((z - z.max()) / t)
+    p = p / p.sum()
+    top = np.argsort(-p, kind="stable")[:8]
+    shown = [
+        {" ": "\u2423", "\n": "\u23ce"}.get(tokenizer.chars[i], tokenizer.chars[i])
+        for i in top
+    ]
+    return [" ".join(shown), f"{p[top[0]]:.4f}"], []
+
+
+def _induction(sequence, layer, head):
+    """The stored induction model (seed 0) run directly on the chapter's evaluation
+    sequences: the head's previous-token and induction scores, by hand from its
+    weights."""
+    import numpy as np
+
+    from attnlib.models import induction
+
+    config, models, _ = _cached("induction", induction.load)
+    sequences = _cached(
+        "induction-sequences",
+        lambda: induction.make_sequences(np.random.default_rng(0), 500),
+    )
+    tokens = sequences[sequence][None]  # (1, 2h)
+    half = tokens.shape[1] // 2
+    _, weights = induction.forward(models[0], config, tokens[:, :-1])
+    w = weights[layer][0, head]  # (2h - 1, 2h - 1)
+    previous = np.mean([w[i, i - 1] for i in range(1, len(w))])
+    copying = np.mean([w[i, i - half + 1] for i in range(half, len(w))])
+    return [f"{previous:.4f}", f"{copying:.4f}"], []
+
+
 _CACHE: dict = {}
 
 
@@ -283,6 +334,8 @@ EXPECTED = {
     "11_interpretability": _model,
     "08b_order_and_position": _position,
     "10b_transformer_layer": _layer,
+    "10c_language_model": _next_character,
+    "10e_induction_heads": _induction,
 }
 
 

@@ -141,11 +141,20 @@ class InductionExplorer(_Explorer):
         """Every sequence, layer and head, chosen in the page."""
         config = self.model[1]
         controls = [
+            # a few choices each: list boxes showing every option (a slider of 2 or 4
+            # positions is too coarse to drag on a phone)
             Control.numbers(
-                "sequence", range(len(self.sequences)), self.sequence.value
+                "sequence",
+                range(len(self.sequences)),
+                self.sequence.value,
+                kind="list",
             ),
-            Control.numbers("layer", range(config.num_layers), self.layer.value),
-            Control.numbers("head", range(config.num_heads), self.head.value),
+            Control.numbers(
+                "layer", range(config.num_layers), self.layer.value, kind="list"
+            ),
+            Control.numbers(
+                "head", range(config.num_heads), self.head.value, kind="list"
+            ),
         ]
 
         def render(sequence, layer, head):

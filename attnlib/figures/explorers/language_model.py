@@ -208,7 +208,8 @@ class NextTokenExplorer(_Explorer):
         prompts = list(prompts)
         controls = [
             Control("prompt", tuple((repr(p), p) for p in prompts), 0, kind="dropdown"),
-            Control.numbers("temperature", temperatures, 1.0),
+            # five temperatures: a list box showing them all (too few for a slider)
+            Control.numbers("temperature", temperatures, 1.0, kind="list"),
         ]
 
         def render(prompt, temperature):
