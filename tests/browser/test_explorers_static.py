@@ -21,6 +21,7 @@ numbers where the drawing shows them, and must change when the state does.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import time
@@ -288,7 +289,8 @@ def _next_character(prompt_index, temperature_index):
         {" ": "\u2423", "\n": "\u23ce"}.get(tokenizer.chars[i], tokenizer.chars[i])
         for i in top
     ]
-    return [" ".join(shown), f"{p[top[0]]:.4f}"], []
+    # as the read-out's HTML writes them (an ampersand escaped)
+    return [html.escape(" ".join(shown), quote=False), f"{p[top[0]]:.4f}"], []
 
 
 def _induction(sequence, layer, head):
