@@ -47,7 +47,16 @@ def _band(ax, x, values, what, style, label):
     mean, low, high = _summary(values, len(x), what)
     colour, marker, ls = style
     ax.fill_between(x, 100 * low, 100 * high, color=colour, alpha=0.2, lw=0)
-    ax.plot(x, 100 * mean, ls=ls, marker=marker, ms=4, color=colour, label=label)
+    (line,) = ax.plot(x, 100 * mean, ls=ls, marker=marker, ms=4, color=colour)
+    line.set_label(label)
+    return line
+
+
+def _legend(ax, handles, **kwargs):
+    """A legend of exactly these lines, under their labels as typed (matplotlib's own
+    collection skips a label that starts with an underscore, such as a model named
+    ``_``)."""
+    return ax.legend(handles, [h.get_label() for h in handles], **kwargs)
 
 
 def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
@@ -74,9 +83,14 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
     """
     x = np.asarray(lengths)
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
+    handles = []
     for k, (name, acc) in enumerate(curves.items()):
         for ax, what in zip(axes, ("token", "sentence")):
-            _band(ax, x, acc[what], f"{name} {what}", _style(name, k), literal(name))
+            line = _band(
+                ax, x, acc[what], f"{name} {what}", _style(name, k), literal(name)
+            )
+            if what == "token":
+                handles.append(line)
     for ax, what in zip(
         axes, ("words translated correctly (%)", "sentences entirely correct (%)")
     ):
@@ -95,10 +109,12 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
             fontsize=8,
         )
     if chance is not None:
-        axes[0].axhline(
-            100 * chance, ls="--", color=OKABE_ITO[7], lw=1, label="guessing"
+        handles.append(
+            axes[0].axhline(
+                100 * chance, ls="--", color=OKABE_ITO[7], lw=1, label="guessing"
+            )
         )
-    axes[0].legend(frameon=False, loc="upper right", fontsize=8)
+    _legend(axes[0], handles, frameon=False, loc="upper right", fontsize=8)
     return fig
 
 
@@ -124,6 +140,7 @@ def position_curves(length: int, curves: dict, *, title=None):
     """
     x = np.arange(1, int(length) + 1)
     fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
+    handles = []
     for k, (name, acc) in enumerate(curves.items()):
         colour, marker, _ = _style(name, k)
         for what, ls, how in (
@@ -131,11 +148,14 @@ def position_curves(length: int, curves: dict, *, title=None):
             ("greedy", ":", "fed its own words"),
         ):
             label = literal(f"{name}, {how}")
-            _band(ax, x, acc[what], f"{name} {what}", (colour, marker, ls), label)
+            style = (colour, marker, ls)
+            handles.append(_band(ax, x, acc[what], f"{name} {what}", style, label))
     ax.set_xlabel("target position (word being written)")
     ax.set_ylabel("words correct (%)")
     ax.set_ylim(-3, 103)
-    ax.legend(
+    _legend(
+        ax,
+        handles,
         frameon=False,
         loc="upper center",
         bbox_to_anchor=(0.5, -0.16),
@@ -169,6 +189,7 @@ def training_curves(histories: dict, *, max_steps=None):
         If a loss lies outside 1e-150 .. 1e150 (the log axis cannot place it).
     """
     fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    handles = []
     lowest, highest = np.inf, 0.0
     for k, (kind, runs) in enumerate(histories.items()):
         colour, marker, ls = _style(kind, k)
@@ -188,14 +209,10 @@ def training_curves(histories: dict, *, max_steps=None):
                     "validation losses must lie between 1e-150 and 1e150 to be drawn "
                     f"on a log axis; got {lowest:g} to {highest:g}"
                 )
-            ax.plot(
-                step,
-                loss,
-                color=colour,
-                ls=ls,
-                lw=1,
-                label=literal(kind) if j == 0 else None,
-            )
+            (line,) = ax.plot(step, loss, color=colour, ls=ls, lw=1)
+            if j == 0:
+                line.set_label(literal(kind))
+                handles.append(line)
             best = int(np.flatnonzero(step == h["best_step"][0])[0])
             ax.plot(step[best], loss[best], marker, color=colour, ms=5)
     if max_steps is not None:
@@ -214,5 +231,5 @@ def training_curves(histories: dict, *, max_steps=None):
         ax.set_ylim(lowest / 2, highest * 2)
     ax.set_xlabel("training step")
     ax.set_ylabel("validation loss")
-    ax.legend(frameon=False, fontsize=8)
+    _legend(ax, handles, frameon=False, fontsize=8)
     return fig
