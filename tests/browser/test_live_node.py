@@ -28,6 +28,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import subprocess
 
 import pytest
@@ -63,7 +64,10 @@ DESELECTED = {
 # measurement at n = 4,096, about 25 s in Pyodide); CPython's run keeps it
 SLOW = {"test_tiled.py::test_peak_memory_grows_like_n_times_block_not_n_squared"}
 _PLUGIN = """
+import os
 from hypothesis import settings
+# tests/conftest.py loads the profile this names (else its own, "book")
+os.environ["HYPOTHESIS_PROFILE"] = "pyodide"
 settings.register_profile(
     "pyodide", max_examples=10, derandomize=True, database=None, deadline=None
 )
@@ -130,10 +134,14 @@ def node_run(tmp_path_factory):
     exercise. Under `pytest -n 2` both workers may get tests of this module: the first
     to ask runs Node and writes the report where the other finds it (a file lock)."""
     _available()
-    shared = tmp_path_factory.getbasetemp().parent  # the same for every xdist worker
-    with open(shared / "live-node.lock", "w") as lock:
+    # under xdist the workers share the parent of their base folders and the run's id;
+    # alone, the session's own base folder (a report never outlives its run)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    base = tmp_path_factory.getbasetemp()
+    shared, name = (base.parent, f"live-node-{run}") if run else (base, "live-node")
+    with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        report_file = shared / "live-node.json"
+        report_file = shared / f"{name}.json"
         if not report_file.is_file():
             report_file.write_text(json.dumps(_run_node(tmp_path_factory)))
         return json.loads(report_file.read_text())
