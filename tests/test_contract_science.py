@@ -14,7 +14,11 @@ import pytest
 from matplotlib.figure import Figure
 
 from attnlib.figures.diagrams import pipeline_diagram
-from attnlib.figures.probes import sink_chart, weight_norm_scatter
+from attnlib.figures.probes import (
+    SINK_CHART_MEASURES,
+    sink_chart,
+    weight_norm_scatter,
+)
 from attnlib.models import adversarial_attention as aa
 from attnlib.models import context_classifier as cc
 from attnlib.models import minilm
@@ -117,15 +121,9 @@ def test_adversarial_margin_contract(classifier):
 
 def test_figures_probes_contract():
     assert isinstance(pipeline_diagram(), Figure)
-    names = (
-        "weight on [CLS]",
-        "weight on [SEP]",
-        "norm share of [CLS]",
-        "||f(x)|| of [CLS]",
-        "||f(x)|| of [SEP]",
-        "||f(x)|| of the other tokens",
-    )
-    extreme = {k: np.full((2, 6), 1e300 if "||" in k else 0.5) for k in names}
+    extreme = {
+        k: np.full((2, 6), 1e300 if "||" in k else 0.5) for k in SINK_CHART_MEASURES
+    }
     fig = sink_chart(extreme)
     assert isinstance(fig, Figure)
     fig.canvas.draw()  # drawn without warnings

@@ -18,6 +18,17 @@ import numpy as np
 
 from attnlib.figures.style import OKABE_ITO, literal
 
+#: The measures of :func:`attnlib.models.minilm_probes.attention_sink` that
+#: :func:`sink_chart` draws.
+SINK_CHART_MEASURES = (
+    "weight on [CLS]",
+    "weight on [SEP]",
+    "norm share of [CLS]",
+    "||f(x)|| of [CLS]",
+    "||f(x)|| of [SEP]",
+    "||f(x)|| of the other tokens",
+)
+
 __all__ = ["sink_chart", "weight_norm_scatter"]
 
 
@@ -54,15 +65,7 @@ def sink_chart(sink: dict):
     KeyError
         If a measure the chart needs is missing (named).
     """
-    need = (
-        "weight on [CLS]",
-        "weight on [SEP]",
-        "norm share of [CLS]",
-        "||f(x)|| of [CLS]",
-        "||f(x)|| of [SEP]",
-        "||f(x)|| of the other tokens",
-    )
-    missing = [k for k in need if k not in sink]
+    missing = [k for k in SINK_CHART_MEASURES if k not in sink]
     if missing:
         raise KeyError(f"sink_chart needs the measures {missing}")
     layers = np.arange(np.shape(sink["weight on [CLS]"])[1])
