@@ -354,6 +354,8 @@ CONTRACT_TESTS = {
     "attnlib.models.lm_runs.main": SCRIPT_LM,
     "attnlib.models.lm_runs.train_main": SCRIPT_LM,
     "attnlib.models.lm_runs.train_variants": SCRIPT_LM,
+    "attnlib.models.lm_runs.train_variant": SCRIPT_LM,
+    "attnlib.models.lm_runs.write_variants": SCRIPT_LM,
     "attnlib.models.induction.main": SCRIPT_INDUCTION,
     "attnlib.models.induction.train_one": SCRIPT_INDUCTION,
     "attnlib.models.lm_runs.corpus": LM_STORED + "test_the_corpus_and_its_split",

@@ -9,10 +9,10 @@
 * the induction-head models of :mod:`attnlib.models.induction`.
 
 Every run is deterministic (seeded); its history, time and stopping reason are stored
-with it. ``python -m attnlib.models.lm_runs [main|variants|induction]`` trains the
-groups named; with none named (``make train-lm``), two processes (one core each) run
-side by side: the main model in one, the variants and then the induction models in the
-other.
+with it. ``python -m attnlib.models.lm_runs [main] [variants] [induction]`` trains the
+groups named, all three when none is named (``make train-lm``): the runs form one list
+of jobs (the main model, each variant from each seed, the induction models), which two
+processes (one core each) take in turn, the longest first.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import json
 import multiprocessing
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +62,7 @@ MAIN = LMConfig(
     dropout=0.1,
 )
 MAIN_TRAIN = TrainConfig(
-    max_steps=1500, batch=16, lr=3e-3, warmup=100, eval_every=100, patience=4
+    max_steps=3500, batch=16, lr=3e-3, warmup=100, eval_every=100, patience=4
 )
 
 _SMALL = dict(vocab_size=_VOCAB, context=64, d_model=48, num_layers=2, dropout=0.1)
@@ -78,7 +77,7 @@ VARIANTS = {
     "multi-head, window of 16": LMConfig(**_SMALL, num_heads=4, window=16),
 }
 VARIANT_TRAIN = TrainConfig(
-    max_steps=600, batch=16, lr=3e-3, warmup=100, eval_every=100, patience=4
+    max_steps=3000, batch=16, lr=3e-3, warmup=100, eval_every=100, patience=4
 )
 SEEDS = (0, 1, 2)
 
@@ -110,21 +109,33 @@ def train_main(path=DATA / "lm_main.npz") -> None:
     )
 
 
-def train_variants(path=DATA / "lm_variants.json") -> None:
-    """Train every variant from every seed; store their histories (no weights)."""
+def train_variant(name: str, seed: int) -> dict:
+    """Train the variant ``name`` of :data:`VARIANTS` from ``seed``; return its stored
+    run (a dict: variant, seed, config, training settings, history, parameters)."""
     tokenizer, split = corpus()
-    runs, start = [], time.perf_counter()
-    for name, config in VARIANTS.items():
-        for seed in SEEDS:
-            cfg = TrainConfig(**{**VARIANT_TRAIN.as_dict(), "seed": seed})
-            params, history = train(config, split, cfg, progress=f"{name}, seed {seed}")
-            runs.append(
-                {"variant": name, "seed": seed}
-                | _meta(config, cfg, history, tokenizer, params)
-            )
-    meta = {"runs": runs, "seconds": round(time.perf_counter() - start, 1)}
+    cfg = TrainConfig(**{**VARIANT_TRAIN.as_dict(), "seed": seed})
+    params, history = train(VARIANTS[name], split, cfg, progress=f"{name}, seed {seed}")
+    return {"variant": name, "seed": seed} | _meta(
+        VARIANTS[name], cfg, history, tokenizer, params
+    )
+
+
+def write_variants(runs: list[dict], path=DATA / "lm_variants.json") -> None:
+    """Store the variants' runs (no weights), in the order of :data:`VARIANTS` and
+    :data:`SEEDS`; ``seconds`` is the sum of the runs' training times."""
+    order = {name: i for i, name in enumerate(VARIANTS)}
+    runs = sorted(runs, key=lambda r: (order[r["variant"]], r["seed"]))
+    seconds = round(sum(r["history"]["seconds"] for r in runs), 1)
+    meta = {"runs": runs, "seconds": seconds}
     Path(path).write_text(json.dumps(meta, indent=1) + "\n")
-    print(f"wrote {path} in {meta['seconds']} s", flush=True)
+    print(f"wrote {path}: {len(runs)} runs, {seconds} s of training", flush=True)
+
+
+def train_variants(path=DATA / "lm_variants.json") -> None:
+    """Train every variant from every seed, one after the other; store their runs."""
+    write_variants(
+        [train_variant(name, seed) for name in VARIANTS for seed in SEEDS], path
+    )
 
 
 def load_main(path=DATA / "lm_main.npz"):
@@ -180,17 +191,18 @@ def variant_summary(runs=None) -> list[dict]:
     return rows
 
 
-def _run(groups: str) -> None:
-    """Train the groups named, joined by "+", one after the other."""
+def _job(job: tuple) -> dict | None:
+    """Run one job of :func:`main`'s list: ``("main",)``, ``("induction",)`` or
+    ``("variant", name, seed)`` (which returns its run; the others store their own)."""
     from attnlib.models import induction
 
-    steps = {
-        "main": train_main,
-        "variants": train_variants,
-        "induction": induction.main,
-    }
-    for group in groups.split("+"):
-        steps[group]()
+    if job[0] == "variant":
+        return train_variant(job[1], job[2])
+    {"main": train_main, "induction": induction.main}[job[0]]()
+    return None
+
+
+GROUPS = ("main", "variants", "induction")
 
 
 def main(argv=None) -> None:
@@ -200,12 +212,19 @@ def main(argv=None) -> None:
         raise SystemExit(
             f"the corpus has {tokenizer.vocab_size} characters, not {_VOCAB}"
         )
-    groups = argv or ["main", "variants+induction"]
-    if len(groups) == 1:
-        _run(groups[0])
-        return
-    with multiprocessing.get_context("spawn").Pool(len(groups)) as pool:
-        pool.map(_run, groups)
+    unknown = sorted(set(argv) - set(GROUPS))
+    if unknown:
+        raise SystemExit(f"unknown groups {unknown}; choose from {list(GROUPS)}")
+    groups = argv or list(GROUPS)
+    # longest first, so that the two processes end at about the same time
+    jobs = [("main",)] if "main" in groups else []
+    jobs += [("induction",)] if "induction" in groups else []
+    if "variants" in groups:
+        jobs += [("variant", name, seed) for seed in SEEDS for name in VARIANTS]
+    with multiprocessing.get_context("spawn").Pool(min(2, len(jobs))) as pool:
+        runs = [run for run in pool.imap(_job, jobs) if run is not None]
+    if "variants" in groups:
+        write_variants(runs)
 
 
 if __name__ == "__main__":
