@@ -96,7 +96,18 @@ def test_query_key_state_is_the_bank_example():
 def test_query_key_explorer_moves_the_query():
     ex = X.QueryKeyExplorer(live_figure=False)
     assert "1.4205" in ex.readout.value and "0.5795" in ex.readout.value
-    ex.query_sliders[0].value = 0.0
+    # The live sliders set the query as the static page's controls do: direction
+    # (degrees from the x axis), then length.
+    static = ex.precomputed()
+    assert [s.description for s in ex.query_sliders] == [
+        c.description for c in static.controls
+    ]
+    ex.query_sliders[0].value = 90.0
+    ex.query_sliders[1].value = 1.5  # the query [0, 1.5]
+    np.testing.assert_allclose(ex.query, [0.0, 1.5], atol=1e-12)
+    up = 1.5 / math.sqrt(2)  # its scaled dot product with the keys [1, 1] and [0, 1]
+    np.testing.assert_allclose(ex.state["scores"], [0.0, up, up], atol=1e-12)
+    assert "[0.0000, 1.5000]" in ex.readout.value
     ex.query_sliders[1].value = 0.0  # a zero query scores every key 0: equal weights
     np.testing.assert_allclose(ex.state["weights"], [1 / 3] * 3, atol=1e-12)
     assert "[1.0000, 1.0000]" in ex.readout.value

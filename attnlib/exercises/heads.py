@@ -148,16 +148,16 @@ def check_head_shapes(
 
 
 def _merge_cases():
-    x = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)  # (H=2, L=3, d_head=4)
+    x = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)  # (h=2, n=3, d_k=4)
     rng = np.random.default_rng(2)
     return [
-        ("x of shape (2, 3, 4): 2 heads, 3 positions, d_head = 4", (x,)),
+        ("x of shape (2, 3, 4): 2 heads, 3 positions, d_k = 4", (x,)),
         (
-            "x of shape (4, 5, 2): 4 heads, 5 positions, d_head = 2",
+            "x of shape (4, 5, 2): 4 heads, 5 positions, d_k = 2",
             (rng.normal(size=(4, 5, 2)),),
         ),
         (
-            "x of shape (2, 3, 4, 2): a batch of 2, 3 heads, 4 positions, d_head = 2",
+            "x of shape (2, 3, 4, 2): a batch of 2, 3 heads, 4 positions, d_k = 2",
             (rng.normal(size=(2, 3, 4, 2)),),
         ),
     ]
@@ -170,7 +170,7 @@ def _reshape_only(x):
 
 @checker("your merge_heads function")
 def check_merge_heads(fn) -> bool:
-    """Compare the reader's ``fn(x)``, ``(..., H, L, d_head) -> (..., L, H * d_head)``,
+    """Compare the reader's ``fn(x)``, ``(..., h, n, d_k) -> (..., n, h * d_k)``,
     with :func:`attnlib.merge_heads`.
 
     A function that reshapes without first moving the head axis behind the positions
@@ -186,7 +186,7 @@ def check_merge_heads(fn) -> bool:
         (
             _reshape_only,
             "the shape is right but the numbers are not: reshaping "
-            "(H, L, d_head) straight to (L, H * d_head) mixes positions. Swap "
+            "(h, n, d_k) straight to (n, h * d_k) mixes positions. Swap "
             "the head and position axes first.",
         ),
     )

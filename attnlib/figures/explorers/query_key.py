@@ -115,6 +115,24 @@ def query_key_svg(state: dict, query, keys, values, tokens, extent: float = 3.2)
     )
 
 
+DIRECTION_LABEL = "query direction (degrees from the x axis)"
+LENGTH_LABEL = "query length"
+
+
+def _polar(direction, length) -> np.ndarray:
+    """The 2-D query of a direction (degrees, counter-clockwise from the x axis) and
+    a length; shape (2,). Rounded to 12 decimals, so that 90° gives an exact 0."""
+    angle = math.radians(direction)
+    query = length * np.array([math.cos(angle), math.sin(angle)])  # (2,)
+    return np.round(query, 12) + 0.0
+
+
+def _direction_of(query) -> float:
+    """The direction of a 2-D query in degrees, in [0, 360); 0 for the zero query."""
+    q = np.asarray(query, dtype=float)
+    return math.degrees(math.atan2(q[1], q[0])) % 360 if np.hypot(*q) else 0.0
+
+
 def _query_key_rows(state):
     return [
         ("scores q·k/√2", _fmt(state["scores"])),
@@ -124,7 +142,8 @@ def _query_key_rows(state):
 
 
 class QueryKeyExplorer(_Explorer):
-    """Move a 2-D query (and the keys) with sliders; scores, weights and output follow.
+    """Turn and stretch a 2-D query (and move the keys) with sliders; scores, weights
+    and output follow.
 
     Defaults: the bank example (query [√2, 0]; keys [2,0], [1,1], [0,1]; values [2,0],
     [0,2], [1,1]).
@@ -148,9 +167,26 @@ class QueryKeyExplorer(_Explorer):
                 style=style,
             )
 
+        # The query is set as on the static page, by its direction and its length;
+        # the keys by their two coordinates.
+        length = float(np.hypot(*ex.query))
         self.query_sliders = [
-            slider(ex.query[0], "query x"),
-            slider(ex.query[1], "query y"),
+            w.FloatSlider(
+                value=_direction_of(ex.query),
+                min=0.0,
+                max=360.0,
+                step=1.0,
+                description=DIRECTION_LABEL,
+                style=style,
+            ),
+            w.FloatSlider(
+                value=length,
+                min=0.0,
+                max=3.0,
+                step=0.05,
+                description=LENGTH_LABEL,
+                style=style,
+            ),
         ]
         self.key_sliders = [
             [slider(k[0], f"key {t} x"), slider(k[1], f"key {t} y")]
@@ -163,7 +199,8 @@ class QueryKeyExplorer(_Explorer):
 
     @property
     def query(self):
-        return np.array([s.value for s in self.query_sliders])
+        direction, length = (s.value for s in self.query_sliders)
+        return _polar(direction, length)
 
     @property
     def keys(self):
@@ -173,7 +210,7 @@ class QueryKeyExplorer(_Explorer):
         return query_key_state(self.query, self.keys, self.values)
 
     def rows(self):
-        return _query_key_rows(self.state)
+        return [("query", _fmt(self.query))] + _query_key_rows(self.state)
 
     def figure(self):
         return query_key_figure(
@@ -187,25 +224,15 @@ class QueryKeyExplorer(_Explorer):
         """The explorer for a page without a kernel: the query's direction (16
         positions, 22.5° apart, counter-clockwise from the x axis) and length (9
         positions, 0 to 3); the keys stay at this explorer's keys."""
-        q = self.query
-        length = float(np.hypot(*q))
-        angle = math.degrees(math.atan2(q[1], q[0])) % 360 if length else 0.0
+        direction, length = (s.value for s in self.query_sliders)
         controls = [
-            Control.numbers(
-                "query direction (degrees from the x axis)",
-                self.DIRECTIONS,
-                angle,
-                fmt="{:g}°",
-            ),
-            Control.numbers("query length", self.LENGTHS, length, fmt="{:.2f}"),
+            Control.numbers(DIRECTION_LABEL, self.DIRECTIONS, direction, fmt="{:g}°"),
+            Control.numbers(LENGTH_LABEL, self.LENGTHS, length, fmt="{:.2f}"),
         ]
         keys = self.keys
 
         def render(direction, length):
-            query = length * np.array(
-                [math.cos(math.radians(direction)), math.sin(math.radians(direction))]
-            )  # (2,)
-            query = np.round(query, 12) + 0.0
+            query = _polar(direction, length)  # (2,)
             state = query_key_state(query, keys, self.values)
             rows = [("query", _fmt(query))] + _query_key_rows(state)
             return query_key_svg(
