@@ -71,7 +71,21 @@ book: install assets live
 
 ## test: unit tests, nbval over every chapter (in .venv, which is built as Binder builds its
 ## environment), the strict build, and the browser and link tests on the freshly built site
-test: install lint test-unit test-notebooks test-build test-browser
+## test: every test. After the lint, two lines of work run side by side (make -j2), one
+## for each core: attnlib's unit tests, then every notebook under nbval; and the strict
+## build, then the browser tests. The browser tests wait on the browser more than they
+## compute, so the two lines share the two cores well. Each part's output is printed
+## whole when it ends (make -O); any failure fails `make test`.
+test: install lint
+	$(MAKE) --no-print-directory -j2 -Otarget test-code test-site
+
+.PHONY: test-code test-site
+test-code: install
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory test-notebooks
+
+test-site: install
+	$(MAKE) --no-print-directory test-browser
 
 ## lint: ruff (configured in pyproject.toml): lint attnlib/, tests/, tools/, _ext/ and the
 ## chapters' code cells; check the formatting of the Python files (not of the notebooks)
@@ -95,8 +109,11 @@ test-build: install assets live
 ## heading order, keyboard), what a reader meets (test_reader.py: contrast from the rendered
 ## colours, widths, slider tracks, the Tab path, the drawer, answers kept), the self-check
 ## questions and the explorers; also internal links and the pages' HTML.
+# Browsers that wait (for a page, a transition, Python in the page) leave the cores free:
+# three workers on two cores.
+BROWSER_WORKERS ?= 3
 test-browser: install chromium test-build
-	$(BIN)/pytest tests/browser -p no:cacheprovider -n 2 --dist loadgroup
+	$(BIN)/pytest tests/browser -p no:cacheprovider -n $(BROWSER_WORKERS) --dist loadgroup
 
 ## chromium: Debian's browser for the browser tests (Playwright never downloads its own)
 chromium:

@@ -35,6 +35,10 @@ import pytest
 from live_support import CHAPTERS, WRONG, cpython_replies, exercise_plan
 from sitepages import REPO, SITE
 
+# One worker runs every test of this module (`--dist loadgroup`), so the other goes on
+# with other pages while Node runs, instead of waiting for the shared report.
+pytestmark = pytest.mark.xdist_group("live-node")
+
 LIVE = SITE / "live"
 NODE_RUN = REPO / "_ext" / "live" / "node_run.mjs"
 TEST_WHEELS = REPO / "_build" / "live-cache" / "test-wheels"
@@ -131,8 +135,9 @@ def _stdout(result: dict) -> str:
 @pytest.fixture(scope="session")
 def node_run(tmp_path_factory):
     """One Node process for the whole session: the unit tests, then every chapter's
-    exercise. Under `pytest -n 2` both workers may get tests of this module: the first
-    to ask runs Node and writes the report where the other finds it (a file lock)."""
+    exercise. The module's tests share one xdist group; should two workers still ask
+    (another way of distributing tests), the first runs Node and writes the report
+    where the other finds it (a file lock)."""
     _available()
     # under xdist the workers share the parent of their base folders and the run's id;
     # alone, the session's own base folder (a report never outlives its run)
