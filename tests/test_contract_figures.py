@@ -92,6 +92,22 @@ def drawn_finite(out) -> bool:
     return not NAN.search(re.sub(r"base64,[A-Za-z0-9+/=\s]+", "", out))
 
 
+def png_bytes(values=((0.0, 0.5), (0.25, 1.0))) -> bytes:
+    """A small opaque heat-map PNG (matplotlib, the book's dpi)."""
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.imshow(np.asarray(values, dtype=float))
+    return precomputed.figure_png(fig)
+
+
+def is_palette_png(out) -> bool:
+    from PIL import Image
+
+    if not isinstance(out, bytes):
+        return False
+    image = Image.open(io.BytesIO(out))
+    return image.format == "PNG" and image.mode == "P" and image.size == (100, 100)
+
+
 class Run:
     """The curves of a training run, as learning.descent_figure reads them."""
 
@@ -157,6 +173,18 @@ ROWS = {
     "style.use_book_style": Row(
         ok=style.use_book_style,
         check=lambda r: r is None and plt.rcParams["figure.dpi"] == 100,
+    ),
+    "style.palette_png": Row(
+        ok=lambda: style.palette_png(png_bytes(), 16),
+        check=is_palette_png,
+        bad=[
+            (lambda: style.palette_png("x.png"), TypeError, "png"),
+            (lambda: style.palette_png(png_bytes(), 1), ValueError, "colours"),
+            (lambda: style.palette_png(png_bytes(), 2.5), ValueError, "colours"),
+            (lambda: style.palette_png(b"GIF89a...."), ValueError, "PNG"),
+        ],
+        # one colour only (a constant image), asked for the fewest colours allowed
+        extreme=lambda: style.palette_png(png_bytes([[TINY, TINY], [TINY, TINY]]), 2),
     ),
     "style.literal": Row(
         ok=lambda: style.literal("US$$5"),
@@ -443,7 +471,17 @@ ROWS = {
                 lambda: svg.heatmap(np.eye(2), AB, AB, title="t", vmin=2, vmax=1),
                 ValueError,
                 "vmin",
-            )
+            ),
+            (
+                lambda: svg.heatmap(np.eye(2), AB, AB, title="t", levels=256),
+                ValueError,
+                "levels",
+            ),
+            (
+                lambda: svg.heatmap(np.eye(2), AB, AB, title="t", levels=0.5),
+                ValueError,
+                "levels",
+            ),
         ],
         extreme=lambda: svg.heatmap(np.array([[BIG, -BIG]]), ["a"], AB, title="t"),
     ),

@@ -453,6 +453,7 @@ def _tick_figure(labels):
 #: Functions that draw or compute numbers only (no text of the caller's), with why.
 NO_TEXT = {
     "style.use_book_style": "sets matplotlib's defaults",
+    "style.palette_png": "re-encodes a drawn PNG, adds no text",
     "diagrams.layer_flow_diagram": "its labels are the book's, with the sizes given",
     "diagrams.pipeline_diagram": "its labels are the book's; it takes no input",
     "probes.sink_chart": "draws numbers under fixed labels (the measures' names)",

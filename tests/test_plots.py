@@ -183,3 +183,81 @@ def test_book_style_fixes_size_and_dpi():
         use_book_style()
         assert plt.rcParams["figure.dpi"] == DPI == plt.rcParams["savefig.dpi"]
         assert tuple(plt.rcParams["figure.figsize"]) == (6.0, 3.5)
+
+
+def _png_of(fig, **savefig):
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", **savefig)
+    return buffer.getvalue()
+
+
+def _pixels(png):
+    import io
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png))
+    return image, np.asarray(image.convert("RGBA")).astype(int)
+
+
+def test_palette_png_looks_the_same_in_at_most_the_colours_asked():
+    from attnlib.figures import palette_png
+
+    rng = np.random.default_rng(0)
+    fig = attention_heatmap(rng.dirichlet(np.ones(6), size=6), list("abcdef"))
+    original = _png_of(fig)
+    small = palette_png(original)
+    image, after = _pixels(small)
+    _, before = _pixels(original)
+    assert image.mode == "P" and after.shape == before.shape
+    assert len(np.unique(after.reshape(-1, 4), axis=0)) <= 256
+    # every pixel within a few levels of 255 of the original, in every channel
+    assert np.abs(after - before).max() <= 16
+    assert len(small) < 0.6 * len(original)
+    assert (
+        len(np.unique(_pixels(palette_png(original, 8))[1].reshape(-1, 4), axis=0)) <= 8
+    )
+
+
+def test_palette_png_leaves_a_transparent_image_alone():
+    from attnlib.figures import palette_png
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.plot([0, 1])
+    transparent = _png_of(fig, transparent=True)
+    assert palette_png(transparent) == transparent
+
+
+@pytest.mark.parametrize("colours", [1, 257, 2.0, True, "256"])
+def test_palette_png_and_book_style_refuse_a_bad_number_of_colours(colours):
+    from attnlib.figures import palette_png
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    with pytest.raises(ValueError, match="colours"):
+        palette_png(_png_of(fig), colours)
+    with matplotlib.rc_context(), pytest.raises(ValueError, match="colours"):
+        use_book_style(png_colours=colours)
+
+
+def test_book_style_with_png_colours_shows_figures_as_palette_pngs():
+    """In IPython, every figure the notebook shows is stored as a palette PNG."""
+    import base64
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    formatter = shell.display_formatter.formatters["image/png"]
+    try:
+        with matplotlib.rc_context():
+            use_book_style(png_colours=64)
+            fig, ax = plt.subplots()
+            ax.imshow(np.arange(16.0).reshape(4, 4))
+            data, _ = shell.display_formatter.format(fig)
+        image, pixels = _pixels(base64.b64decode(data["image/png"]))
+        assert image.mode == "P"
+        assert len(np.unique(pixels.reshape(-1, 4), axis=0)) <= 64
+    finally:
+        formatter.pop(Figure, None)
+        InteractiveShell.clear_instance()

@@ -233,6 +233,7 @@ CONTRACT_TESTS = {
     "attnlib.figures.precomputed.grid": FIGURES,
     "attnlib.figures.precomputed.readout_table": FIGURES,
     "attnlib.figures.style.literal": FIGURES,
+    "attnlib.figures.style.palette_png": FIGURES,
     "attnlib.figures.style.literal_labels": FIGURES,
     "attnlib.figures.style.use_book_style": FIGURES,
     "attnlib.figures.svg.arrows": FIGURES,

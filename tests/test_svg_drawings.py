@@ -86,3 +86,59 @@ def test_heatmap_of_any_shape(size):
         title="t",
     )
     assert re.search(r"data-values='([^']*)'", html).group(1).count(";") == size[0] - 1
+
+
+def _cells_image(html):
+    """The heat map's cells as the page draws them: the first PNG of the drawing."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    data = re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html).group(1)
+    return Image.open(io.BytesIO(base64.b64decode(data)))
+
+
+def test_heatmap_in_levels_colours_a_cell_by_the_value_it_reads_out():
+    """levels=100: each cell in the colour of its two-decimal value (what the page reads
+    out), stored as a palette of the 101 steps, the same palette in every map."""
+    from matplotlib import colormaps
+
+    viridis = colormaps["viridis"]
+    m = _weights()
+    html = svg.heatmap(m, TOKENS, TOKENS, title="weights", levels=100)
+    image = _cells_image(html)
+    assert image.mode == "P" and image.size == (3, 3)
+    shown = re.search(r"data-values='([^']*)'", html).group(1)
+    values = np.array([[float(v) for v in row.split(",")] for row in shown.split(";")])
+    expected = np.round(viridis(values)[..., :3] * 255).astype(int)  # (3, 3, 3)
+    assert np.array_equal(np.asarray(image.convert("RGB")).astype(int), expected)
+    assert len(image.getpalette()) == 3 * 101
+    other = _cells_image(svg.heatmap(m[::-1], TOKENS, TOKENS, title="w", levels=100))
+    assert other.getpalette() == image.getpalette()
+    # the default keeps every cell's exact colour
+    exact = _cells_image(svg.heatmap(m, TOKENS, TOKENS, title="weights"))
+    assert exact.mode == "RGB"
+    assert np.array_equal(
+        np.asarray(exact).astype(int), np.round(viridis(m)[..., :3] * 255).astype(int)
+    )
+    # the colour scale, values and text alternative do not change with levels
+    plain = svg.heatmap(m, TOKENS, TOKENS, title="weights")
+    for pattern in (
+        r"data-values='[^']*'",
+        r"<title>.*?</title>",
+        r"<text[^>]*>[^<]*</text>",
+    ):
+        assert re.findall(pattern, html) == re.findall(pattern, plain)
+
+
+def test_heatmap_levels_leaves_a_mask_and_nan_in_exact_colours():
+    mask = np.tril(np.ones((3, 3), dtype=bool))
+    assert _cells_image(
+        svg.heatmap(mask, TOKENS, TOKENS, title="m", levels=4)
+    ).mode == ("RGB")
+    m = _weights()
+    m[0, 0] = np.nan
+    assert _cells_image(svg.heatmap(m, TOKENS, TOKENS, title="w", levels=4)).mode == (
+        "RGB"
+    )

@@ -5,6 +5,7 @@ Every label and title is drawn exactly as typed (:func:`literal`: a ``$`` never 
 mathematics). Colours are colour-blind safe (viridis and the Okabe-Ito palette).
 
 * ``use_book_style()``                  fixed figure size, dpi, fonts and colours
+* ``palette_png(png, colours)``         a figure's PNG in at most 256 colours
 * ``attention_heatmap(weights, queries, keys)``  one panel per (batch, head)
 * ``mixture_bars(weights, labels)``     one query's weights as bars
 * ``access_map(mask, tokens)``          which keys each query may attend
@@ -41,6 +42,7 @@ from attnlib.figures.style import (
     WEIGHT_CMAP,
     literal,
     literal_labels,
+    palette_png,
     use_book_style,
 )
 from attnlib.figures.translation import (
@@ -54,6 +56,7 @@ __all__ = [
     "OKABE_ITO",
     "WEIGHT_CMAP",
     "use_book_style",
+    "palette_png",
     "literal",
     "literal_labels",
     "attention_heatmap",

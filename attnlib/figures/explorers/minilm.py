@@ -86,9 +86,17 @@ def _minilm_forward(sentence: str):
     return minilm.forward(sentence)
 
 
+#: Colour steps of the model explorer's heat maps: a cell has the colour of its value
+#: to two decimals, the value the page reads out for it (see :func:`svg.heatmap`).
+MODEL_LEVELS = 100
+
+
 def model_svg(state: dict) -> str:
     """The head's weights next to its norm-weighted contributions (shares of each row);
-    both maps name their rows, as they stack one above the other in a narrow column."""
+    both maps name their rows, as they stack one above the other in a narrow column.
+    Each cell is coloured by its value to two decimals (:data:`MODEL_LEVELS`): the
+    precomputed explorer stores a state for every layer and head of each sentence in
+    its page, and this keeps their pictures about a third as large."""
     t = state["tokens"]
     return svg.side_by_side(
         svg.heatmap(
@@ -97,6 +105,7 @@ def model_svg(state: dict) -> str:
             t,
             cell=18,
             title=f"weights, layer {state['layer']} head {state['head']}",
+            levels=MODEL_LEVELS,
         ),
         svg.heatmap(
             state["norm_share"],
@@ -104,6 +113,7 @@ def model_svg(state: dict) -> str:
             t,
             cell=18,
             title="norm-weighted ||α f(x)||, share per row",
+            levels=MODEL_LEVELS,
         ),
     )
 
