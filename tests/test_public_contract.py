@@ -341,6 +341,8 @@ CONTRACT_TESTS = {
     "attnlib.models.induction.make_training_sequences": LM,
     "attnlib.models.induction.model_config": LM,
     "attnlib.models.induction.previous_token_scores": LM,
+    "attnlib.models.induction.previous_token_by_position": LM,
+    "attnlib.models.induction.previous_token_scores_by_period": LM,
     "attnlib.models.induction.without_heads": LM,
     "attnlib.models.kv_cache.kv_bytes_per_token": LM,
     "attnlib.models.language_model.backward": LM,
