@@ -74,6 +74,7 @@ models      models and experiments built from core, layers and data
   linear_classifier  the learning primer's classifier: loss, gradient, early stopping
   context_classifier  a one-layer self-attention classifier, trained by hand
   adversarial_attention  a Jain & Wallace style search for other attention weights
+  adversarial_exact  the search's exact answer for a two-class model
   minilm            a real pretrained encoder (all-MiniLM-L6-v2) in numpy
   minilm_probes     probes of its attention: controlled sentences, the attention sink
   language_model    a decoder-only Transformer language model and its backward pass

@@ -599,6 +599,32 @@ ROWS = {
         ok=lambda: ind.previous_token_scores([np.tile(np.eye(3, k=-1), (1, 2, 1, 1))]),
         check=lambda s: s.shape == (1, 2) and np.allclose(s, 1.0),
     ),
+    "attnlib.models.induction.previous_token_by_position": Row(
+        ok=lambda: ind.previous_token_by_position(
+            [np.tile(np.eye(4, k=-1), (3, 2, 1, 1))]
+        ),
+        check=lambda s: s.shape == (1, 2, 3) and np.allclose(s, 1.0),
+    ),
+    "attnlib.models.induction.previous_token_scores_by_period": Row(
+        ok=lambda: ind.previous_token_scores_by_period(
+            induction_model()[2],
+            induction_model()[1],
+            (2, 6),
+            3,
+            0,
+            induction_model()[0],
+        ),
+        check=lambda s: s.shape == (2, 2, 2) and ((s >= 0) & (s <= 1)).all(),
+        bad=[
+            (
+                lambda: ind.previous_token_scores_by_period(
+                    induction_model()[2], induction_model()[1], (-1,)
+                ),
+                ValueError,
+                "periods",
+            )
+        ],
+    ),
     "attnlib.models.induction.induction_scores": Row(
         ok=lambda: ind.induction_scores(
             [np.ones((1, 2, 5, 5)) / 5], induction_model()[0]

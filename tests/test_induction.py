@@ -67,6 +67,43 @@ def test_half_losses_count_the_right_targets():
     assert mask.shape == (2, 4) and mask.sum() == 6 and mask[0, 1] == 0 == mask[1, 3]
 
 
+def test_previous_token_by_position_reads_the_diagonal_below():
+    rng = np.random.default_rng(3)
+    w = rng.dirichlet(np.ones(5), size=(7, 2, 5))  # (n, H, L, L), rows sum to 1
+    by_position = induction.previous_token_by_position([w, w[:, ::-1]])
+    expected = np.zeros((2, 2, 4))
+    for h in range(2):
+        for t in range(1, 5):
+            expected[0, h, t - 1] = sum(w[i, h, t, t - 1] for i in range(7)) / 7
+            expected[1, h, t - 1] = sum(w[i, 1 - h, t, t - 1] for i in range(7)) / 7
+    np.testing.assert_allclose(by_position, expected)
+    np.testing.assert_allclose(
+        induction.previous_token_scores([w]), expected[:1].mean(axis=-1)
+    )
+
+
+def test_previous_token_scores_by_period_score_each_layout(stored):
+    config, models, _, _ = stored
+    periods = (12, 32)
+    scores = induction.previous_token_scores_by_period(
+        models[0], config, periods, n=40, seed=4
+    )
+    assert scores.shape == (2, config.num_layers, config.num_heads)
+    for k, period in enumerate(periods):
+        rng = np.random.default_rng([4, period])
+        seqs = induction.make_sequences(rng, 40, period=period)
+        _, weights = lm.forward(models[0], config, seqs[:, :-1])
+        for layer in range(config.num_layers):
+            w = weights[layer]  # (40, H, 31, 31)
+            mean = [
+                np.mean([w[:, h, t, t - 1] for t in range(1, w.shape[-1])])
+                for h in range(config.num_heads)
+            ]
+            np.testing.assert_allclose(scores[k, layer], mean, rtol=1e-5)
+    with pytest.raises(ValueError, match="periods"):
+        induction.previous_token_scores_by_period(models[0], config, ())
+
+
 @pytest.fixture(scope="module")
 def stored():
     config, models, meta = induction.load()

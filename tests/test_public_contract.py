@@ -79,6 +79,10 @@ SCIENCE_ROWS = {
     "attnlib.models.adversarial_attention.share_of_random_rows_within": (
         SCIENCE + "test_adversarial_margin_contract"
     ),
+    "attnlib.models.adversarial_exact.exact_alternative_attention": (
+        "tests/test_adversarial_attention.py::"
+        "test_exact_alternative_rejects_what_it_cannot_answer"
+    ),
     "attnlib.figures.diagrams.pipeline_diagram": SCIENCE
     + "test_figures_probes_contract",
     "attnlib.figures.probes.sink_chart": SCIENCE + "test_figures_probes_contract",
@@ -338,6 +342,8 @@ CONTRACT_TESTS = {
     "attnlib.models.induction.make_training_sequences": LM,
     "attnlib.models.induction.model_config": LM,
     "attnlib.models.induction.previous_token_scores": LM,
+    "attnlib.models.induction.previous_token_by_position": LM,
+    "attnlib.models.induction.previous_token_scores_by_period": LM,
     "attnlib.models.induction.without_heads": LM,
     "attnlib.models.kv_cache.kv_bytes_per_token": LM,
     "attnlib.models.language_model.backward": LM,

@@ -23,6 +23,9 @@ Public API
     gradient ascent on ``JSD(new, original)`` with a penalty when the prediction moves
     by more than ``epsilon`` (total variation); returns an
     :class:`AlternativeAttention`.
+``exact_alternative_attention(model, batch, index=0, *, epsilon=0.01)``
+    (in :mod:`attnlib.models.adversarial_exact`) the global maximum for two classes,
+    to check the search against.
 ``jensen_shannon(p, q)`` and ``total_variation(p, q)``
     the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in
     [0, 1]).
@@ -208,8 +211,8 @@ def search_alternative_attention(
     index: int = 0,
     *,
     epsilon: float = 0.01,
-    steps: int = 300,
-    lr: float = 0.1,
+    steps: int = 150,
+    lr: float = 0.2,
     penalty: float = 100.0,
     restarts: int = 4,
     seed: int = 0,
@@ -220,15 +223,25 @@ def search_alternative_attention(
     The alternative is written ``a = softmax(u)`` over the sequence's real tokens, so it
     is always a distribution. Adam ascends ::
 
-        J(u) = JSD(a, a0) - penalty * max(0, TVD(p(a), p0) - epsilon)^2
+        J(u) = JSD(a, a0) - penalty * max(0, ln(1 - epsilon) - ln(1 - TVD(p(a), p0)))^2
 
     where ``a0`` is the model's own row, ``p0`` its prediction and ``p(a)`` the
-    prediction with ``a`` (:func:`predict_with_attention`). Gradients are exact:
-    ``dJSD/da_j = 0.5 ln(a_j/m_j)``, the prediction's through ``z = a V`` and the
-    readout's softmax, then :func:`attnlib.core.backward.softmax_backward` to ``u``.
-    Starts: the "inverted" row ``u = -ln a0`` and ``restarts - 1`` random rows (seeded);
-    the most divergent iterate that keeps ``TVD(p(a), p0) <= epsilon`` is returned.
-    Deterministic for a given ``seed``.
+    prediction with ``a`` (:func:`predict_with_attention`); the penalty is 0 exactly
+    when ``TVD <= epsilon``. Gradients are exact: ``dJSD/da_j = 0.5 ln(a_j/m_j)``, the
+    penalty's through ``1 - TVD = sum_c min(p_c, p0_c)``, the readout's softmax and
+    :func:`attnlib.core.backward.softmax_backward` to ``u``. The logarithm keeps the
+    penalty's gradient from vanishing when ``a`` flips a confident prediction (a
+    penalty on ``TVD`` itself is flat there: its gradient carries the factor
+    ``p (1 - p)`` of the saturated softmax).
+
+    Starts: the "inverted" row ``u = -ln a0``, one row concentrated on each token
+    (``u = 8 e_j``) and ``restarts - 1`` random rows (seeded); each start is first
+    moved along the segment towards ``a0`` (bisection) until it keeps the prediction
+    within ``epsilon``, so every run begins feasible. The most divergent iterate that
+    keeps ``TVD(p(a), p0) <= epsilon`` is returned. Deterministic for a given ``seed``.
+    A local search: for two classes ``exact_alternative_attention`` gives the
+    global maximum to compare with
+    (:mod:`attnlib.models.adversarial_exact`).
 
     Parameters
     ----------
@@ -256,45 +269,69 @@ def search_alternative_attention(
         )
     readout, a0 = _readout(model, batch, index)  # (n, C): logits = a @ readout + b
     n = a0.size
-    p0 = softmax(a0 @ readout + model.b_out)
+    p0 = softmax(a0 @ readout + model.b_out)  # (C,)
 
-    def predict(a):
-        return softmax(a @ readout + model.b_out)
+    def moved(a):  # TVD(p(a), p0), as total_variation computes it
+        return 0.5 * float(np.abs(softmax(a @ readout + model.b_out) - p0).sum())
 
-    best_a, best_jsd, best_p = a0, 0.0, p0
+    best_a, best_jsd = a0, 0.0
     rng = np.random.default_rng(seed)
-    starts = [-np.log(np.maximum(a0, 1e-12))] + [
-        rng.normal(scale=2.0, size=n) for _ in range(restarts - 1)
-    ]
+    starts = (
+        [-np.log(np.maximum(a0, 1e-12))]
+        + [8.0 * np.eye(n)[j] for j in range(n)]
+        + [rng.normal(scale=2.0, size=n) for _ in range(restarts - 1)]
+    )
     for u0 in starts:
-        u = {"u": u0.astype(np.float64).copy()}
+        a = _feasible_towards(a0, softmax(u0), moved, epsilon)  # (n,)
+        u = {"u": np.log(np.maximum(a, 1e-300))}
         opt = Adam(lr=lr)
         for _ in range(steps + 1):
             a = softmax(u["u"])
-            p = predict(a)
-            jsd = float(jensen_shannon(a, a0))
-            tvd = float(total_variation(p, p0))
-            if tvd <= epsilon and jsd > best_jsd:
-                best_a, best_jsd, best_p = a, jsd, p
+            p = softmax(a @ readout + model.b_out)
             m = 0.5 * (a + a0)
-            d_a = 0.5 * np.log(np.maximum(a, 1e-300) / m)  # dJSD/da
-            excess = tvd - epsilon
-            if excess > 0:
-                d_p = 0.5 * np.sign(p - p0)  # dTVD/dp
+            log_a = 0.5 * np.log(np.maximum(a, 1e-300) / m)  # dJSD/da
+            jsd = float(a @ log_a + 0.5 * a0 @ np.log(np.maximum(a0, 1e-300) / m))
+            tvd = 0.5 * float(np.abs(p - p0).sum())
+            if tvd <= epsilon and jsd > best_jsd:
+                best_a, best_jsd = a, jsd
+            d_a = log_a
+            if tvd > epsilon:
+                overlap = float(np.minimum(p, p0).sum())  # 1 - TVD, > 0
+                excess = np.log(1.0 - epsilon) - np.log(overlap)
+                d_p = -(p < p0).astype(np.float64) / overlap  # d(-ln overlap)/dp
                 d_logits = softmax_backward(p, d_p)
                 d_a = d_a - penalty * 2.0 * excess * (readout @ d_logits)
             d_u = softmax_backward(a, d_a)
             opt.step(u, {"u": -d_u})  # Adam minimises: ascend J
+    return _result(model, batch, index, a0, best_a, epsilon)
+
+
+def _feasible_towards(a0, a, moved, epsilon, iterations: int = 40):
+    """The point of the segment from ``a0`` to ``a`` furthest from ``a0`` (bisection)
+    whose prediction moves by at most ``epsilon``; ``a`` itself if it does."""
+    if moved(a) <= epsilon:
+        return a
+    lo, hi = 0.0, 1.0
+    for _ in range(iterations):
+        t = 0.5 * (lo + hi)
+        lo, hi = (t, hi) if moved((1 - t) * a0 + t * a) <= epsilon else (lo, t)
+    return (1 - lo) * a0 + lo * a
+
+
+def _result(model, batch, index, a0, a, epsilon) -> AlternativeAttention:
+    readout, _ = _readout(model, batch, index)
+    p0, p = (softmax(w @ readout + model.b_out) for w in (a0, a))
+    jsd = float(jensen_shannon(a, a0))
     return AlternativeAttention(
         words=batch.subset(index).words(0),
         original_weights=a0,
-        weights=best_a,
+        weights=a,
         original_probs=p0,
-        probs=best_p,
-        jsd=float(jensen_shannon(best_a, a0)),
-        weights_tvd=float(total_variation(best_a, a0)),
-        prediction_tvd=float(total_variation(best_p, p0)),
-        feasible=bool(best_jsd > 0.0),
+        probs=p,
+        jsd=jsd,
+        weights_tvd=float(total_variation(a, a0)),
+        prediction_tvd=float(total_variation(p, p0)),
+        feasible=bool(jsd > 0.0),
         epsilon=float(epsilon),
     )
 

@@ -58,6 +58,8 @@ __all__ = [
     "model_config",
     "half_losses",
     "previous_token_scores",
+    "previous_token_by_position",
+    "previous_token_scores_by_period",
     "induction_scores",
     "ablate_each_head",
     "WEIGHTS",
@@ -164,17 +166,50 @@ def previous_token_scores(weights) -> np.ndarray:
     """The mean weight each head puts on the position just before the query.
 
     ``weights`` is a list over layers of arrays (n, H, L, L) from ``forward``; returns
-    an array (N, H), 1 for a head that always attends to the previous token. Raises
-    numpy's errors for arrays of fewer than two axes.
+    an array (N, H), 1 for a head that always attends to the previous token: the mean
+    over query positions of :func:`previous_token_by_position`. Raises numpy's errors
+    for arrays of fewer than two axes.
 
     Source: Elhage et al. (2021), section on induction heads (previous-token heads).
     """
+    return previous_token_by_position(weights).mean(axis=-1)
+
+
+def previous_token_by_position(weights) -> np.ndarray:
+    """The mean weight (over sequences) each head puts on the position just before the
+    query, for each query position ``1 .. L - 1``.
+
+    ``weights`` as for :func:`previous_token_scores`; returns an array (N, H, L - 1)
+    whose entry ``[layer, head, t - 1]`` belongs to the query at position ``t``.
+    """
     return np.stack(
-        [
-            np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(axis=(0, -1))
-            for w in weights
-        ]
+        [np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(axis=0) for w in weights]
     )
+
+
+def previous_token_scores_by_period(
+    params, config, periods, n: int = 500, seed: int = 0, task: InductionTask = TASK
+) -> np.ndarray:
+    """Every head's previous-token score on sequences whose repeat starts at each of
+    ``periods`` (:func:`make_sequences` with that period; ``2 h``: no repeat at all).
+
+    The sequences of period ``s`` are drawn from ``default_rng([seed, s])``. Returns an
+    array (len(periods), N, H) of :func:`previous_token_scores`. Raises ``ValueError``
+    for an empty ``periods`` or a period outside ``1 .. 2 h`` (named).
+    """
+    bad = [s for s in periods if not 1 <= int(s) <= task.length]
+    if len(periods) == 0 or bad:
+        raise ValueError(
+            f"periods must name at least one period in 1 .. {task.length}; got "
+            f"{list(periods)}"
+        )
+    scores = []
+    for period in periods:
+        rng = np.random.default_rng([seed, int(period)])
+        tokens = make_sequences(rng, n, task, period=period)  # (n, 2h)
+        _, weights = forward(params, config, tokens[:, :-1])
+        scores.append(previous_token_scores(weights))  # (N, H)
+    return np.stack(scores)
 
 
 def induction_scores(weights, task: InductionTask = TASK) -> np.ndarray:
