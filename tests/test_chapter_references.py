@@ -1,10 +1,11 @@
 """No page names another chapter by a number (issue 29, the newcomer's first item).
 
-The book numbers its chapters from the table of contents (`_toc.yml` counts on from part to
-part), so a file's prefix is not its chapter number: 01b is chapter 2 and 05_softmax is
-chapter 6. Prose that says "chapter 5" therefore points at the wrong chapter. A reference is
-a ``{doc}`` link to the file, which renders the chapter's title. The book cites no paper by
-its chapters, so no exception is needed; a paper's sections ("section 3.2") are allowed.
+The book numbers its chapters from the table of contents (`_toc.yml` counts on from
+part to part), so a file's prefix is not its chapter number: 01b is chapter 2 and
+05_softmax is chapter 6. Prose that says "chapter 5" therefore points at the wrong
+chapter. A reference is a ``{doc}`` link to the file, which renders the chapter's title.
+The book cites no paper by its chapters, so no exception is needed; a paper's sections
+("section 3.2") are allowed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ NUMBERED = re.compile(r"\b(?:chapters?[\s-]+|ch\.\s*)\d", re.IGNORECASE)
 
 
 def _texts(path: Path) -> list[tuple[str, str]]:
-    """(where, text) pairs a reader sees: markdown, code (comments), captions, alt text."""
+    """(where, text) pairs a reader sees: markdown, code, captions and alt text."""
     if path.suffix == ".md":
         return [("page", path.read_text(encoding="utf-8"))]
     nb = nbformat.read(path, as_version=4)
