@@ -182,8 +182,10 @@ def test_notation_table_lists_d_ff_and_the_second_meanings():
     glossary = (CHAPTERS / "glossary.md").read_text(encoding="utf-8")
     assert "| $d_{\\text{ff}}$ |" in glossary
     exceptions = glossary.split("Letters with a second meaning")[1].split("Retired")[0]
-    for letter in ("$m$", "$k$", "$r$"):
+    for letter in ("$m$", "$k$"):
         assert f"| {letter} |" in exceptions
+    # r is only a head's index since 02_bottleneck dropped its D_r (issue 29)
+    assert "$D_r$" not in glossary and "| $r$ |" not in exceptions
     assert "One symbol means one thing throughout the book" not in glossary
     # layer normalisation's constant is code, not a symbol that clashes with epsilon
     for stem in ("10b_transformer_layer", "10b2_why_self_attention"):
