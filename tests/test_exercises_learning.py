@@ -42,13 +42,13 @@ def test_score_gradient_by_hand(capsys):
 
 
 def test_softmax_jacobian_function(capsys):
-    assert learning.check_softmax_jacobian(lambda p: np.diag(p) - np.outer(p, p))
-    assert not learning.check_softmax_jacobian(lambda p: np.diag(p))
+    assert learning.check_softmax_jacobian(lambda a: np.diag(a) - np.outer(a, a))
+    assert not learning.check_softmax_jacobian(lambda a: np.diag(a))
     assert "subtract the outer product" in capsys.readouterr().out
-    assert not learning.check_softmax_jacobian(lambda p: np.outer(p, p).T - np.diag(p))
+    assert not learning.check_softmax_jacobian(lambda a: np.outer(a, a).T - np.diag(a))
     assert not learning.check_softmax_jacobian(lambda p: 1 / 0)
     assert "ZeroDivisionError" in capsys.readouterr().out
     assert not learning.check_softmax_jacobian(lambda p: np.zeros(3))
     capsys.readouterr()
-    assert not learning.check_softmax_jacobian("diag(p) - pp^T")
+    assert not learning.check_softmax_jacobian("diag(a) - a^T a")
     assert "give the function itself" in capsys.readouterr().out

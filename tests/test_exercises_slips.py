@@ -402,14 +402,14 @@ SLIPS = [
         "always sums to 0",
     ),
     (
-        "jacobian: diag(p) only",
-        lambda: learning.check_softmax_jacobian(lambda p: np.diag(p)),
+        "jacobian: diag(a) only",
+        lambda: learning.check_softmax_jacobian(lambda a: np.diag(a)),
         "subtract the outer product",
     ),
     (
-        "jacobian: -p p^T only",
-        lambda: learning.check_softmax_jacobian(lambda p: -np.outer(p, p)),
-        "add diag(p)",
+        "jacobian: -a^T a only",
+        lambda: learning.check_softmax_jacobian(lambda a: -np.outer(a, a)),
+        "add diag(a)",
     ),
     # chapter 10b: the layer norm's slips on the inputs of the checker
     (

@@ -171,7 +171,7 @@ def _reference_jacobian(p: np.ndarray) -> np.ndarray:
 
 @checker("your Jacobian function")
 def check_softmax_jacobian(fn) -> bool:
-    """Try the reader's ``fn(p)`` (returning the (L, L) softmax Jacobian) on several
+    """Try the reader's ``fn(a)`` (returning the (L, L) softmax Jacobian) on several
        rows.
 
     The expected matrix is built from :func:`attnlib.core.backward.softmax_backward`,
@@ -189,27 +189,27 @@ def check_softmax_jacobian(fn) -> bool:
         np.array([1.0, 0.0]),
         softmax(np.array([0.3, -1.2, 2.5, 0.0])),
     ]
-    for p in rows:
-        want = _reference_jacobian(p)
-        where = f" for p = {np.round(p, 4).tolist()}"
-        ok, value = try_reader(lambda: fn(p.copy()), label="your function", where=where)
+    for a in rows:
+        want = _reference_jacobian(a)
+        where = f" for a = {np.round(a, 4).tolist()}"
+        ok, value = try_reader(lambda: fn(a.copy()), label="your function", where=where)
         if not ok:
             return False
         got = returned_floats(value, "your function", where)
         if got.shape != want.shape:
             print(
-                f"Not yet: for p of length {len(p)} the Jacobian has shape "
+                f"Not yet: for a of length {len(a)} the Jacobian has shape "
                 f"{want.shape}; "
                 f"yours has {got.shape}."
             )
             return False
         if not np.allclose(got, want, atol=1e-9):
             hint = ""
-            if np.allclose(got, np.diag(p), atol=1e-9):
-                hint = " Hint: you have diag(p); subtract the outer product p p^T."
-            elif np.allclose(got, -np.outer(p, p), atol=1e-9):
-                hint = " Hint: you have -p p^T; add diag(p)."
-            print(f"Not yet: wrong result for p = {np.round(p, 4).tolist()}.{hint}")
+            if np.allclose(got, np.diag(a), atol=1e-9):
+                hint = " Hint: you have diag(a); subtract the outer product a^T a."
+            elif np.allclose(got, -np.outer(a, a), atol=1e-9):
+                hint = " Hint: you have -a^T a; add diag(a)."
+            print(f"Not yet: wrong result for a = {np.round(a, 4).tolist()}.{hint}")
             print(fmt(got, "  you returned: "))
             if show_answer():
                 print(fmt(want, "  Expected:     "))
