@@ -317,3 +317,17 @@ def test_layer_explorer_numbers_in_the_prose_are_printed():
     assert (
         f"{ratios[0]} of the sum's length in the first layer and {ratios[1]}" in prose
     )
+
+
+def test_scatter_caption_limits_the_low_cls_points_to_layers_1_to_5():
+    from attnlib.models import minilm
+
+    river = minilm.forward("The fisherman repaired his net beside the bank.")
+    delivered = river.weighted_norms()  # (6, 12, L, L): ||alpha f(x)||
+    cls_top = delivered[..., 0].max(axis=(1, 2))  # (6,) per layer, key [CLS]
+    others_top = delivered[..., 1:].max(axis=(1, 2, 3))  # (6,)
+    assert (cls_top[1:] < 0.25 * others_top[1:]).all()  # along the bottom
+    assert cls_top[0] > cls_top[1:].max()  # layer 0's [CLS] points rise higher
+    meta = _cell("11_interpretability", "57847586").metadata["mystnb"]
+    assert "In layers 1 to 5, points for the key [CLS]" in meta["figure"]["caption"]
+    assert "lowest in layers 1 to 5" in meta["image"]["alt"]
