@@ -200,11 +200,12 @@ def test_bibliography_names_every_work_without_a_doi():
     assert missing, "the check would pass vacuously"
     for key in missing:
         entry = bib.entries[key]
-        surname = entry.persons["author"][0].last_names[0]
+        surname = entry.persons["author"][0].last_names[0].strip("{}")
         year = entry.fields["year"]
         assert re.search(rf"{surname}[^()]*\({year}\)", page), (key, surname, year)
-    words = {"One": 1, "Two": 2, "Three": 3, "Four": 4, "Five": 5, "Six": 6}
-    stated = re.search(r"(One|Two|Three|Four|Five|Six) ha(?:s|ve) none", page)
+    names = "One Two Three Four Five Six Seven Eight Nine Ten".split()
+    words = {name: i for i, name in enumerate(names, start=1)}
+    stated = re.search(rf"({'|'.join(names)}) ha(?:s|ve) none", page)
     assert stated and words[stated.group(1)] == len(missing)
 
 

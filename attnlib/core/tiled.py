@@ -23,6 +23,10 @@ Gimelshein (2018), "Online normalizer calculation for softmax", algorithm 3;
 accumulating the weighted sum of values block by block with the same rescaling is Rabe &
 Staats (2021), "Self-attention does not need O(n^2) memory", sections 2 and 3, and Dao
 et al. (2022), "FlashAttention", section 3.1 and algorithm 1, who also tile the queries.
+The loop order is FlashAttention-2's (Dao 2023, "FlashAttention-2", algorithm 1): query
+blocks outside, key blocks inside, one division by ``l`` at the end and the log-sum-exp
+``m + log(l)`` kept; FlashAttention-1 loops over the key blocks outside and rescales and
+writes back each block of outputs at every step, keeping ``m`` and ``l``.
 """
 
 from __future__ import annotations
