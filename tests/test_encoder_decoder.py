@@ -390,11 +390,6 @@ def test_stored_runs_are_the_experiment_and_stay_small(stored):
     assert set(tt.load_runs(tt.WEIGHTS)) == set(runs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="seeds 1 and 2 are not trained yet (make train TRAIN_SEEDS='1 2'); when "
-    "they are, this passes and the marker must go",
-)
 def test_every_seed_of_the_experiment_is_stored(stored):
     runs, _ = stored
     assert set(runs) == {tt.run_name(k, s) for k in tt.KINDS for s in tt.SEEDS}
