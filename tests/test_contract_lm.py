@@ -528,6 +528,19 @@ ROWS = {
             (lambda: tr.TrainConfig(max_steps=0), ValueError, "max_steps"),
         ],
     ),
+    "attnlib.models.lm_training.recent_drop": Row(
+        ok=lambda: tr.recent_drop(
+            {"step": [100, 200, 300, 400], "validation": [3.0, 2.5, 2.25, 2.0]}, 200
+        ),
+        check=lambda r: r == (2.5, 2.0),
+        bad=[
+            (
+                lambda: tr.recent_drop({"step": [100, 200], "validation": [2, 1]}, 150),
+                ValueError,
+                "150 steps",
+            ),
+        ],
+    ),
     "attnlib.models.lm_training.clip_global_norm": Row(
         ok=lambda: tr.clip_global_norm({"a": np.array([3.0, 4.0])}, 1.0),
         check=lambda n: n == pytest.approx(5.0),

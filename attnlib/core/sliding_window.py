@@ -15,11 +15,9 @@ neighbourhood).
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
-from attnlib.core._validation import as_length
+from attnlib.core._validation import as_length, as_width
 from attnlib.core.masks import causal_mask
 
 __all__ = ["sliding_window_mask"]
@@ -57,12 +55,7 @@ def sliding_window_mask(
 
     Source: Beltagy et al. (2020), section 3.1; Child et al. (2019), section 4.2.
     """
-    try:
-        window = operator.index(window)
-    except TypeError:
-        raise TypeError(f"window must be an integer; got {window!r}") from None
-    if window < 1:
-        raise ValueError(f"window must be at least 1 (the query itself); got {window}")
+    window = as_width(window, "window")  # at least 1: the query itself
     allowed = causal_mask(n_queries, n_keys, align=align)  # (L_q, L_k)
     n_q = as_length(n_queries, "n_queries")
     n_k = n_q if n_keys is None else as_length(n_keys, "n_keys")

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from attnlib.data import DATA_DIR
+
 __all__ = [
     "CORPUS_PATH",
     "CharTokenizer",
@@ -40,9 +42,7 @@ __all__ = [
 ]
 
 #: The frozen corpus (written once by :func:`extract_prose`).
-CORPUS_PATH = (
-    Path(__file__).resolve().parents[2] / "chapters" / "data" / "book_prose.txt"
-)
+CORPUS_PATH = DATA_DIR / "book_prose.txt"
 
 _ASCII = {"\u2212": "-", "\u00d7": "x", "\u2248": "~", "\u03c0": "pi", "\u00b7": "."}
 _ASCII |= {"\u2013": "-", "\u2014": "-", "\u2019": "'", "\u2018": "'", "\u00b0": " deg"}

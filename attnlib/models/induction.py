@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attnlib.data import DATA_DIR
 from attnlib.models.language_model import LMConfig, forward, init_language_model
 from attnlib.models.lm_training import TrainConfig, train
 
@@ -67,9 +68,7 @@ __all__ = [
 ]
 
 #: Where the trained models live.
-WEIGHTS = (
-    Path(__file__).resolve().parents[2] / "chapters" / "data" / "induction_models.npz"
-)
+WEIGHTS = DATA_DIR / "induction_models.npz"
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attnlib.data import DATA_DIR
 from attnlib.data.book_text import CharTokenizer, load_corpus, split_pieces
 from attnlib.models.language_model import LMConfig, parameter_count
 from attnlib.models.lm_training import TrainConfig, train
@@ -39,7 +40,7 @@ __all__ = [
     "load_main",
 ]
 
-DATA = Path(__file__).resolve().parents[2] / "chapters" / "data"
+DATA = DATA_DIR
 
 
 def corpus():
@@ -129,13 +130,6 @@ def write_variants(runs: list[dict], path=DATA / "lm_variants.json") -> None:
     meta = {"runs": runs, "seconds": seconds}
     Path(path).write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {path}: {len(runs)} runs, {seconds} s of training", flush=True)
-
-
-def train_variants(path=DATA / "lm_variants.json") -> None:
-    """Train every variant from every seed, one after the other; store their runs."""
-    write_variants(
-        [train_variant(name, seed) for name in VARIANTS for seed in SEEDS], path
-    )
 
 
 def load_main(path=DATA / "lm_main.npz"):

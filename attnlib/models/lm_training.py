@@ -45,6 +45,7 @@ __all__ = [
     "clip_global_norm",
     "evaluate",
     "train",
+    "recent_drop",
 ]
 
 
@@ -146,6 +147,25 @@ def evaluate(params, config: LMConfig, windows, batch: int = 100) -> float:
             x[i : i + batch]
         )
     return total / len(x)
+
+
+def recent_drop(history: dict, steps: int) -> tuple[float, float]:
+    """``(before, last)``: the validation loss ``steps`` steps before the last
+    evaluation and at it, from a stored history (:meth:`History.as_dict`: ``step`` and
+    ``validation`` lists, floats); how much a run was still improving when it ended.
+
+    Raises ``ValueError`` if no evaluation was made exactly ``steps`` steps before the
+    last one (``steps`` must be a multiple of the run's evaluation interval, and the run
+    at least that long).
+    """
+    step, val = history["step"], history["validation"]
+    target = step[-1] - steps
+    if steps < 1 or target not in step:
+        raise ValueError(
+            f"no evaluation {steps} steps before the last one (step {step[-1]}); "
+            f"evaluated at {step[:3]}...{step[-2:]}"
+        )
+    return val[step.index(target)], val[-1]
 
 
 def train(

@@ -38,14 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
+from attnlib.data import DATA_DIR
 from attnlib.data.translation_task import make_batch
 from attnlib.models import encoder_decoder
 from attnlib.models.adam import Adam
 
 #: Where the trained weights live (inside the repository, next to the chapters).
-WEIGHTS = (
-    Path(__file__).resolve().parents[2] / "chapters" / "data" / "translation_models.npz"
-)
+WEIGHTS = DATA_DIR / "translation_models.npz"
 
 #: Everything that defines a training run, the same for every run.
 CONFIG = {
