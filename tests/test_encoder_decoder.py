@@ -69,6 +69,46 @@ def test_make_batch_rejects_empty_requests():
         translation_task.translate(["purple"])
 
 
+def _sentence_by_choice(rng, length):
+    """A sentence as the generator first drew it, with ``Generator.choice``: the
+    reference for the faster draws of ``translation_task`` (same random numbers, same
+    words), which keep the stored runs reproducible."""
+    t = translation_task
+
+    def chunks(n, offset):
+        source, alignment = [], []
+        while len(source) < n:
+            kind = rng.choice(3, p=t._CHUNK_P)
+            pos = offset + len(source)
+            if kind == 1 and len(source) + 2 <= n:
+                source += [int(rng.choice(t._ADJ_IDS)), int(rng.choice(t._NOUN_IDS))]
+                alignment += [pos + 1, pos]
+            elif kind in (0, 1):
+                source.append(int(rng.choice(t._NOUN_IDS)))
+                alignment.append(pos)
+            else:
+                source.append(int(rng.choice(t._OTHER_IDS)))
+                alignment.append(pos)
+        return source, alignment
+
+    verb_at = int(rng.integers(0, length - 1))
+    before, first = chunks(verb_at, 0)
+    after, second = chunks(length - 1 - verb_at, verb_at + 1)
+    return before + [int(rng.choice(t._VERB_IDS))] + after, first + second + [verb_at]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_batches_are_the_draws_of_generator_choice(seed):
+    rng, reference = np.random.default_rng(seed), np.random.default_rng(seed)
+    for n, length in [(1, 2), (5, 3), (32, 12), (7, 40)]:
+        batch = make_batch(rng, n, length)
+        for b in range(n):
+            source, alignment = _sentence_by_choice(reference, length)
+            assert batch.source[b].tolist() == source
+            assert batch.alignment[b].tolist() == alignment
+    assert rng.bit_generator.state == reference.bit_generator.state
+
+
 # --- gradients against central differences
 
 
