@@ -15,15 +15,18 @@ sections 3.1-3.3 and 4.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 from attnlib.exercises import (
     Unanswered,
-    check_close,
+    as_floats,
+    as_shape,
     check_labelled_cases,
     check_shape_dict,
     checker,
+    reveal,
 )
 from attnlib.layers.encoder_layer import encoder_layer, init_encoder_layer
 from attnlib.layers.layer_norm import layer_norm
@@ -52,7 +55,8 @@ def check_layer_shapes(
 
     Raises
     ------
-    TypeError if ``answer`` is not a dict (nor the placeholder).
+    WrongKind (reported as a sentence by :func:`checker`) if ``answer`` is not a dict
+    of shapes (nor the placeholder).
     """
     if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
@@ -65,13 +69,24 @@ def check_layer_shapes(
         **{k: steps[k] for k in LAYER_SHAPE_NAMES[2:]},
     }
     expected = {name: tuple(arrays[name].shape) for name in LAYER_SHAPE_NAMES}
-    return check_shape_dict(
+    ok = check_shape_dict(
         answer,
         expected,
         what="check_layer_shapes",
         context=f"batch={batch}, length={length}, d_model={d_model}, "
         f"num_heads={num_heads}, d_ff={d_ff}",
     )
+    if not ok and "Q_heads" in answer:
+        _, heads_axis, _, d_k = expected["Q_heads"]
+        # check_shape_dict has read every shape already (a wrong kind raised there)
+        got = as_shape(answer["Q_heads"], "Q_heads")
+        if got != expected["Q_heads"] and got == (batch, length, heads_axis, d_k):
+            print(
+                "Hint: Q_heads has the heads axis after the positions; split_heads "
+                "moves it before them, (batch, heads, length, d_k), so that every "
+                "head attends over its own (length, d_k) block."
+            )
+    return ok
 
 
 def _norm_cases():
@@ -95,7 +110,8 @@ def _norm_cases():
                 rng.normal(size=5),
                 1e-5,
             ),
-            "normalise each row (each position) on its own, over its last axis.",
+            "normalise each row (each position) on its own, over its last axis, "
+            "then multiply by the gain and add the bias.",
         ),
         (
             "a batch (2, 4, 6)",
@@ -158,6 +174,19 @@ LAYER_NORM_SLIPS = (
         "you add the bias before multiplying by the gain; the bias comes last: "
         "gain * x_hat + bias.",
     ),
+    (
+        lambda x, g, b, eps: _normalised(x, eps),
+        "you return the normalised rows x_hat without the learned gain and bias; "
+        "apply them after normalising: gain * x_hat + bias.",
+    ),
+    (
+        lambda x, g, b, eps: _normalised(x, eps) * g,
+        "you multiply by the gain but leave out the bias: gain * x_hat + bias.",
+    ),
+    (
+        lambda x, g, b, eps: _normalised(x, eps) + b,
+        "you add the bias but leave out the gain: gain * x_hat + bias.",
+    ),
 )
 
 
@@ -188,19 +217,57 @@ def check_layer_norm(fn) -> bool:
     return ok
 
 
+def _whole(value: float) -> str:
+    """A count written in full (3,152,384); a non-whole number with its decimals."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.4f}"
+
+
+def _check_count(answer, expected: int, *, name: str, slips=(), hint=None) -> bool:
+    """Compare a whole-number answer with ``expected`` (within 0.5) and say what is
+    wrong.
+
+    ``slips`` is a sequence of ``(wrong_value, hints)``: when the answer is within 0.5
+    of ``wrong_value``, each of ``hints`` is printed; otherwise ``hint`` is, if given.
+    The numbers are written in full, never rounded to a few significant digits.
+
+    Raises
+    ------
+    WrongKind if ``answer`` is not one real number (reported by :func:`checker`).
+    """
+    got = float(as_floats(answer, name, shape=()))
+    if not math.isfinite(got):
+        print(f"Not yet: {name} is {got}; give a whole number.")
+        return False
+    if abs(got - expected) <= 0.5:
+        print(f"Correct: {name} = {_whole(round(got))}.")
+        return True
+    print(f"Not yet: {name} is {_whole(got)}, which is not the answer.")
+    found = [h for value, hints in slips if abs(got - value) <= 0.5 for h in hints]
+    for line in found or ([hint] if hint else []):
+        print(f"Hint: {line}")
+    reveal(np.asarray(float(expected)), name="the answer")
+    return False
+
+
 @checker("a whole number")
 def check_parameter_count(answer, *, d_model: int, d_ff: int) -> bool:
     """Count the learned numbers of one encoder layer with biases (BERT/MiniLM style).
 
     Parameters
     ----------
-    answer : int (``None`` = not answered yet)
+    answer : a whole number, int or float (``None`` = not answered yet)
     d_model, d_ff : int
 
     Returns
     -------
     bool; the expected count is the total size of the arrays of
-    :func:`attnlib.layers.encoder_layer.init_encoder_layer`.
+    :func:`attnlib.layers.encoder_layer.init_encoder_layer`. The count without the
+    layer norms, without the biases, without both, and the feed-forward network's
+    count alone are diagnosed.
+
+    Raises
+    ------
+    WrongKind (reported as a sentence) if ``answer`` is not one real number.
     """
     if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
@@ -215,19 +282,42 @@ def check_parameter_count(answer, *, d_model: int, d_ff: int) -> bool:
         for f in dataclasses.fields(p)
         if isinstance(getattr(p, f.name), np.ndarray)
     )
-    ok = check_close(answer, count, name="your count", atol=0.5)
+    norms = 4 * d_model  # two layer norms, a gain and a bias of d_model each
     biases = 5 * d_model + d_ff  # b_Q, b_K, b_V, b_O, b_2 (d_model each) and b_1
-    if not ok and isinstance(answer, (int, np.integer)):
-        if answer in (count - 4 * d_model, count - 4 * d_model - biases):
-            print(
-                "Hint: the two layer norms have a gain and a bias each, d_model "
-                "numbers apiece."
-            )
-        if answer in (count - biases, count - 4 * d_model - biases):
-            print(
-                "Hint: every projection here has a bias vector as well as its matrix."
-            )
-    return ok
+    ln_hint = (
+        "you are 4 x d_model short: that many numbers are the two layer norms' gains "
+        "and biases (d_model each), and as many again the biases of the four "
+        "attention projections; this layer has both."
+    )
+    bias_hint = "every projection here has a bias vector as well as its matrix."
+    ffn = 2 * d_model * d_ff + d_ff + d_model
+    return _check_count(
+        answer,
+        int(count),
+        name="your count",
+        slips=[
+            (count - norms, [ln_hint]),
+            (count - biases, [bias_hint]),
+            (
+                count - norms - biases,
+                [
+                    "the two layer norms have a gain and a bias each, d_model "
+                    "numbers apiece.",
+                    bias_hint,
+                ],
+            ),
+            (
+                ffn,
+                [
+                    "that is the feed-forward network alone; add the attention "
+                    "sub-layer's four projections and the two layer norms."
+                ],
+            ),
+        ],
+        hint="list the layer's arrays (the four attention projections, the two of "
+        "the feed-forward network, every bias, two layer norms) and add up their "
+        "sizes.",
+    )
 
 
 @checker("a number of positions")
@@ -235,8 +325,9 @@ def check_crossover(answer, *, d: int) -> bool:
     """The sequence length at which a self-attention layer's ``n^2 d`` operations equal
     a recurrent layer's ``n d^2`` (Vaswani et al. 2017, table 1): ``n = d``.
 
-    ``d - 1``, the largest length with strictly less work for self-attention, is
-    diagnosed as such (the exercise asks where the two costs are equal).
+    ``d - 1`` (within 0.5), the largest length with strictly less work for
+    self-attention, is diagnosed as such (the exercise asks where the two costs are
+    equal); any other wrong length is told to set the two costs equal.
 
     Parameters
     ----------
@@ -245,21 +336,27 @@ def check_crossover(answer, *, d: int) -> bool:
     Returns
     -------
     bool
+
+    Raises
+    ------
+    WrongKind (reported as a sentence) if ``answer`` is not one real number.
     """
     if answer is None:  # None as well as ... means "not answered yet"
         raise Unanswered()
-    ok = check_close(
+    ok = _check_count(
         answer,
         d,
         name="your crossover length",
-        atol=0.5,
         slips=[
             (
                 d - 1,
-                "the two costs are equal where n^2 d = n d^2; the largest n with "
-                f"strictly less work, {d - 1}, is one below that length.",
+                [
+                    "the two costs are equal where n^2 d = n d^2; the largest n with "
+                    f"strictly less work, {d - 1}, is one below that length."
+                ],
             )
         ],
+        hint="set the two costs equal, n^2 d = n d^2, and solve for n > 0.",
     )
     if ok:
         print(
