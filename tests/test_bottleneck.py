@@ -422,7 +422,7 @@ def test_check_capacity_bound(capsys):
 
 
 def test_check_decoder_step(capsys):
-    assert ex.check_decoder_step([0.1798, 0.6734, 0.1468], [0.1798, 1.3469]) is True
+    assert ex.check_decoder_step([0.1798, 0.6734, 0.1468], [0.1798, 1.3468]) is True
     assert ex.check_decoder_step([0.2024, 1.5232, 0.0]) is False
     assert "sum to" in capsys.readouterr().out
     assert ex.check_decoder_step([1 / 3, 1 / 3, 1 / 3]) is False

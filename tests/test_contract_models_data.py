@@ -886,6 +886,25 @@ ROWS = {
             )
         ],
     ),
+    "attnlib.models.translation_eval.alignment_offsets": Row(
+        ok=lambda: te.alignment_offsets(translator(), BATCH),
+        check=lambda o: o.shape == (2, 3) and o.dtype == np.int64,
+        bad=[
+            (
+                lambda: te.alignment_offsets(translator(False), BATCH),
+                ValueError,
+                "attention",
+            ),
+            (lambda: te.alignment_offsets(translator(), None), TypeError, "batch"),
+        ],
+    ),
+    "attnlib.models.translation_eval.farthest_verb": Row(
+        ok=lambda: te.farthest_verb(BATCH),
+        check=lambda b: (
+            len(b) == 1 and b.alignment[0, -1] == BATCH.alignment[:, -1].min()
+        ),
+        bad=[(lambda: te.farthest_verb(None), TypeError, "batch")],
+    ),
     "attnlib.models.translation_eval.kind_of": Row(
         ok=lambda: te.kind_of("attention-forward-seed12"),
         check=lambda k: k == "attention-forward",

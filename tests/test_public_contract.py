@@ -392,6 +392,8 @@ CONTRACT_TESTS = {
     "attnlib.models.translation_eval.test_batches": DATA_MODELS,
     "attnlib.models.translation_eval.evaluate": DATA_MODELS,
     "attnlib.models.translation_eval.evaluate_runs": DATA_MODELS,
+    "attnlib.models.translation_eval.alignment_offsets": DATA_MODELS,
+    "attnlib.models.translation_eval.farthest_verb": DATA_MODELS,
     "attnlib.models.translation_eval.kind_of": DATA_MODELS,
     "attnlib.models.translation_eval.across_seeds": DATA_MODELS,
     "attnlib.models.translation_eval.by_position": DATA_MODELS,

@@ -73,7 +73,9 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
 
     Returns
     -------
-    matplotlib.figure.Figure with two panels (in %).
+    matplotlib.figure.Figure with two panels (in %) and one legend below them, with
+    handles long enough to show each line's style (solid, or dashed for a
+    forward-only encoder).
 
     Raises
     ------
@@ -82,7 +84,7 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
         max.
     """
     x = np.asarray(lengths)
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 4.0), layout="constrained")
     handles = []
     for k, (name, acc) in enumerate(curves.items()):
         for ax, what in zip(axes, ("token", "sentence")):
@@ -103,18 +105,26 @@ def length_curves(lengths, curves: dict, *, trained_up_to=None, chance=None):
     if trained_up_to is not None:
         axes[1].text(
             trained_up_to + 0.5,
-            50,
+            8,
             "longer than\nany training\nsentence",
-            va="top",
+            va="bottom",
             fontsize=8,
         )
     if chance is not None:
         handles.append(
             axes[0].axhline(
-                100 * chance, ls="--", color=OKABE_ITO[7], lw=1, label="guessing"
+                100 * chance, ls=":", color=OKABE_ITO[7], lw=1, label="guessing"
             )
         )
-    _legend(axes[0], handles, frameon=False, loc="upper right", fontsize=8)
+    fig.legend(
+        handles,
+        [h.get_label() for h in handles],
+        loc="outside lower center",
+        ncol=3,
+        frameon=False,
+        fontsize=8,
+        handlelength=4,
+    )
     return fig
 
 

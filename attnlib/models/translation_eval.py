@@ -25,7 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.data.translation_task import KEPT, NEAR, VERB, make_batch
+from attnlib.data.translation_task import (
+    KEPT,
+    NEAR,
+    VERB,
+    TranslationBatch,
+    make_batch,
+)
 from attnlib.models.encoder_decoder import _check, forward, translate_greedy
 
 #: Source lengths of the held-out evaluation (training used 3 to 20 words).
@@ -41,8 +47,9 @@ def test_batches(lengths=TEST_LENGTHS, n: int = TEST_SENTENCES, seed: int = TEST
 
     Training and validation draw from other streams
     (:mod:`attnlib.models.translation_training`); these use ``seed + length``, so the
-    models never saw them (at these lengths the chance that a random test sentence also
-    occurs in training is negligible but not zero).
+    draws are the models' own only by chance: a test sentence can also occur in the
+    training stream, which happens for a small share of the shortest (5-word) ones and
+    ever more rarely as the sentences grow longer.
     """
     return [make_batch(seed + int(T), n, int(T)) for T in lengths]
 
@@ -125,6 +132,52 @@ def evaluate_runs(runs: dict, lengths=TEST_LENGTHS, n: int = TEST_SENTENCES) -> 
     all on the same test sentences."""
     batches = test_batches(lengths, n)
     return {name: [evaluate(m, b) for b in batches] for name, m in runs.items()}
+
+
+def alignment_offsets(model, batch) -> np.ndarray:
+    """Where the largest attention weight of each target word falls, counted from the
+    source word it translates (teacher-forced, as the alignment accuracy of
+    :func:`evaluate`).
+
+    Returns
+    -------
+    (B, T) int64: ``argmax_j alpha_ij - alignment_i``; 0 is a hit, +1 the next source
+    position, -1 the one before.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` or ``batch`` has the wrong type.
+    ValueError
+        If ``model`` has no attention (it has no weights to place).
+    """
+    _check(model, batch)
+    if not model.attend:
+        raise ValueError("model has no attention, so its weights have no offsets")
+    weights = forward(model, batch).weights  # (B, T, T)
+    return np.argmax(weights, axis=-1) - batch.alignment  # (B, T)
+
+
+def farthest_verb(batch) -> TranslationBatch:
+    """The sentence of ``batch`` whose verb moves farthest to reach the end of its
+    translation (the first such sentence, when several share the farthest move), as a
+    batch of one; chapter 2 draws its alignment figure from it, a choice made from the
+    sentences alone, before any model has read them.
+
+    Raises
+    ------
+    TypeError
+        If ``batch`` is not a :class:`~attnlib.data.translation_task.TranslationBatch`.
+    """
+    if not isinstance(batch, TranslationBatch):
+        raise TypeError(
+            "batch must be an attnlib.data.translation_task.TranslationBatch; "
+            f"got {type(batch).__name__}"
+        )
+    # the verb is the last target word; its move is (T - 1) - its source position
+    i = int(np.argmin(batch.alignment[:, -1]))
+    one = slice(i, i + 1)
+    return TranslationBatch(batch.source[one], batch.target[one], batch.alignment[one])
 
 
 def kind_of(run: str) -> str:
