@@ -180,3 +180,14 @@ def test_causal_slope_is_compared_with_the_count_and_the_drift():
         assert f"in the {label} runs: time grows like n^{fit:.2f}" in out
         assert f"$n^{{{fit:.2f}}}$" in p09
     assert "it stops before the lengths at which the slope would settle" in p09
+
+
+def test_pytorch_gains_from_the_mask_as_the_tiled_form_from_1024_on():
+    tiled = BENCH[(BENCH.candidate == "tiled") & F32_2]
+    ratio = tiled.pivot(index="n", columns="causal", values="vs_torch_fast_median")
+    change = (ratio[False] / ratio[True] - 1).abs()
+    assert (change[change.index >= 1024] < 0.05).all()
+    assert change[512] > 0.05  # why the sentence starts at 1,024
+    p09 = _prose("09_cost")
+    assert "their ratio changes by less than 5 % with the mask" in p09
+    assert "from 1,024 positions on it gains from the mask" in p09
