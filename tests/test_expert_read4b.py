@@ -15,13 +15,12 @@ form and compares it with what the chapters print or say:
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pandas as pd
 from test_exercises_quiz import stored_questions  # tests/ is on the path
+from test_expert_read3a import _cell, _output, _prose
 
 from attnlib.core.tiled import default_block_sizes
 from attnlib.figures.explorers import CostExplorer
@@ -30,26 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 BENCH = pd.read_csv(CHAPTERS / "data" / "bench.csv")
 F32_2 = (BENCH.threads == 2) & (BENCH.dtype == "float32")
-
-
-def _nb(stem: str):
-    return nbformat.read(CHAPTERS / f"{stem}.ipynb", as_version=4)
-
-
-def _prose(stem: str) -> str:
-    text = "\n".join(c.source for c in _nb(stem).cells if c.cell_type == "markdown")
-    return re.sub(r"\s+", " ", text)
-
-
-def _cell(stem: str, cell_id: str):
-    return next(c for c in _nb(stem).cells if c.get("id") == cell_id)
-
-
-def _output(stem: str, cell_id: str) -> str:
-    return "\n".join(
-        o.get("text", "") or o.get("data", {}).get("text/plain", "")
-        for o in _cell(stem, cell_id).get("outputs", [])
-    )
 
 
 # ---- 1. the ceiling is full-size products, not a bound -------------------------------
