@@ -170,3 +170,31 @@ def test_pytorch_gains_from_the_mask_as_the_tiled_form_from_1024_on():
     p09 = _prose("09_cost")
     assert "their ratio changes by less than 5 % with the mask" in p09
     assert "from 1,024 positions on it gains from the mask" in p09
+
+
+def test_benchmark_alt_text_numbers_follow_the_stored_ratios():
+    alt = _cell("09_cost", "17b1cdc0").metadata["mystnb"]["image"]["alt"]
+    ratio = BENCH.pivot_table(
+        index=["threads", "dtype", "causal", "n"],
+        columns="candidate",
+        values="vs_torch_fast_median",
+    )
+    none = ratio.xs(False, level="causal")
+    slow = none[["plain", "reference"]].to_numpy()
+    assert f"about {slow.min():.1f} to {slow.max():.1f} times slower" in alt
+    causal = ratio.xs(True, level="causal")[["plain", "reference"]].to_numpy()
+    assert f"up to about {causal.max():.1f} times with a causal mask" in alt
+    tiled = ratio.tiled.to_numpy()
+    assert f"about {tiled.min():.1f} to {tiled.max():.1f} times" in alt
+    # the one place where the tiled line lies above the plain one
+    above = ratio[ratio.tiled > ratio.plain].index.tolist()
+    assert above == [(2, "float32", False, 512)]
+    assert "except at n = 512 in float32 with 2 threads" in alt
+    # the math path at n = 512: between two thirds of the plain time and a fifth above
+    at512 = ratio.xs(512, level="n")
+    share = (at512.torch_math / at512.plain).to_numpy()
+    assert abs(share.min() - 2 / 3) < 0.01 and abs(share.max() - 1.2) < 0.01
+    later = ratio[ratio.index.get_level_values("n") >= 1024].dropna(
+        subset=["torch_math"]
+    )
+    assert (later.torch_math > later.plain).all()
