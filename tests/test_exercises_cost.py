@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from attnlib.exercises.cost import (
@@ -69,3 +70,82 @@ def test_merge_right_and_wrong(capsys):
     assert "Not yet" in capsys.readouterr().out
     assert not check_merge(lambda *a: None)
     assert "returned None; did you forget `return m, l`?" in capsys.readouterr().out
+
+
+# ---- expert read 4b, error 3 and suggestions: counts are not rounded -----------------
+
+
+def test_check_close_count_drops_the_rounding_diagnosis(capsys):
+    from attnlib.exercises import check_close
+
+    # without count (the default, as before): 7 against 6 with a tolerance of 0.5 is
+    # within 20 tolerances, so the rounding diagnosis is printed
+    assert not check_close(7, 6, atol=0.5, hint="count the tiles.")
+    assert "round too early" in capsys.readouterr().out
+    # with count: the checker's own hint instead
+    assert not check_close(7, 6, atol=0.5, hint="count the tiles.", count=True)
+    out = capsys.readouterr().out
+    assert "round too early" not in out and "Hint: count the tiles." in out
+    assert check_close(6, 6, atol=0.5, count=True)
+    # a slip still wins over the hint
+    assert not check_close(10, 6, atol=0.5, slips=((10, "ten."),), count=True)
+    assert "Hint: ten." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer", [0, 3, 5, 7, 8, 9, 11])
+def test_skipped_tiles_never_says_round_too_early(answer, capsys):
+    assert not check_skipped_tiles(answer, 16, 4)
+    out = capsys.readouterr().out
+    assert "round too early" not in out and "Hint:" in out
+
+
+def test_skipped_tiles_names_the_diagonal_and_all_tiles(capsys):
+    # 16 positions in tiles of 4: a 4 x 4 grid, 4 tiles on the diagonal, 16 in all
+    assert not check_skipped_tiles(4, 16, 4)
+    assert "on the diagonal" in capsys.readouterr().out
+    assert not check_skipped_tiles(16, 16, 4)
+    assert "every tile" in capsys.readouterr().out
+
+
+def test_score_entries_near_the_answer_is_not_a_rounding_slip(capsys):
+    assert not check_score_entries(2048 * 2048 + 3, 2048)
+    out = capsys.readouterr().out
+    assert "round too early" not in out and "one score per (query, key)" in out
+
+
+def test_merge_accepts_an_array_and_names_the_inverted_exponent(capsys):
+    def as_array(m_a, l_a, m_b, l_b):
+        m = max(m_a, m_b)
+        return np.array([m, l_a * math.exp(m_a - m) + l_b * math.exp(m_b - m)])
+
+    def inverted(m_a, l_a, m_b, l_b):
+        m = max(m_a, m_b)
+        return m, l_a * math.exp(m - m_a) + l_b * math.exp(m - m_b)
+
+    assert check_merge(as_array)
+    assert capsys.readouterr().out.startswith("Correct")
+    assert not check_merge(inverted)
+    assert "upside down" in capsys.readouterr().out
+    assert not check_merge(lambda *a: np.array([1.0, 2.0, 3.0]))
+    assert "returned 3 values" in capsys.readouterr().out
+
+
+def test_tiled_attention_in_float32_is_judged_alike_on_every_input(capsys):
+    from attnlib.exercises.online_softmax import check_tiled_attention
+
+    def in_float32(Q, K, V, block):
+        Q, K, V = (np.asarray(a, dtype=np.float32) for a in (Q, K, V))
+        m = np.full((len(Q), 1), -np.inf, dtype=np.float32)
+        total = np.zeros((len(Q), 1), dtype=np.float32)
+        acc = np.zeros((len(Q), V.shape[1]), dtype=np.float32)
+        for s in range(0, len(K), block):
+            S = Q @ K[s : s + block].T / np.float32(math.sqrt(Q.shape[1]))
+            m_new = np.maximum(m, S.max(axis=1, keepdims=True))
+            E, rescale = np.exp(S - m_new), np.exp(m - m_new)
+            total = rescale * total + E.sum(axis=1, keepdims=True)
+            acc = rescale * acc + E @ V[s : s + block]
+            m = m_new
+        return acc / total
+
+    assert check_tiled_attention(in_float32)
+    assert capsys.readouterr().out.startswith("Correct")

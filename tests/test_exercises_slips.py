@@ -357,6 +357,27 @@ SLIPS = [
         "counts skipped score entries",
     ),
     (
+        "skipped tiles: the diagonal ones",
+        lambda: cost.check_skipped_tiles(4, 16, 4),
+        "those are the tiles on the diagonal",
+    ),
+    (
+        "skipped tiles: every tile",
+        lambda: cost.check_skipped_tiles(4 * 4, 16, 4),
+        "that is every tile of the grid",
+    ),
+    (
+        "merge: exponents upside down",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (
+                max(m_a, m_b),
+                l_a * math.exp(max(m_a, m_b) - m_a)
+                + l_b * math.exp(max(m_a, m_b) - m_b),
+            )
+        ),
+        "the exponent is upside down",
+    ),
+    (
         "merge: the first block's maximum",
         lambda: cost.check_merge(
             lambda m_a, l_a, m_b, l_b: (m_a, l_a + l_b * math.exp(m_b - m_a))

@@ -150,7 +150,7 @@ def test_per_layer_crossover_is_six_times_the_width():
 def test_one_account_of_the_gap_to_pytorch():
     prose = _prose("09_cost")
     # cells 18 and 33 used to disagree; the chapter now names both causes once
-    assert "Fusion and faster products both contribute" in prose
+    assert "splits between fusion, faster products and the cache" in prose
     assert "because it never writes out" not in prose
 
 

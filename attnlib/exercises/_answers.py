@@ -165,6 +165,7 @@ def check_close(
     rtol: float = 0.0,
     slips=(),
     hint: str | None = None,
+    count: bool = False,
 ) -> bool:
     """Compare a number or array with the expected value and say what is wrong, if
     anything.
@@ -181,6 +182,9 @@ def check_close(
         the answer matches one (within the tolerance, or 1% for large values), its hint
         is printed
     hint : str, optional; printed when no slip is recognised
+    count : bool, default False; True when the answer is a count of whole things
+        (scores, tiles), where nothing is rounded: a wrong answer near the right one
+        then gets ``hint``, never the "did you round too early?" diagnosis
 
     Returns
     -------
@@ -228,7 +232,8 @@ def check_close(
                 got, alt, atol=atol, rtol=max(rtol, 1e-2)
             ):
                 found = slip_hint
-        if not found and np.all(err <= 20 * tol) and np.all(np.isfinite(want)):
+        near = np.all(err <= 20 * tol) and np.all(np.isfinite(want))
+        if not found and near and not count:
             found = (
                 "you are close; did you round too early? Keep more decimals in the "
                 f"intermediate steps (the tolerance is {_tolerance(atol, rtol)})."

@@ -66,6 +66,7 @@ def check_score_entries(answer, n: int) -> bool:
         expected,
         name="your number of scores",
         atol=0.5,
+        count=True,
         slips=(
             (
                 2 * n,
@@ -166,11 +167,22 @@ def check_skipped_tiles(answer, n: int, block: int) -> bool:
         expected,
         name="your number of skipped tiles",
         atol=0.5,
+        count=True,
         slips=(
             (
                 t * (t + 1) // 2,
                 "that counts the tiles that are computed; the question asks for the "
                 "skipped ones.",
+            ),
+            (
+                t,
+                "those are the tiles on the diagonal: they are computed, with their "
+                "mask. Count the tiles strictly above it.",
+            ),
+            (
+                t * t,
+                "that is every tile of the grid; only the tiles strictly above the "
+                "diagonal are skipped.",
             ),
             (
                 (n * n - n * (n + 1) // 2),
@@ -204,6 +216,8 @@ def _as_pair(value, label: str) -> tuple:
     back instead."""
     if value is None:
         raise WrongKind(f"{label} returned None; did you forget `return m, l`?")
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = tuple(value)  # np.array([m, l]) is a pair too
     if isinstance(value, (tuple, list)) and len(value) != 2:
         raise WrongKind(
             f"{label} returned {len(value)} values; return the pair (m, l): the "
@@ -219,6 +233,16 @@ def _as_pair(value, label: str) -> tuple:
         for n, x in zip(("m", "l"), value)
     )
     return float(m), float(l)
+
+
+def _inverted(got_l: float, m_a, l_a, m_b, l_b) -> bool:
+    """True if ``got_l`` is ``l_a e^(m - m_a) + l_b e^(m - m_b)``: each exponent
+    upside down."""
+    m = max(m_a, m_b)
+    if m_a == m_b or max(m - m_a, m - m_b) > 700:  # equal maxima: no factor at all
+        return False
+    wrong = l_a * math.exp(m - m_a) + l_b * math.exp(m - m_b)
+    return math.isclose(got_l, wrong, rel_tol=1e-9)
 
 
 @checker("your merge function")
@@ -268,6 +292,12 @@ def check_merge(fn) -> bool:
                     "Hint: l_a and l_b are measured from different maxima; multiply "
                     "each by "
                     "exp(its max - the new max) before adding."
+                )
+            elif _inverted(got_l, m_a, l_a, m_b, l_b):
+                print(
+                    "Hint: the exponent is upside down. Each factor is exp(its max - "
+                    "the new max), at most 1: it shrinks the sum of the block whose "
+                    "maximum was smaller."
                 )
             if show_answer():
                 print(f"Expected: ({want_m:.4f}, {want_l:.4f}).")

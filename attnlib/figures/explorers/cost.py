@@ -194,6 +194,10 @@ class CostExplorer(_Explorer):
     """Slide the sequence length, width and heads, choose a tile; see entries, memory,
     FLOPs."""
 
+    #: The sequence length both explorers start at: a power of two, as the precomputed
+    #: explorer's lengths are, and the first at which the default tile is 256 x 1,024.
+    START = 1_024
+
     TILES = (
         ("attnlib's default (1 MiB: 256 × 1,024 for long inputs)", None),
         ("64 × 64", 64),
@@ -208,7 +212,7 @@ class CostExplorer(_Explorer):
         w = self._widgets
         style = {"description_width": "initial"}
         self.n = w.IntSlider(
-            value=1_000,
+            value=self.START,  # the precomputed explorer's start too
             min=1,
             max=100_000,
             step=1,
@@ -250,7 +254,7 @@ class CostExplorer(_Explorer):
         here."""
         controls = [
             Control.numbers(
-                "sequence length n (tokens)", self.LENGTHS, 1024, fmt="{:,}"
+                "sequence length n (tokens)", self.LENGTHS, self.START, fmt="{:,}"
             ),
             Control.numbers("heads", self.HEADS, self.heads.value),
         ]
