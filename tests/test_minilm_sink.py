@@ -33,7 +33,8 @@ def _forward_by_hand(ids, key=None, edit=None):
     x = _ln(x.astype(np.float64), w.emb_ln_gain, w.emb_ln_bias)
     for layer in w.layers:
         p = layer.attn
-        Q, K, V = (x @ W + b for W, b in ((p.W_Q, p.b_Q), (p.W_K, p.b_K), (p.W_V, p.b_V)))
+        pairs = ((p.W_Q, p.b_Q), (p.W_K, p.b_K), (p.W_V, p.b_V))
+        Q, K, V = (x @ W + b for W, b in pairs)  # each (L, 384)
         heads = []
         for h in range(12):
             cols = slice(32 * h, 32 * (h + 1))

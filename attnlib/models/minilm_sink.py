@@ -14,7 +14,8 @@ tokens, the pooling of Reimers & Gurevych 2019 that this model is used with).
 The three edits of key position ``k`` (in every head of every layer):
 
 ``"silence"``
-    ``f^h(x_k) := 0``; the weights are unchanged, so the weight on ``k`` fetches nothing.
+    ``f^h(x_k) := 0``; the weights are unchanged, so the weight on ``k`` fetches
+    nothing.
 ``"fill"``
     ``f^h(x_k) :=`` the mean of ``f^h(x_j)`` over the other positions ``j``; the weights
     are unchanged, so the weight on ``k`` fetches an average of the sentence.
