@@ -115,6 +115,7 @@ def test_key_edit_effects_by_hand(dog_ids):
     assert r["[CLS]: token change"][0] == pytest.approx(changes[0], abs=1e-6)
     assert r["content: embedding cosine"][0] == pytest.approx(np.mean(cosines[1:]))
     assert r["content: lowest embedding cosine"][0] == pytest.approx(min(cosines[1:]))
+    assert r["content: highest embedding cosine"][0] == pytest.approx(max(cosines[1:]))
     assert r["content: token change"][0] == pytest.approx(np.mean(changes[1:]))
 
 

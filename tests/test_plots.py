@@ -104,7 +104,7 @@ def test_heatmap_colour_bar_says_what_the_colours_are():
         "head": 0,
     }
     label = _colour_bar_label(model_figure(state))
-    assert "weight" in label and "share of ||α f(x)||" in label
+    assert label == "weight (left), norm share (right)"
 
 
 def test_heatmap_panels_follow_batch_then_head_order():

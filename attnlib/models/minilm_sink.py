@@ -57,6 +57,7 @@ EFFECT_MEASURES = (
     "[CLS]: token change",
     "content: embedding cosine",
     "content: lowest embedding cosine",
+    "content: highest embedding cosine",
     "content: token change",
 )
 
@@ -169,7 +170,8 @@ def key_edit_effects(sentences, edits=KEY_EDITS) -> dict:
     shape (len(sentences),), float64. ``"[CLS]: ..."`` is the run that edits
     ``[CLS]``; ``"content: embedding cosine"`` and ``"content: token change"`` are the
     means over the sentence's content tokens, ``"content: lowest embedding cosine"``
-    the content token whose edit moves the embedding most.
+    and ``"content: highest embedding cosine"`` the content tokens whose edit moves the
+    embedding most and least.
 
     Raises
     ------
@@ -205,6 +207,7 @@ def key_edit_effects(sentences, edits=KEY_EDITS) -> dict:
             r["[CLS]: token change"].append(token_change[0])
             r["content: embedding cosine"].append(cos[1:].mean())
             r["content: lowest embedding cosine"].append(cos[1:].min())
+            r["content: highest embedding cosine"].append(cos[1:].max())
             r["content: token change"].append(token_change[1:].mean())
     return {
         edit: {m: np.array(v, dtype=np.float64) for m, v in r.items()}
