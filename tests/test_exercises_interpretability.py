@@ -59,6 +59,11 @@ def test_another_head_is_rejected_with_the_best_weight(capsys):
         TIRED, "it", "animal", layer + 1, head + 1, show_answer=True
     )
     assert f"Expected: layer {layer}, head {head}" in capsys.readouterr().out
+    # one step off in one number only: a near miss, not counting from 1
+    for near in ((layer + 1, head), (layer, head + 1)):
+        assert not check.strongest_head_answer(TIRED, "it", "animal", *near)
+        out = capsys.readouterr().out
+        assert "neighbour" in out and "counted from 1" not in out
 
 
 def test_out_of_range_and_wrong_kind(capsys):
@@ -66,6 +71,8 @@ def test_out_of_range_and_wrong_kind(capsys):
     assert "layers run from 0 to 5" in capsys.readouterr().out
     assert not check.strongest_head_answer(TIRED, "it", "animal", 1.5, 0)
     assert "whole number counted from 0" in capsys.readouterr().out
+    assert not check.strongest_head_answer(TIRED, "it", "animal", 3.0, 1)
+    assert "must be an int" in capsys.readouterr().out
 
 
 def _norm_share_by_loop(out, layer, key):

@@ -83,6 +83,30 @@ def test_heatmap_shows_the_weights_and_the_labels():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["x", "y"]
 
 
+def _colour_bar_label(fig):
+    (bar,) = [ax for ax in fig.axes if not ax.images]  # the colour bar's own axes
+    return bar.get_ylabel()
+
+
+def test_heatmap_colour_bar_says_what_the_colours_are():
+    w = np.array([[0.3, 0.7]])
+    assert _colour_bar_label(attention_heatmap(w)) == "attention weight"
+    fig = attention_heatmap(w, colorbar_label="row share of ||α f(x)||")
+    assert _colour_bar_label(fig) == "row share of ||α f(x)||"
+    # the model explorer's two panels, weights and norm shares, share one colour bar
+    from attnlib.figures.explorers.minilm import model_figure
+
+    state = {
+        "tokens": ["a", "b"],
+        "weights": np.eye(2),
+        "norm_share": np.eye(2),
+        "layer": 0,
+        "head": 0,
+    }
+    label = _colour_bar_label(model_figure(state))
+    assert label == "weight (left), norm share (right)"
+
+
 def test_heatmap_panels_follow_batch_then_head_order():
     w = np.zeros((2, 2, 1, 2))
     w[1, 0] = [[1.0, 0.0]]  # batch 1, head 0 is the third panel

@@ -72,6 +72,12 @@ SCIENCE_ROWS = {
             "variance_shares",
         )
     },
+    **{
+        f"attnlib.models.minilm_sink.{name}": (
+            "tests/test_minilm_sink.py::test_minilm_sink_contract"
+        )
+        for name in ("forward_with_key_edit", "key_edit_effects", "sentence_embedding")
+    },
     "attnlib.models.minilm.embed": SCIENCE + "test_minilm_embed_contract",
     "attnlib.models.adversarial_attention.logit_margin": (
         SCIENCE + "test_adversarial_margin_contract"

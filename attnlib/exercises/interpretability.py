@@ -80,7 +80,8 @@ def _as_index(value, name: str) -> int:
         value, (numbers.Integral, np.integer)
     ):
         raise WrongKind(
-            f"{name} must be a whole number counted from 0; got {shown(value)}."
+            f"{name} must be an int, a whole number counted from 0 (write 3, not "
+            f"3.0); got {shown(value)}."
         )
     return int(value)
 
@@ -109,16 +110,17 @@ def strongest_head_answer(sentence: str, query: str, key: str, layer, head) -> b
             f"{w[layer, head]:.3f}."
         )
         return True
-    if (
-        (layer - 1, head - 1) == best
-        or (layer - 1, head) == best
-        or (layer, head - 1) == best
-    ):
+    if (layer - 1, head - 1) == best:
         print(
-            f"Not yet: layer {layer}, head {head} is one past the strongest head. "
-            "Hint: attnlib counts layers and heads from 0, like numpy; if "
-            "you counted from 1, "
-            "subtract 1."
+            f"Not yet: layer {layer}, head {head} is one past the strongest head in "
+            "both numbers. Hint: attnlib counts layers and heads from 0, like numpy; "
+            "if you counted from 1, subtract 1."
+        )
+    elif (layer - 1, head) == best or (layer, head - 1) == best:
+        print(
+            f"Not yet, but close: the strongest head is a neighbour of layer {layer}, "
+            f"head {head}. Check the neighbouring layer and head, and that both "
+            "numbers count from 0."
         )
     elif not (0 <= layer < minilm.NUM_LAYERS and 0 <= head < minilm.NUM_HEADS):
         print(

@@ -71,6 +71,7 @@ def attention_heatmap(
     annotate: bool | None = None,
     panel_size: float = 2.6,
     cmap: str = WEIGHT_CMAP,
+    colorbar_label: str = "attention weight",
 ):
     """Heatmap(s) of attention weights on a fixed 0-1 colour scale.
 
@@ -86,6 +87,9 @@ def attention_heatmap(
         panel.
     annotate : bool, optional
         Write each weight in its cell; default when the map has at most 12 x 12 cells.
+    colorbar_label : str, default "attention weight"
+        The label of the colour bar, for panels that show other shares of one (e.g.
+        row shares of ``||alpha f(x)||`` next to the weights).
 
     Returns
     -------
@@ -158,7 +162,7 @@ def attention_heatmap(
                         color="black" if w[b, h, i, j] > 0.6 else "white",
                         fontsize=8,
                     )
-    fig.colorbar(image, ax=axes, label="attention weight", shrink=0.8)
+    fig.colorbar(image, ax=axes, label=literal(colorbar_label), shrink=0.8)
     return fig
 
 

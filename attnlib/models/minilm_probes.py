@@ -16,8 +16,9 @@ one call and the answer:
     and neither explain: a two-way decomposition of sums of squares.
 ``attention_sink(outputs)``
     per sentence and layer: the weight on ``[CLS]`` and ``[SEP]``, the lengths of their
-    transformed value vectors ``||f(x)||`` against the other tokens', their share of the
-    norm, and two interventions that tell a sink from a source.
+    transformed value vectors ``||f(x)||`` against the other tokens', and their share of
+    the norm (the test of what these observations mean for the model's output is
+    :mod:`attnlib.models.minilm_sink`).
 ``rank_correlation(a, b)`` and ``bootstrap_rank_correlations(effect, predictors)``
     Spearman's rank correlation (ties get average ranks) and its percentile bootstrap
     interval over the items, for two predictors of the same effect and their difference.
@@ -38,7 +39,6 @@ import dataclasses
 
 import numpy as np
 
-from attnlib.core.heads import multi_head_attention
 from attnlib.models import minilm
 
 # --------------------------------------------------------------------------------------
@@ -179,8 +179,6 @@ SINK_MEASURES = (
     "||f(x)|| of the other tokens",
     "norm share of [CLS]",
     "norm share of [SEP]",
-    "change if [CLS] delivers nothing",
-    "change if [CLS] cannot be attended",
 )
 
 
@@ -192,16 +190,11 @@ def attention_sink(outputs) -> dict:
     * the mean weight (over 12 heads and all queries) on ``[CLS]`` and on ``[SEP]``;
     * the mean length ``||f(x_j)||`` of the transformed value vector (Kobayashi et al.)
       of ``[CLS]``, of ``[SEP]`` and of the other tokens, over the heads;
-    * the mean share of ``[CLS]`` and ``[SEP]`` in ``sum_j ||alpha_ij f(x_j)||``;
-    * two interventions on the layer's attention sub-layer, with the layer's own input:
-      (a) ``[CLS]`` delivers nothing (its ``alpha f(x)`` terms removed, the weights
-      unchanged) and (b) ``[CLS]`` cannot be attended (it is masked as a key, so each
-      row's weight is shared among the other tokens). Each is the length of the change
-      of the attention output, relative to the length of that output without its bias
-      ``b_O``, averaged over the queries other than ``[CLS]``.
+    * the mean share of ``[CLS]`` and ``[SEP]`` in ``sum_j ||alpha_ij f(x_j)||``.
 
-    A *sink* takes weight without delivering much: (a) changes little, while (b) changes
-    a lot, because the weight it held must go somewhere (Xiao et al. 2023, section 3).
+    These are observations about each layer. Whether the model's output depends on
+    what ``[CLS]`` delivers or on the weight it holds is tested by
+    :func:`attnlib.models.minilm_sink.key_edit_effects` (Xiao et al. 2023, section 3).
 
     Parameters
     ----------
@@ -218,7 +211,6 @@ def attention_sink(outputs) -> dict:
         If an output was run with a batch of head masks or with a head removed, or does
         not start with ``[CLS]`` and end with ``[SEP]``.
     """
-    params = minilm.load_weights().layers
     result = {name: [] for name in SINK_MEASURES}
     if isinstance(outputs, minilm.MiniLMOutput):
         raise TypeError("outputs must be a sequence of MiniLMOutput, not one")
@@ -242,32 +234,9 @@ def attention_sink(outputs) -> dict:
             "norm share of [CLS]": share[..., 0].mean(axis=(1, 2)),
             "norm share of [SEP]": share[..., -1].mean(axis=(1, 2)),
         }
-        silent, blocked = _sink_interventions(out, params)
-        rows["change if [CLS] delivers nothing"] = silent
-        rows["change if [CLS] cannot be attended"] = blocked
         for name in SINK_MEASURES:
             result[name].append(rows[name])
     return {name: np.array(v) for name, v in result.items()}
-
-
-def _sink_interventions(out, params) -> tuple[np.ndarray, np.ndarray]:
-    L = len(out.tokens)
-    no_cls_key = np.ones((L, L), dtype=bool)
-    no_cls_key[:, 0] = False
-    no_cls_key[0, 0] = True  # [CLS]'s own query keeps one key; it is not measured
-    silent, blocked = [], []
-    for n, layer in enumerate(params):
-        x = out.hidden_states[n]  # (L, 384): the layer's input
-        A, _ = multi_head_attention(x, x, x, layer.attn)  # (L, 384)
-        length = np.linalg.norm(A - layer.attn.b_O, axis=-1)  # (L,)
-        # [CLS]'s terms alpha_i0 f^h(x_0), summed over heads: (L, 384)
-        cls_terms = np.einsum(
-            "hi,hd->id", out.attention[n, :, :, 0], out.transformed[n, :, 0]
-        )
-        A_blocked, _ = multi_head_attention(x, x, x, layer.attn, no_cls_key)
-        silent.append((np.linalg.norm(cls_terms, axis=-1) / length)[1:].mean())
-        blocked.append((np.linalg.norm(A_blocked - A, axis=-1) / length)[1:].mean())
-    return np.array(silent), np.array(blocked)
 
 
 # --------------------------------------------------------------------------------------

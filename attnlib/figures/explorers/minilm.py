@@ -142,6 +142,7 @@ def model_figure(state: dict) -> plt.Figure:
             "norm-weighted ||α f(x)||, share per row",
         ],
         panel_size=3.6,
+        colorbar_label="weight (left), norm share (right)",
     )
     return fig
 
