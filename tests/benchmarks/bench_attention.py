@@ -665,7 +665,41 @@ COLOURS = {
 }  # Okabe-Ito
 
 
+def _truthy(x) -> bool:
+    return x in (True, "True", "true", 1, "1")
+
+
+def ratio_lines(rows: list[dict]) -> dict:
+    """The points of ``bench.png``: ``{(threads, dtype, name, causal): [(n, ratio)]}``.
+
+    Every ratio is the median over the rounds of a ratio taken within one round, as the
+    CSV stores it: a candidate's ``vs_torch_fast_median``, and for the green line
+    (``name == "ceiling"``, numpy's two products alone, drawn without a mask only)
+    ``1 / vs_ceiling_median`` of the torch fast path's row. With an odd number of
+    rounds the reciprocal of that median is the median of (qk + wv) / torch_fast.
+    """
+    lines = {}
+    for r in rows:
+        threads, dtype, causal = int(r["threads"]), r["dtype"], _truthy(r["causal"])
+        if r["candidate"] in ("plain", "tiled", "reference", "torch_math"):
+            if r.get("vs_torch_fast_median") in (None, ""):
+                continue
+            key, ratio = r["candidate"], float(r["vs_torch_fast_median"])
+        elif r["candidate"] == "torch_fast" and not causal:
+            key, ratio = "ceiling", 1 / float(r["vs_ceiling_median"])
+        else:
+            continue
+        lines.setdefault((threads, dtype, key, causal), []).append((int(r["n"]), ratio))
+    return {key: sorted(pts) for key, pts in lines.items()}
+
+
 def figures(rows: list[dict], mem_rows: list[dict]) -> None:
+    ratio_figure(rows)
+    memory_figure(mem_rows)
+
+
+def ratio_figure(rows: list[dict]) -> None:
+    """Draw ``bench.png`` from the timing rows (``ratio_lines``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -674,10 +708,7 @@ def figures(rows: list[dict], mem_rows: list[dict]) -> None:
     from attnlib.figures import use_book_style
 
     use_book_style()
-
-    def truthy(x):
-        return x in (True, "True", "true", 1, "1")
-
+    lines = ratio_lines(rows)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), dpi=100, sharex=True)
     for (i, threads), (j, dtype) in [
         ((i, t), (j, dt))
@@ -687,67 +718,10 @@ def figures(rows: list[dict], mem_rows: list[dict]) -> None:
         ax = axes[i, j]
         for name in ("plain", "tiled", "reference", "torch_math", "ceiling"):
             for causal, style in ((False, "-"), (True, "--")):
-                key = "ceiling_qk" if name == "ceiling" else name
-                pts = sorted(
-                    (
-                        int(r["n"]),
-                        float(r["vs_torch_fast_median"]),
-                        float(r["vs_torch_fast_min"]),
-                    )
-                    for r in rows
-                    if r["candidate"] == key
-                    and int(r["threads"]) == threads
-                    and r["dtype"] == dtype
-                    and truthy(r["causal"]) == causal
-                    and r.get("vs_torch_fast_median") not in (None, "")
-                )
-                if name == "ceiling":  # the two products together, against torch
-                    pts = []
-                    for r in rows:
-                        if (
-                            r["candidate"] == "ceiling_qk"
-                            and int(r["threads"]) == threads
-                            and r["dtype"] == dtype
-                            and truthy(r["causal"]) == causal
-                        ):
-                            wv = next(
-                                x
-                                for x in rows
-                                if x["candidate"] == "ceiling_wv"
-                                and x["threads"] == r["threads"]
-                                and x["n"] == r["n"]
-                                and x["dtype"] == dtype
-                                and x["causal"] == r["causal"]
-                            )
-                            tf = next(
-                                (
-                                    x
-                                    for x in rows
-                                    if x["candidate"] == "torch_fast"
-                                    and x["threads"] == r["threads"]
-                                    and x["n"] == r["n"]
-                                    and x["dtype"] == dtype
-                                    and x["causal"] == r["causal"]
-                                ),
-                                None,
-                            )
-                            if tf is not None:
-                                both = float(r["time_median_s"]) + float(
-                                    wv["time_median_s"]
-                                )
-                                pts.append(
-                                    (
-                                        int(r["n"]),
-                                        both / float(tf["time_median_s"]),
-                                        math.nan,
-                                    )
-                                )
-                    pts.sort()
-                    if causal:
-                        continue  # the products do not depend on the mask
+                pts = lines.get((threads, dtype, name, causal))
                 if not pts:
                     continue
-                ns, med, _ = zip(*pts)
+                ns, med = zip(*pts)
                 label = (
                     "numpy's two products alone (ceiling)"
                     if name == "ceiling"
@@ -782,6 +756,17 @@ def figures(rows: list[dict], mem_rows: list[dict]) -> None:
     fig.savefig(PNG_PATH, dpi=100)
     plt.close(fig)
 
+
+def memory_figure(mem_rows: list[dict]) -> None:
+    """Draw ``bench_memory.png`` from the memory rows."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnlib.figures import use_book_style
+
+    use_book_style()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
     for name in ("plain", "reference", "torch_fast", "torch_math", "tiled"):
         pts = sorted(
@@ -858,6 +843,11 @@ def main() -> None:
         help="redraw the figures from the stored CSV files without measuring",
     )
     parser.add_argument(
+        "--replot-ratios",
+        action="store_true",
+        help="redraw only bench.png from the stored bench.csv, without measuring",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="keep the stored results and measure only what they lack",
@@ -887,6 +877,9 @@ def main() -> None:
                 memory_child(candidate, int(n), int(heads), dtype, causal == "1")
             )
         )
+    elif args.replot_ratios:
+        ratio_figure(read_csv(CSV_PATH))
+        print(f"redrew {PNG_PATH.name}")
     elif args.replot:
         figures(read_csv(CSV_PATH), read_csv(MEM_PATH))
         print(f"redrew {PNG_PATH.name} and {MEM_PNG_PATH.name}")
