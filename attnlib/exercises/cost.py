@@ -206,7 +206,7 @@ _MERGE_CASES = [
     ([2.0, 4.0], [1.0]),  # the second block has the smaller maximum
     ([1.0], [2.0, 4.0]),  # the second block has the larger maximum
     ([0.5, 0.5], [0.5]),  # equal maxima
-    ([-700.0, -701.0], [-699.0]),  # exp(m) alone would underflow to 0
+    ([-700.0, -701.0], [-699.0]),  # large negative scores (exp(m) is about 1e-304)
     ([700.0], [710.0, 705.0]),  # exp(m) alone would overflow to inf
 ]
 
@@ -285,7 +285,14 @@ def check_merge(fn) -> bool:
                 f"Not yet: for blocks {a} and {b}, your (m, l) is ({got_m:.4f}, "
                 f"{got_l:.4f})."
             )
-            if not math.isclose(got_m, want_m, rel_tol=1e-9):
+            if math.isclose(got_m, want_l, rel_tol=1e-9) and math.isclose(
+                got_l, want_m, rel_tol=1e-9
+            ):
+                print(
+                    "Hint: your two numbers are right but swapped; return (m, l) in "
+                    "that order: the merged maximum first, then the merged sum."
+                )
+            elif not math.isclose(got_m, want_m, rel_tol=1e-9):
                 print("Hint: the merged maximum m is the larger of m_a and m_b.")
             elif math.isclose(got_l, l_a + l_b, rel_tol=1e-9) and m_a != m_b:
                 print(
@@ -305,6 +312,6 @@ def check_merge(fn) -> bool:
     print(
         f"Correct: your merge agrees on all {len(_MERGE_CASES)} pairs of "
         "blocks, including "
-        "scores near +-700 where exp alone overflows."
+        "scores near 700, where exp alone overflows, and near -700."
     )
     return True

@@ -29,8 +29,8 @@ def _reference(Q, K, V, block):
     return attention(Q, K, V)[0]
 
 
-def _blocks(Q, K, V, block):
-    scale = 1.0 / np.sqrt(Q.shape[-1])
+def _blocks(Q, K, V, block, *, scaled=True):
+    scale = 1.0 / np.sqrt(Q.shape[-1]) if scaled else 1.0
     for start in range(0, K.shape[0], int(block)):
         stop = start + int(block)
         yield Q @ K[start:stop].T * scale, V[start:stop]  # (L_q, b), (b, d_v)
@@ -43,7 +43,7 @@ def _variant(Q, K, V, block, *, slip: str):
     ell = np.zeros((L_q, 1))
     acc = np.zeros((L_q, d_v))
     parts = []
-    for S, Vb in _blocks(Q, K, V, block):
+    for S, Vb in _blocks(Q, K, V, block, scaled=slip != "no_scale"):
         if slip == "no_max":
             E = np.exp(S)
             ell, acc = ell + E.sum(1, keepdims=True), acc + E @ Vb
@@ -79,6 +79,11 @@ _SLIPS = [
         "no_divide",
         "you returned the accumulated values without dividing by the running sum l "
         "at the end.",
+    ),
+    (
+        "no_scale",
+        "the scores are unscaled dot products; divide Q @ K_block.T by sqrt(d_k), "
+        "as attnlib.attention does (scaled dot-product attention).",
     ),
     (
         "no_max",
@@ -125,12 +130,12 @@ def check_tiled_attention(fn, *, n: int = 2048, block: int = 64) -> bool:
 
     First four inputs against :func:`attnlib.attention` (diagnosed slips: no rescaling
     when the maximum grows, each block normalised on its own, no final division by the
-    running sum, no maximum subtracted); then ``n`` queries and keys in blocks of
-    ``block``: the peak memory traced while ``fn`` runs must stay below a quarter of
-    the ``n x n`` float64 scores. Every result is compared with the same tolerance
-    (``atol=1e-6`` plus numpy's default ``rtol``), so float32 arithmetic passes or
-    fails alike on all inputs. (tracemalloc sees numpy's allocations; it cannot see
-    what a compiled library does internally.)
+    running sum, no 1/sqrt(d_k) scale, no maximum subtracted); then ``n`` queries and
+    keys in blocks of ``block``: the peak memory traced while ``fn`` runs must stay
+    below a quarter of the ``n x n`` float64 scores. Every result is compared with the
+    same tolerance (``atol=1e-6`` plus numpy's default ``rtol``), so float32 arithmetic
+    passes or fails alike on all inputs. (tracemalloc sees numpy's allocations; it
+    cannot see what a compiled library does internally.)
 
     Source: Milakov & Gimelshein (2018), algorithm 3; Dao et al. (2022), algorithm 1.
     """
