@@ -136,6 +136,24 @@ SLIPS = [
         lambda: bottleneck.check_decoder_step(decoder_scores()),
         "Did you stop at the scores?",
     ),
+    (
+        "decoder step: percentages, not fractions",
+        lambda: bottleneck.check_decoder_step(
+            [100 * w for w in rows_softmax(decoder_scores())]
+        ),
+        "look like percentages",
+    ),
+    (
+        "decoder step: exponentials not divided by their sum",
+        lambda: bottleneck.check_decoder_step([math.exp(x) for x in decoder_scores()]),
+        "divide each by their sum",
+    ),
+    (
+        "decoder step: scores without the tanh",
+        # without the tanh the scores are (h' + h_j) . v_a = [1, 2, 0]
+        lambda: bottleneck.check_decoder_step(rows_softmax([1.0, 2.0, 0.0])),
+        "scores without the tanh",
+    ),
     # chapter 3
     (
         "projection shapes: V as wide as the keys",

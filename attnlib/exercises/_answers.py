@@ -144,15 +144,18 @@ def as_word(value):
     return value.strip().lower() if isinstance(value, str) else None
 
 
+#: The hint for a percentage given where a fraction is asked for.
+PERCENTAGES = (
+    "these look like percentages; give fractions between 0 and 1 (0.25, not 25)."
+)
+
+
 def diagnose_close(got, want, *, atol: float) -> str | None:
     """Hints that apply to any numeric answer: a percentage given for a fraction."""
     if got.shape == want.shape and np.any(want != 0) and np.all(np.isfinite(want)):
         with np.errstate(all="ignore"):
             if np.allclose(got, 100 * want, atol=100 * atol):
-                return (
-                    "these look like percentages; give fractions between 0 and 1 "
-                    "(0.25, not 25)."
-                )
+                return PERCENTAGES
     return None
 
 

@@ -16,6 +16,7 @@ from attnlib.exercises import (
     checker,
     function_name,
 )
+from attnlib.exercises._answers import PERCENTAGES
 from attnlib.models.bottleneck import capacity_bound, decoder_context
 from attnlib.models.recurrent import rnn_encode
 
@@ -121,13 +122,24 @@ def check_capacity_bound(
     return check_close(got, want, name="the ceiling")
 
 
+def _decoder_scores(tanh: bool = True) -> np.ndarray:
+    """The exercise's scores ``tanh(h' W_a + h_j U_a) v_a^T``, shape (3,); with
+    ``tanh=False`` the slip that leaves the tanh out."""
+    ex = DECODER_EXERCISE
+    pre = ex["decoder_state"] @ ex["W_q"] + ex["encoder_states"] @ ex["W_k"]  # (3, 2)
+    return (np.tanh(pre) if tanh else pre) @ ex["w_v"]  # (3,)
+
+
 @checker("the three weights (and the context vector)", answers=("weights", "context"))
 def check_decoder_step(weights, context=None) -> bool:
     """Check the attention weights (and optionally the context) of the exercise's
-       decoder step.
+    decoder step.
 
     The expected values come from :func:`attnlib.models.bottleneck.decoder_context` on
-    :data:`DECODER_EXERCISE`.
+    :data:`DECODER_EXERCISE` (Bahdanau et al. 2015, appendix A.1.2). Weights that do
+    not sum to 1 are diagnosed before they are compared: percentages (a sum of 100),
+    the scores themselves, or the exponentials not yet divided by their sum; weights
+    of scores without the tanh get their own hint.
     """
     ex = DECODER_EXERCISE
     ctx, w = decoder_context(
@@ -137,15 +149,34 @@ def check_decoder_step(weights, context=None) -> bool:
         ex["W_k"],
         ex["w_v"],
     )
+    scores = _decoder_scores()  # (3,)
     got = as_floats(weights, "the weights", shape=(3,))
-    if got.shape == (3,) and np.all(np.isfinite(got)) and abs(got.sum() - 1.0) > 1e-2:
-        print(
-            f"Not yet: your weights sum to {got.sum():.4f}; after softmax they "
-            "must sum to 1. "
-            "Did you stop at the scores?"
-        )
+    total = got.sum()
+    if got.shape == (3,) and np.all(np.isfinite(got)) and abs(total - 1.0) > 1e-2:
+        if abs(total - 100.0) < 1.0:
+            why = PERCENTAGES[0].upper() + PERCENTAGES[1:]
+        elif np.allclose(got, scores, atol=2e-3):
+            why = "Did you stop at the scores? Softmax comes next."
+        elif np.allclose(got, np.exp(scores), atol=2e-3):
+            why = "You exponentiated the scores; now divide each by their sum."
+        else:
+            why = "After softmax the weights sum to 1."
+        print(f"Not yet: your weights sum to {total:.4f}. {why}")
         return False
-    ok = check_close(got, w[0], name="the weights")
+    no_tanh = _decoder_scores(tanh=False)
+    no_tanh = np.exp(no_tanh) / np.exp(no_tanh).sum()  # (3,)
+    ok = check_close(
+        got,
+        w[0],
+        name="the weights",
+        slips=(
+            (
+                no_tanh,
+                "these are the weights of scores without the tanh; the score is "
+                "tanh(h' W_a + h_j U_a) v_a^T.",
+            ),
+        ),
+    )
     if context is not None:
         ok = check_close(context, ctx[0], name="the context vector") and ok
     return ok
