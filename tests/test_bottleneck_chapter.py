@@ -9,6 +9,7 @@ verb's move by scanning the sentences one by one, the decoding with the stored w
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -104,7 +105,9 @@ def test_alignment_alt_text_matches_the_decoding(decoded):
     cell = _figure_cell("fig-bottleneck-alignment")
     alt = " ".join(cell["metadata"]["mystnb"]["image"]["alt"].split())
     caption = cell["metadata"]["mystnb"]["figure"]["caption"]
-    assert "whose verb moves farthest" in caption
+    moves = [11 - _verb_position(s) for s in te.test_batches([12])[0].source]
+    tied = moves.count(max(moves))
+    assert f"the first of the {tied} that tie for the farthest move" in caption
     verb = tt.source_words(sentence.source[0])[sentence.alignment[0, -1]]
     assert f"the verb '{verb}' stands first" in caption
     assert "bottom-left corner" in alt  # the verb's ring: last row, first column
@@ -149,3 +152,62 @@ def test_length_figure_tells_its_lines_apart_outside_the_axes():
             assert not box.overlaps(ax.get_window_extent())
     finally:
         plt.close(fig)
+
+
+def test_chance_of_separation_counts_the_orderings():
+    # every way of giving 3 of 6 ranks to kind a; only the top three put a above all b
+    for n_a, n_b in ((3, 3), (2, 4), (1, 1)):
+        orders = list(itertools.combinations(range(n_a + n_b), n_a))
+        top = tuple(range(n_b, n_a + n_b))
+        want = sum(o == top for o in orders) / len(orders)
+        assert te.chance_of_separation(n_a, n_b) == pytest.approx(want)
+    assert te.chance_of_separation(3, 3) == pytest.approx(1 / 20)
+
+
+def _scores(length, greedy):
+    nan, pos = float("nan"), np.zeros(length)
+    return te.Scores(length, greedy, greedy, greedy, nan, nan, nan, pos, pos, pos)
+
+
+def test_separated_lists_the_lengths_where_no_seed_overlaps():
+    # two kinds, two seeds, three lengths, written out: a above at 5, b above at 15,
+    # touching ranges at 10 are not a separation
+    greedy = {
+        "a-seed0": (0.9, 0.5, 0.1),
+        "a-seed1": (0.8, 0.6, 0.2),
+        "b-seed0": (0.7, 0.6, 0.3),
+        "b-seed1": (0.1, 0.4, 0.4),
+    }
+    evaluation = {
+        run: [_scores(T, g) for T, g in zip((5, 10, 15), row)]
+        for run, row in greedy.items()
+    }
+    assert te.separated(evaluation, "greedy", "a", "b") == {
+        "a_above": [5],
+        "b_above": [15],
+    }
+
+
+def test_verb_moves_match_a_scan_of_the_sentences():
+    batch = te.test_batches([12])[0]
+    want = [11 - _verb_position(s) for s in batch.source]
+    assert te.verb_moves(batch).tolist() == want
+
+
+def test_alignment_by_correctness_adds_up_to_the_alignment_accuracy():
+    """The two shares, weighted by their word counts, give back the overall hit rate
+    that :func:`evaluate` splits by word kind instead."""
+    batch = te.test_batches([30], n=40)[0]
+    model = tr.load_runs()[tr.run_name("attention-forward", 0)]
+    split = te.alignment_by_correctness(model, batch)
+    scores = te.evaluate(model, batch)
+    kinds = batch.kinds()
+    counts = [(kinds == k).sum() for k in (tt.KEPT, tt.NEAR, tt.VERB)]
+    shares = (scores.alignment_kept, scores.alignment_near, scores.alignment_verb)
+    overall = sum(c * s for c, s in zip(counts, shares)) / kinds.size
+    n_right = round(scores.teacher_forced * kinds.size)
+    assert n_right + split["n_wrong"] == kinds.size
+    mixed = split["correct"] * n_right + split["wrong"] * split["n_wrong"]
+    mixed /= kinds.size
+    assert mixed == pytest.approx(overall)
+    assert split["correct"] > split["wrong"]

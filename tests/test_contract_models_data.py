@@ -905,6 +905,52 @@ ROWS = {
         ),
         bad=[(lambda: te.farthest_verb(None), TypeError, "batch")],
     ),
+    "attnlib.models.translation_eval.verb_moves": Row(
+        ok=lambda: te.verb_moves(BATCH),
+        check=lambda m: m.shape == (2,) and m.dtype == np.int64 and (m >= 0).all(),
+        bad=[(lambda: te.verb_moves(None), TypeError, "batch")],
+    ),
+    "attnlib.models.translation_eval.alignment_by_correctness": Row(
+        ok=lambda: te.alignment_by_correctness(translator(), BATCH),
+        check=lambda r: set(r) == {"correct", "wrong", "n_wrong"},
+        bad=[
+            (
+                lambda: te.alignment_by_correctness(translator(False), BATCH),
+                ValueError,
+                "attention",
+            ),
+            (
+                lambda: te.alignment_by_correctness(translator(), None),
+                TypeError,
+                "batch",
+            ),
+        ],
+    ),
+    "attnlib.models.translation_eval.separated": Row(
+        ok=lambda: te.separated(
+            small_evaluation(), "greedy", "attention-forward", "attention-forward"
+        ),
+        check=lambda r: r == {"a_above": [], "b_above": []},
+        bad=[
+            (
+                lambda: te.separated(
+                    small_evaluation(), "greedy", "attention-forward", "context"
+                ),
+                ValueError,
+                "no run of kind",
+            ),
+            (
+                lambda: te.separated(small_evaluation(), "x", "a", "b"),
+                ValueError,
+                "metric",
+            ),
+        ],
+    ),
+    "attnlib.models.translation_eval.chance_of_separation": Row(
+        ok=lambda: te.chance_of_separation(3, 3),
+        check=lambda p: p == 1 / 20,
+        bad=[(lambda: te.chance_of_separation(0, 3), ValueError, "n_a")],
+    ),
     "attnlib.models.translation_eval.kind_of": Row(
         ok=lambda: te.kind_of("attention-forward-seed12"),
         check=lambda k: k == "attention-forward",

@@ -21,6 +21,7 @@ used in training or for stopping.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -174,10 +175,110 @@ def farthest_verb(batch) -> TranslationBatch:
             "batch must be an attnlib.data.translation_task.TranslationBatch; "
             f"got {type(batch).__name__}"
         )
-    # the verb is the last target word; its move is (T - 1) - its source position
-    i = int(np.argmin(batch.alignment[:, -1]))
+    i = int(np.argmax(verb_moves(batch)))  # the first of the farthest
     one = slice(i, i + 1)
     return TranslationBatch(batch.source[one], batch.target[one], batch.alignment[one])
+
+
+def verb_moves(batch) -> np.ndarray:
+    """How many places the verb of each sentence of ``batch`` moves to reach the end
+    of its translation: ``(T - 1) -`` its source position (the verb is the last target
+    word).
+
+    Returns
+    -------
+    (B,) int64, from 0 (the verb already stood last) to ``T - 1`` (it stood first).
+
+    Raises
+    ------
+    TypeError
+        If ``batch`` is not a :class:`~attnlib.data.translation_task.TranslationBatch`.
+    """
+    if not isinstance(batch, TranslationBatch):
+        raise TypeError(
+            "batch must be an attnlib.data.translation_task.TranslationBatch; "
+            f"got {type(batch).__name__}"
+        )
+    return (batch.length - 1 - batch.alignment[:, -1]).astype(np.int64)  # (B,)
+
+
+def alignment_by_correctness(model, batch) -> dict:
+    """Alignment accuracy split by whether the word was predicted correctly, both
+    teacher-forced (as in :func:`evaluate`): does the largest weight of a target word
+    fall on its aligned source word more often when the model predicts that word
+    correctly?
+
+    Returns
+    -------
+    dict with "correct" and "wrong": the share (in [0, 1]) of correctly / wrongly
+    predicted target words whose largest weight hits the aligned word (NaN where there
+    are no such words), and "n_wrong": how many target words were predicted wrongly.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` or ``batch`` has the wrong type.
+    ValueError
+        If ``model`` has no attention (it has no weights to place).
+    """
+    _check(model, batch)
+    if not model.attend:
+        raise ValueError("model has no attention, so its weights have no alignment")
+    f = forward(model, batch)
+    right = np.argmax(f.logits, axis=-1) == batch.target  # (B, T)
+    hit = np.argmax(f.weights, axis=-1) == batch.alignment  # (B, T)
+    return {
+        "correct": float(hit[right].mean()) if right.any() else np.nan,
+        "wrong": float(hit[~right].mean()) if (~right).any() else np.nan,
+        "n_wrong": int((~right).sum()),
+    }
+
+
+def separated(evaluation: dict, metric: str, kind_a: str, kind_b: str) -> dict:
+    """The evaluated lengths at which the seeds of two kinds of model do not overlap
+    on one metric (a scalar field of :class:`Scores`): every run of one kind strictly
+    above every run of the other.
+
+    Returns
+    -------
+    dict, ``{"a_above": [lengths], "b_above": [lengths]}``: where every run of
+    ``kind_a`` is above every run of ``kind_b``, and the other way round. Lengths not
+    listed have overlapping (or touching) ranges. How little a separation of three
+    runs against three shows: :func:`chance_of_separation`.
+
+    Raises
+    ------
+    ValueError
+        If ``metric`` is unknown or a kind has no run in ``evaluation``.
+    """
+    table = across_seeds(evaluation, metric)
+    for kind in (kind_a, kind_b):
+        if kind not in table:
+            raise ValueError(f"no run of kind {kind!r}; have {sorted(table)}")
+    lengths = [s.length for s in next(iter(evaluation.values()))]
+    a, b = table[kind_a], table[kind_b]
+    return {
+        "a_above": [T for T, lo, hi in zip(lengths, a["min"], b["max"]) if lo > hi],
+        "b_above": [T for T, lo, hi in zip(lengths, b["min"], a["max"]) if lo > hi],
+    }
+
+
+def chance_of_separation(n_a: int, n_b: int) -> float:
+    """The probability that ``n_a`` runs of one kind all come out above ``n_b`` runs
+    of another when the kind makes no difference (all ``n_a + n_b`` results
+    exchangeable, no ties): one order of the two groups out of ``C(n_a + n_b, n_a)``.
+    For three runs against three, 1/20 in one given direction and 1/10 in either (the
+    exact permutation test's smallest p-value).
+
+    Raises
+    ------
+    ValueError
+        If ``n_a`` or ``n_b`` is not a positive integer.
+    """
+    for n, name in ((n_a, "n_a"), (n_b, "n_b")):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"{name} must be a positive integer; got {n!r}")
+    return 1.0 / math.comb(int(n_a) + int(n_b), int(n_a))
 
 
 def kind_of(run: str) -> str:
