@@ -152,11 +152,17 @@ def alignment_offsets(model, batch) -> np.ndarray:
     ValueError
         If ``model`` has no attention (it has no weights to place).
     """
+    weights = _attention_forward(model, batch, "offsets").weights  # (B, T, T)
+    return np.argmax(weights, axis=-1) - batch.alignment  # (B, T)
+
+
+def _attention_forward(model, batch, what: str):
+    """The teacher-forced pass of an attention model; ValueError naming ``what`` the
+    weights cannot have without attention."""
     _check(model, batch)
     if not model.attend:
-        raise ValueError("model has no attention, so its weights have no offsets")
-    weights = forward(model, batch).weights  # (B, T, T)
-    return np.argmax(weights, axis=-1) - batch.alignment  # (B, T)
+        raise ValueError(f"model has no attention, so its weights have no {what}")
+    return forward(model, batch)
 
 
 def farthest_verb(batch) -> TranslationBatch:
@@ -170,12 +176,7 @@ def farthest_verb(batch) -> TranslationBatch:
     TypeError
         If ``batch`` is not a :class:`~attnlib.data.translation_task.TranslationBatch`.
     """
-    if not isinstance(batch, TranslationBatch):
-        raise TypeError(
-            "batch must be an attnlib.data.translation_task.TranslationBatch; "
-            f"got {type(batch).__name__}"
-        )
-    i = int(np.argmax(verb_moves(batch)))  # the first of the farthest
+    i = int(np.argmax(verb_moves(batch)))  # the first of the farthest (checks batch)
     one = slice(i, i + 1)
     return TranslationBatch(batch.source[one], batch.target[one], batch.alignment[one])
 
@@ -221,10 +222,7 @@ def alignment_by_correctness(model, batch) -> dict:
     ValueError
         If ``model`` has no attention (it has no weights to place).
     """
-    _check(model, batch)
-    if not model.attend:
-        raise ValueError("model has no attention, so its weights have no alignment")
-    f = forward(model, batch)
+    f = _attention_forward(model, batch, "alignment")
     right = np.argmax(f.logits, axis=-1) == batch.target  # (B, T)
     hit = np.argmax(f.weights, axis=-1) == batch.alignment  # (B, T)
     return {
