@@ -315,7 +315,8 @@ def test_layer_explorer_numbers_in_the_prose_are_printed():
     table = _output("10b_transformer_layer", "layer-pre-post")
     ratios = re.findall(r"^(?:1|24)\s+[\d.]+\s+[\d.]+\s+([\d.]+)$", table, re.M)
     assert (
-        f"{ratios[0]} of the sum's length in the first layer and {ratios[1]}" in prose
+        f"{ratios[0]} of the length of the running sum it is added to in the first "
+        f"layer and {ratios[1]}" in prose
     )
 
 

@@ -155,3 +155,30 @@ def test_no_heads_axis_hint_when_q_heads_is_right(capsys):
     shapes.update(Q_heads=(2, 3, 3, 4), weights=(2, 3, 3, 3), output=(2, 3, 5))
     ok, said = _said(capsys, check_layer_shapes, shapes, **sizes)
     assert not ok and "output does not have shape" in said and "heads axis" not in said
+
+
+# ---- the batch axis left out everywhere; keepdims left out (expert read 5c) ---------
+
+
+def test_shapes_without_the_batch_axis_get_one_hint(capsys):
+    # what a learner who forgets the batch axis types
+    without = {k: v[1:] for k, v in SHAPES.items()}
+    ok, said = _said(capsys, check_layer_shapes, without, **SIZES)
+    assert not ok and "keeps the batch axis first" in said
+    assert "X is (2, 10, 12), not (10, 12)" in said
+
+
+def test_no_batch_hint_when_only_some_shapes_lack_it(capsys):
+    ok, said = _said(capsys, check_layer_shapes, {**SHAPES, "X": (10, 12)}, **SIZES)
+    assert not ok and "X does not have shape (10, 12)" in said
+    assert "batch axis" not in said
+
+
+def test_layer_norm_without_keepdims_is_told_about_keepdims(capsys):
+    def no_keepdims(x, gain, bias, eps):
+        mean = x.mean(axis=-1)  # (...,): cannot be subtracted from a (3, 5) array
+        var = ((x - mean) ** 2).mean(axis=-1)
+        return (x - mean) / np.sqrt(var + eps) * gain + bias
+
+    ok, said = _said(capsys, check_layer_norm, no_keepdims)
+    assert not ok and "ValueError" in said and "keepdims=True" in said

@@ -314,7 +314,7 @@ def layer_figure(state: dict) -> plt.Figure:
 
 
 def layer_svg(state: dict) -> str:
-    """Bars of log10 of each token's vector length for X, A, F, Y (fixed axis 0 to 3),
+    """Bars of log10 of each token's vector length for X, A, F, Y (fixed axis -1 to 3),
     and each token's cosine between the layer's input and output."""
     tokens = state["tokens"]
     width = max(360, 58 * len(tokens))
@@ -324,7 +324,7 @@ def layer_svg(state: dict) -> str:
             tokens,
             series=list(LAYER_STEPS),
             title=f"layer {state['layer']}: log10 of each vector's length",
-            y_range=(0.0, 3.0),
+            y_range=(-1.0, 3.0),
             fmt="{:.1f}",
             width=width,
             height=230,
