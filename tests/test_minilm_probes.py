@@ -108,10 +108,10 @@ def test_attention_sink_per_head_by_hand(river):
     assert sink["weight on [CLS]"][0, layer, head] == pytest.approx(a[:, 0].mean())
     assert sink["||f(x)|| of [CLS]"][0, layer, head] == pytest.approx(fx[0])
     others = sum(fx[j] for j in range(1, L - 1)) / (L - 2)
-    assert sink["||f(x)|| of the other tokens"][0, layer, head] == pytest.approx(
-        others
-    )
-    shares = [a[i, 0] * fx[0] / sum(a[i, k] * fx[k] for k in range(L)) for i in range(L)]
+    assert sink["||f(x)|| of the other tokens"][0, layer, head] == pytest.approx(others)
+    shares = [
+        a[i, 0] * fx[0] / sum(a[i, k] * fx[k] for k in range(L)) for i in range(L)
+    ]
     assert sink["norm share of [CLS]"][0, layer, head] == pytest.approx(np.mean(shares))
     # averaged over the heads, the per-head measures give the layer's measures
     mean = mp.attention_sink([river])
