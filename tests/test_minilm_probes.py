@@ -98,6 +98,27 @@ def test_attention_sink_measures_by_hand(river):
     assert sink["norm share of [CLS]"][0, layer] == pytest.approx(expected)
 
 
+def test_attention_sink_per_head_by_hand(river):
+    sink = mp.attention_sink([river], per_head=True)
+    assert all(v.shape == (1, 6, 12) for v in sink.values())
+    layer, head = 2, 9
+    a = river.attention[layer, head]  # (L, L)
+    fx = np.linalg.norm(river.transformed[layer, head], axis=-1)  # (L,)
+    L = a.shape[0]
+    assert sink["weight on [CLS]"][0, layer, head] == pytest.approx(a[:, 0].mean())
+    assert sink["||f(x)|| of [CLS]"][0, layer, head] == pytest.approx(fx[0])
+    others = sum(fx[j] for j in range(1, L - 1)) / (L - 2)
+    assert sink["||f(x)|| of the other tokens"][0, layer, head] == pytest.approx(others)
+    shares = [
+        a[i, 0] * fx[0] / sum(a[i, k] * fx[k] for k in range(L)) for i in range(L)
+    ]
+    assert sink["norm share of [CLS]"][0, layer, head] == pytest.approx(np.mean(shares))
+    # averaged over the heads, the per-head measures give the layer's measures
+    mean = mp.attention_sink([river])
+    for name in mp.SINK_MEASURES:
+        np.testing.assert_allclose(sink[name].mean(axis=-1), mean[name], rtol=1e-9)
+
+
 def test_attention_sink_refuses_head_masked_passes():
     mask = np.ones((6, 12), dtype=bool)
     mask[0, 0] = False

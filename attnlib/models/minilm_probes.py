@@ -182,7 +182,7 @@ SINK_MEASURES = (
 )
 
 
-def attention_sink(outputs) -> dict:
+def attention_sink(outputs, per_head: bool = False) -> dict:
     """Measure, for every sentence and layer, how ``[CLS]`` and ``[SEP]`` take weight.
 
     For each :class:`attnlib.models.minilm.MiniLMOutput` in ``outputs`` and each layer:
@@ -191,6 +191,11 @@ def attention_sink(outputs) -> dict:
     * the mean length ``||f(x_j)||`` of the transformed value vector (Kobayashi et al.)
       of ``[CLS]``, of ``[SEP]`` and of the other tokens, over the heads;
     * the mean share of ``[CLS]`` and ``[SEP]`` in ``sum_j ||alpha_ij f(x_j)||``.
+
+    With ``per_head=True`` nothing is averaged over the heads: each measure is given
+    for every head, averaged over the queries only (and, for the other tokens'
+    ``||f(x)||``, over those tokens), so that a head that departs from the layer's
+    average can be seen.
 
     These are observations about each layer. Whether the model's output depends on
     what ``[CLS]`` delivers or on the weight it holds is tested by
@@ -202,8 +207,9 @@ def attention_sink(outputs) -> dict:
 
     Returns
     -------
-    dict mapping each name of :data:`SINK_MEASURES` to an array of shape
-    (len(outputs), 6): sentences by layers.
+    dict mapping each name of :data:`SINK_MEASURES` to a float64 array of shape
+    (len(outputs), 6): sentences by layers; with ``per_head=True``, of shape
+    (len(outputs), 6, 12): sentences by layers by heads.
 
     Raises
     ------
@@ -225,6 +231,19 @@ def attention_sink(outputs) -> dict:
         f_len = np.linalg.norm(out.transformed, axis=-1)  # (6, 12, L)
         norms = out.weighted_norms()  # (6, 12, L, L)
         share = norms / norms.sum(axis=-1, keepdims=True)
+        if per_head:
+            rows = {
+                "weight on [CLS]": a[..., 0].mean(axis=2),  # (6, 12)
+                "weight on [SEP]": a[..., -1].mean(axis=2),
+                "||f(x)|| of [CLS]": f_len[..., 0],
+                "||f(x)|| of [SEP]": f_len[..., -1],
+                "||f(x)|| of the other tokens": f_len[..., 1:-1].mean(axis=2),
+                "norm share of [CLS]": share[..., 0].mean(axis=2),
+                "norm share of [SEP]": share[..., -1].mean(axis=2),
+            }
+            for name in SINK_MEASURES:
+                result[name].append(np.asarray(rows[name], dtype=np.float64))
+            continue
         rows = {
             "weight on [CLS]": a[..., 0].mean(axis=(1, 2)),
             "weight on [SEP]": a[..., -1].mean(axis=(1, 2)),
