@@ -15,26 +15,13 @@ maximum for seeds 1 and 2.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
+from test_expert_read4e import CELLS, _output  # the stored notebook, read once
 
 from attnlib.models import adversarial_exact as ae
 from attnlib.models import context_classifier as cc
-
-ROOT = Path(__file__).resolve().parents[1]
-NB = nbformat.read(ROOT / "chapters" / "11b_interventions.ipynb", as_version=4)
-CELLS = {c.id: c for c in NB.cells}
-
-
-def _output(cell_id: str) -> str:
-    out = []
-    for o in CELLS[cell_id].get("outputs", []):
-        text = o.get("text", "") or o.get("data", {}).get("text/plain", "")
-        out.append("".join(text))
-    return "".join(out)
 
 
 def _source(cell_id: str) -> str:
