@@ -14,13 +14,14 @@ Candidates, all computing ``softmax(Q K^T / sqrt(d)) V`` for 8 heads, d = 64:
   (``SDPBackend.MATH``), the unfused fallback that 3-D inputs also fall into. Labelled
   as such everywhere.
 
-And numpy's two full-size products (called ``ceiling`` in the CSV's column names): the
-two attention-shaped matrix products alone, ``Q K^T`` (H, n, d) x (H, d, n), written into
-the whole (H, n, n) array of scores, and ``W V`` (H, n, n) x (H, n, d), timed with numpy
-in the same rounds. They are not a bound on numpy attention: they write the whole table
-of scores to memory and read it back, which tiled products avoid, and the tiled form has
-been measured faster than them (its ``vs_ceiling_median`` is below 1 with a causal mask
-at n = 2,048 and 4,096 in float32).
+And numpy's two full-size products (called ``ceiling`` in the CSV's column names):
+the two attention-shaped matrix products alone, ``Q K^T`` (H, n, d) x (H, d, n),
+written into the whole (H, n, n) array of scores, and ``W V`` (H, n, n) x (H, n, d),
+timed with numpy in the same rounds. They are not a bound on numpy attention: they
+write the whole table of scores to memory and read it back, which tiled products
+avoid, and the tiled form has been measured faster than them (its
+``vs_ceiling_median`` is below 1 with a causal mask at n = 2,048 and 4,096 in
+float32).
 
 Method. Every candidate is timed in this one process, with the same inputs, in rounds;
 each round times every candidate as the best of a few consecutive calls (``reps_for``: 5
