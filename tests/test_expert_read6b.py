@@ -12,28 +12,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib.figure
 import numpy as np
 import pandas as pd
 from test_expert_read3a import _cell, _output, _prose  # tests/ is on the path
+from test_expert_read5b import _bench_script
 
 from attnlib.figures.explorers import CostExplorer
 from attnlib.figures.explorers.cost import _cost_curves, cost_state
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_CSV = ROOT / "chapters" / "data" / "bench.csv"
-
-
-def _bench_script():
-    spec = importlib.util.spec_from_file_location(
-        "bench_attention", ROOT / "tests" / "benchmarks" / "bench_attention.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_green_line_is_not_called_a_ceiling(tmp_path, monkeypatch):
