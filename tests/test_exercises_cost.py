@@ -34,6 +34,8 @@ def test_score_memory(capsys):
     assert "GB (10^9" in capsys.readouterr().out
     assert not check_score_memory(1 / 32, 4096, heads=32, bytes_per_entry=2)
     assert "heads" in capsys.readouterr().out
+    assert not check_score_memory(1024, 4096, heads=32, bytes_per_entry=2)
+    assert "that is in MiB" in capsys.readouterr().out  # 2^30 bytes = 1,024 MiB
     # 100,000 positions, float32: 4e10 bytes = 37.25 GiB
     assert check_score_memory(4e10 / 2**30, 100_000)
 
@@ -149,3 +151,54 @@ def test_tiled_attention_in_float32_is_judged_alike_on_every_input(capsys):
 
     assert check_tiled_attention(in_float32)
     assert capsys.readouterr().out.startswith("Correct")
+
+
+def _online(Q, K, V, block):
+    m = np.full((len(Q), 1), -np.inf)
+    total = np.zeros((len(Q), 1))
+    acc = np.zeros((len(Q), V.shape[1]))
+    for s in range(0, len(K), block):
+        S = Q @ K[s : s + block].T / math.sqrt(Q.shape[1])  # (L_q, block)
+        m_new = np.maximum(m, S.max(axis=1, keepdims=True))
+        E, rescale = np.exp(S - m_new), np.exp(m - m_new)
+        total = rescale * total + E.sum(axis=1, keepdims=True)
+        acc = rescale * acc + E @ V[s : s + block]
+        m = m_new
+    return acc / total  # (L_q, d_v)
+
+
+def _query_blocks(Q, K, V, block):
+    """Plain softmax over whole rows, ``block`` queries at a time: no online softmax."""
+    out = []
+    for s in range(0, len(Q), block):
+        S = Q[s : s + block] @ K.T / math.sqrt(Q.shape[1])  # (block, L_k)
+        E = np.exp(S - S.max(axis=1, keepdims=True))
+        out.append(E @ V / E.sum(axis=1, keepdims=True))
+    return np.vstack(out)  # (L_q, d_v)
+
+
+def _row_at_a_time(Q, K, V, block):
+    """Plain softmax over one whole row per query; ``block`` is ignored."""
+    out = []
+    for q in Q:
+        s = K @ q / math.sqrt(Q.shape[1])  # (L_k,)
+        e = np.exp(s - s.max())
+        out.append(e @ V / e.sum())
+    return np.array(out)  # (L_q, d_v)
+
+
+def test_tiled_attention_rejects_a_softmax_over_whole_rows(capsys):
+    """Expert read 6b, error 1: both variants avoid the full table and give the right
+    values, so only the case with 4 queries and 65,536 keys separates them from an
+    online softmax over blocks of keys."""
+    from attnlib.exercises.online_softmax import check_tiled_attention
+
+    assert check_tiled_attention(_online)
+    out = capsys.readouterr().out
+    assert out.startswith("Correct") and "4 queries and 65,536 keys" in out
+    for wrong in (_query_blocks, _row_at_a_time):
+        assert not check_tiled_attention(wrong)
+        out = capsys.readouterr().out
+        assert "4 queries and 65,536 keys" in out
+        assert "You hold a whole row of scores per query" in out
+        assert "visit the keys block at a time" in out

@@ -14,9 +14,10 @@ computed relative to the old ``m``; multiplying them by ``exp(m - m_new)`` re-ex
 them relative to ``m_new``. After the last block, ``acc / l`` is exactly
 ``softmax(scores) @ V``. Memory grows with ``L_q * block`` instead of ``L_q * L_k``.
 
-Queries are tiled too, so one tile of scores (``block_q x block_k`` per head) stays in
-the processor's cache while it is exponentiated, summed and multiplied by the values,
-and several threads (``workers``) can work on different query blocks at once.
+Queries are tiled too, so one tile of scores (``block_q x block_k`` per head) is small
+enough that it may stay in the processor's cache while it is exponentiated, summed and
+multiplied by the values (not measured: it depends on the processor's cache sizes), and
+several threads (``workers``) can work on different query blocks at once.
 
 Sources: the running maximum and sum (the "online softmax" normaliser) are Milakov &
 Gimelshein (2018), "Online normalizer calculation for softmax", algorithm 3;
@@ -114,7 +115,8 @@ def tiled_attention(
     block_size : int or (int, int), optional
         ``block_q`` and ``block_k``, the tile's height (queries) and width (keys). Any
         positive sizes work, including sizes that do not divide the lengths or exceed
-        them. Default: :func:`default_block_sizes` (a tile that fits the L2 cache).
+        them. Default: :func:`default_block_sizes` (a tile of at most 262,144
+        scores, meant to stay in a cache; untested).
     workers : int, optional
         Number of threads that share the query blocks. Default: :func:`default_workers`,
         as many as numpy's BLAS uses (the number of cores, unless limited with

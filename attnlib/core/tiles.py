@@ -17,9 +17,10 @@ import threadpoolctl
 
 from attnlib.core.masks import _causal_offset, _up_to_diagonal
 
-#: Target number of score entries in one tile: 262,144 float32 numbers are 1 MB, the
-#: size of a typical per-core L2 cache, so a tile is exponentiated, summed and
-#: multiplied by the values while it is still in the cache.
+#: Target number of score entries in one tile: 262,144 float32 numbers are 1 MiB (2 MiB
+#: in float64), chosen so that a tile may stay in a cache while it is exponentiated,
+#: summed and multiplied by the values. Whether it does is not measured: per-core L2
+#: caches are often 256 KiB to 1 MiB, and the benchmark recorded no cache sizes.
 TILE_ENTRIES = 262_144
 
 

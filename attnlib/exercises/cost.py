@@ -131,6 +131,9 @@ def check_score_memory(
                 f"here each score takes {bytes_per_entry}.",
             )
         )
+    slips.append(
+        (expected * 1024, "that is in MiB (2^20 bytes); divide by 1,024 for GiB.")
+    )
     slips.append((expected * GIB, "that is in bytes; divide by 2^30 for GiB."))
     return check_close(
         got,

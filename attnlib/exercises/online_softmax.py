@@ -5,7 +5,9 @@ with the online softmax, written by the reader in numpy.
   :func:`attnlib.attention`, on inputs with large scores and blocks that do not divide
   the number of keys, then a memory check: the largest block of memory the function
   holds at once, measured with :mod:`tracemalloc`, must stay well below the full table
-  of scores.
+  of scores, and, for a few queries against many keys, below one row of scores per
+  query (which a softmax over whole rows, query by query or in blocks of queries,
+  cannot do).
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def _cases():
             None,
         ),
         (
-            "5 queries, 12 keys whose scores reach about 1,000, blocks of 5",
+            "5 queries, 12 keys whose largest scores are above 1,000, blocks of 5",
             (big[0] * 30, big[1] * 30, big[2], 5),
             None,
         ),
@@ -123,6 +125,56 @@ def _cases():
     ]
 
 
+_MANY_KEYS = 65_536
+
+
+def _peak(fn, args, label):
+    """Run ``fn(*args)`` under tracemalloc: (ran without error, result, peak bytes)."""
+    tracemalloc.start()
+    try:
+        ok, out = try_reader(lambda: fn(*args), label=label)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return ok, out, peak
+
+
+def _few_queries_many_keys(fn, block, label):
+    """4 queries against 65,536 keys: a whole row of scores per query shows here.
+
+    Returns the peak in bytes, or None (after printing why) when ``fn`` fails."""
+    rng = np.random.default_rng(1)
+    Q = rng.normal(size=(4, 1))  # (L_q, d_k)
+    K, V = (rng.normal(size=(_MANY_KEYS, 1)) for _ in range(2))  # (L_k, 1) each
+    row = _MANY_KEYS * 8  # bytes of one row of float64 scores
+    allowed = K.nbytes + V.nbytes + row / 4  # a copy of the inputs may be made
+    where = f" for 4 queries and {_MANY_KEYS:,} keys"
+    ok, out, peak = _peak(fn, (Q, K, V, block), label)
+    if not ok:
+        return None
+    got = returned_floats(out, label, where)
+    if got.shape != (4, 1) or not np.allclose(
+        got, _reference(Q, K, V, block), atol=1e-6
+    ):
+        print(f"Not yet: wrong result{where} in blocks of {block}.")
+        return None
+    if peak > allowed:
+        print(
+            f"Not yet: the result is right, but{where} {label} held "
+            f"{peak / 2**20:.2f} MiB at once, more than a copy of K and V "
+            f"({(K.nbytes + V.nbytes) / 2**20:.0f} MiB) plus a quarter of one row of "
+            f"{_MANY_KEYS:,} scores ({row / 4 / 2**20:.3f} MiB). You hold a whole row "
+            "of scores per query: a softmax over whole rows, not an online one."
+        )
+        print(
+            "Hint: visit the keys block at a time, Q @ K[start:stop].T, and carry the "
+            "running maximum, the running sum and the running weighted sum of values "
+            "from one block of keys to the next."
+        )
+        return None
+    return peak
+
+
 @checker("your function", answers=("fn",))
 def check_tiled_attention(fn, *, n: int = 2048, block: int = 64) -> bool:
     """Check the reader's ``fn(Q, K, V, block)``: scaled dot-product attention of ``Q``
@@ -132,7 +184,12 @@ def check_tiled_attention(fn, *, n: int = 2048, block: int = 64) -> bool:
     when the maximum grows, each block normalised on its own, no final division by the
     running sum, no 1/sqrt(d_k) scale, no maximum subtracted); then ``n`` queries and
     keys in blocks of ``block``: the peak memory traced while ``fn`` runs must stay
-    below a quarter of the ``n x n`` float64 scores. Every result is compared with the
+    below a quarter of the ``n x n`` float64 scores; then 4 queries against 65,536
+    keys (``d_k = d_v = 1``): the peak may hold a copy of ``K`` and ``V`` but no more
+    than a quarter of one row of 65,536 float64 scores besides, which rejects a softmax
+    over whole rows (one query at a time, or in blocks of queries) written with
+    ordinary temporaries; one that works on a single row entirely in place can still
+    pass. Every result is compared with the
     same tolerance (``atol=1e-6`` plus numpy's default ``rtol``), so float32 arithmetic
     passes or fails alike on all inputs. (tracemalloc sees numpy's allocations; it
     cannot see what a compiled library does internally.)
@@ -147,12 +204,7 @@ def check_tiled_attention(fn, *, n: int = 2048, block: int = 64) -> bool:
     rng = np.random.default_rng(0)
     Q, K, V = (rng.normal(size=(n, 16)) for _ in range(3))  # (n, 16) each
     full = n * n * 8  # bytes of the n x n float64 scores
-    tracemalloc.start()
-    try:
-        ok, out = try_reader(lambda: fn(Q, K, V, block), label=label)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    ok, out, peak = _peak(fn, (Q, K, V, block), label)
     if not ok:
         return False
     got = returned_floats(out, label, f" for {n} queries and keys")
@@ -178,10 +230,14 @@ def check_tiled_attention(fn, *, n: int = 2048, block: int = 64) -> bool:
             "never Q @ K.T."
         )
         return False
+    few = _few_queries_many_keys(fn, block, label)
+    if few is None:
+        return False
     print(
         f"Correct: {label} matches attnlib on all {len(_cases())} test inputs; with "
         f"{n} queries and keys in blocks of {block} it held at most "
         f"{peak / 2**20:.1f} MiB at once; the full scores would take "
-        f"{full / 2**20:.0f} MiB."
+        f"{full / 2**20:.0f} MiB; with 4 queries and {_MANY_KEYS:,} keys it held "
+        f"{few / 2**20:.2f} MiB."
     )
     return True

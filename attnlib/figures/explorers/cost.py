@@ -95,7 +95,7 @@ def cost_state(
 
 
 def _cost_curves(state: dict, max_n: int = 131_072):
-    ns = np.unique(np.geomspace(16, max(max_n, state["n"]), 40).astype(int))
+    ns = np.unique(np.rint(np.geomspace(16, max(max_n, state["n"]), 40)).astype(int))
     costs = [
         cost_state(
             k,
