@@ -14,11 +14,11 @@ tokens, the pooling of Reimers & Gurevych 2019 that this model is used with).
 The three edits of key position ``k`` (in every head of every layer):
 
 ``"silence"``
-    ``f^h(x_k) := 0``; the weights are unchanged, so the weight on ``k`` fetches
+    ``f^h(x_k) := 0``; the edit leaves the weights alone, so the weight on ``k`` fetches
     nothing.
 ``"fill"``
-    ``f^h(x_k) :=`` the mean of ``f^h(x_j)`` over the other positions ``j``; the weights
-    are unchanged, so the weight on ``k`` fetches an average of the sentence.
+    ``f^h(x_k) :=`` the mean of ``f^h(x_j)`` over the other positions ``j``; the edit
+    leaves the weights alone, so the weight on ``k`` fetches an average of the sentence.
 ``"block"``
     ``k`` is masked as a key for every query, so each row's weight is shared among the
     other keys in proportion to their weights (each grows by ``1 / (1 - alpha_ik)``).
