@@ -25,6 +25,11 @@ def test_giving_the_weights_gets_a_hint(capsys):
     assert "weights themselves" in capsys.readouterr().out
 
 
+def test_the_lengths_in_swapped_order_get_a_diagnosis(capsys):
+    assert not check.weighted_norms_answer([0.1 * 5.0, 0.6 * 0.5])  # 0.5 and 0.3
+    assert "swapped order" in capsys.readouterr().out
+
+
 def test_unweighted_lengths_are_rejected(capsys):
     assert not check.weighted_norms_answer([0.5, 5.0])
     assert capsys.readouterr().out.startswith("Not yet")
@@ -60,7 +65,12 @@ def test_another_head_is_rejected_with_the_best_weight(capsys):
     )
     assert f"Expected: layer {layer}, head {head}" in capsys.readouterr().out
     # one step off in one number only: a near miss, not counting from 1
-    for near in ((layer + 1, head), (layer, head + 1)):
+    for near in (
+        (layer + 1, head),
+        (layer, head + 1),
+        (layer - 1, head),
+        (layer, head - 1),
+    ):
         assert not check.strongest_head_answer(TIRED, "it", "animal", *near)
         out = capsys.readouterr().out
         assert "neighbour" in out and "counted from 1" not in out

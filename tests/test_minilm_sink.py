@@ -25,14 +25,18 @@ def _ln(x, gain, bias, eps=1e-12):
     return (x - mu) / np.sqrt(var + eps) * gain + bias
 
 
-def _forward_by_hand(ids, key=None, edit=None):
-    """The final vectors (L, 384), head by head, with key ``key`` edited everywhere."""
+def _forward_by_hand(ids, key=None, edit=None, frozen=None, record=None):
+    """The final vectors (L, 384), head by head, with key ``key`` edited everywhere.
+
+    ``frozen[n][h]`` (L, L), if given, replaces the weights head h of layer n computes;
+    ``record``, a list, receives them (one list of 12 arrays per layer)."""
     w = minilm.load_weights()
     L = len(ids)
     x = w.word_embeddings[ids] + w.position_embeddings[:L] + w.token_type_embeddings[0]
     x = _ln(x.astype(np.float64), w.emb_ln_gain, w.emb_ln_bias)
-    for layer in w.layers:
+    for n, layer in enumerate(w.layers):
         p = layer.attn
+        layer_weights = []
         pairs = ((p.W_Q, p.b_Q), (p.W_K, p.b_K), (p.W_V, p.b_V))
         Q, K, V = (x @ W + b for W, b in pairs)  # each (L, 384)
         heads = []
@@ -47,7 +51,11 @@ def _forward_by_hand(ids, key=None, edit=None):
             if edit == "block":
                 s[:, key] = -np.inf
             a = np.exp(s - s.max(axis=1, keepdims=True))
-            heads.append((a / a.sum(axis=1, keepdims=True)) @ v)
+            a = a / a.sum(axis=1, keepdims=True) if frozen is None else frozen[n][h]
+            layer_weights.append(a)
+            heads.append(a @ v)
+        if record is not None:
+            record.append(layer_weights)
         A = np.concatenate(heads, axis=1) @ p.W_O + p.b_O
         hid = _ln(x + A, layer.ln1_gain, layer.ln1_bias)
         u = hid @ layer.W_1 + layer.b_1
@@ -78,6 +86,40 @@ def test_every_edit_matches_the_hand_pass(dog_ids, edit):
         )
     one = ms.forward_with_key_edit(dog_ids, 2, edit)  # ids and an int key
     np.testing.assert_allclose(one, got[1], atol=1e-10)
+
+
+@pytest.mark.parametrize("edit", ms.FREEZABLE_EDITS)
+def test_frozen_weights_match_the_hand_pass(dog_ids, edit):
+    unedited = []
+    _forward_by_hand(dog_ids, record=unedited)  # the weights of the unedited pass
+    keys = [0, 3]  # [CLS], "bit"
+    got = ms.forward_with_key_edit(DOG, keys, edit, frozen_weights=True)
+    for b, k in enumerate(keys):
+        want = _forward_by_hand(dog_ids, k, edit, frozen=unedited)
+        np.testing.assert_allclose(got[b], want, atol=TOL, err_msg=f"key {k}")
+        # a test of the test: the layers above do recompute their weights otherwise
+        free = _forward_by_hand(dog_ids, k, edit)
+        assert np.abs(free - want).max() > 1e-3
+    edited = []
+    _forward_by_hand(dog_ids, 0, "fill", record=edited)
+    # unfrozen, fill leaves layer 0's weights alone but not layer 1's
+    assert np.allclose(edited[0], unedited[0])
+    assert not np.allclose(edited[1], unedited[1])
+
+
+def test_cls_edit_cosines_by_hand(dog_ids):
+    got = ms.cls_edit_cosines([DOG, "A cat sat."])
+    assert set(got) == set(ms.FREEZABLE_EDITS)
+    assert all(v.shape == (2,) and v.dtype == np.float64 for v in got.values())
+    unedited = []
+    e = _forward_by_hand(dog_ids, record=unedited).mean(axis=0)
+    for edit in ms.FREEZABLE_EDITS:
+        e2 = _forward_by_hand(dog_ids, 0, edit, frozen=unedited).mean(axis=0)
+        want = e @ e2 / (np.linalg.norm(e) * np.linalg.norm(e2))
+        assert got[edit][0] == pytest.approx(want, abs=1e-6)
+    free = ms.cls_edit_cosines([DOG], ("fill",), frozen_weights=False)["fill"]
+    effects = ms.key_edit_effects([DOG], edits=("fill",))["fill"]
+    assert free[0] == pytest.approx(effects["[CLS]: embedding cosine"][0], abs=1e-12)
 
 
 def test_an_edit_changes_the_output(dog_ids):
@@ -129,6 +171,14 @@ def test_minilm_sink_contract(dog_ids):
         ms.forward_with_key_edit(DOG, [], "block")
     with pytest.raises(TypeError, match="keys"):
         ms.forward_with_key_edit(DOG, [0.5], "block")
+    with pytest.raises(ValueError, match="frozen_weights"):
+        ms.forward_with_key_edit(DOG, 0, "block", frozen_weights=True)
+    with pytest.raises(ValueError, match="frozen_weights"):
+        ms.cls_edit_cosines([DOG], ("block",))
+    with pytest.raises(TypeError, match="sentences"):
+        ms.cls_edit_cosines(DOG)
+    with pytest.raises(ValueError, match="no token besides"):
+        ms.cls_edit_cosines([""])
     with pytest.raises(TypeError, match="sentences"):
         ms.key_edit_effects(DOG)
     with pytest.raises(ValueError, match="edits"):

@@ -64,6 +64,7 @@ def weighted_norms_answer(answer) -> bool:
                 np.linalg.norm(NORM_EXERCISE_VECTORS, axis=-1),
                 "these are the lengths of f(x) alone; multiply each by its weight.",
             ),
+            (want[::-1], "these are the two lengths in swapped order."),
         ),
     )
 
@@ -116,7 +117,7 @@ def strongest_head_answer(sentence: str, query: str, key: str, layer, head) -> b
             "both numbers. Hint: attnlib counts layers and heads from 0, like numpy; "
             "if you counted from 1, subtract 1."
         )
-    elif (layer - 1, head) == best or (layer, head - 1) == best:
+    elif abs(layer - best[0]) + abs(head - best[1]) == 1:  # one step off, either way
         print(
             f"Not yet, but close: the strongest head is a neighbour of layer {layer}, "
             f"head {head}. Check the neighbouring layer and head, and that both "

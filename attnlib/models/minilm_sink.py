@@ -14,14 +14,20 @@ tokens, the pooling of Reimers & Gurevych 2019 that this model is used with).
 The three edits of key position ``k`` (in every head of every layer):
 
 ``"silence"``
-    ``f^h(x_k) := 0``; the weights are unchanged, so the weight on ``k`` fetches
+    ``f^h(x_k) := 0``; the edit leaves the weights alone, so the weight on ``k`` fetches
     nothing.
 ``"fill"``
-    ``f^h(x_k) :=`` the mean of ``f^h(x_j)`` over the other positions ``j``; the weights
-    are unchanged, so the weight on ``k`` fetches an average of the sentence.
+    ``f^h(x_k) :=`` the mean of ``f^h(x_j)`` over the other positions ``j``; the edit
+    leaves the weights alone, so the weight on ``k`` fetches an average of the sentence.
 ``"block"``
     ``k`` is masked as a key for every query, so each row's weight is shared among the
     other keys in proportion to their weights (each grows by ``1 / (1 - alpha_ik)``).
+
+The weights are those each layer computes from its own input, which from layer 1 on is
+already edited: silence and fill leave identical weights in layer 0 only. With
+``frozen_weights=True`` every layer uses instead the weights of the unedited pass, so
+that silence and fill differ, in every layer, only in what the same weights fetch
+(``block`` changes the weights by definition and cannot be frozen).
 
 Since ``f^h(x) = (x W_V^h + b_V^h) W_O^h`` is affine in the value row, editing
 ``f^h(x_k)`` is the same as editing that value row (Kobayashi et al. 2020, section 3).
@@ -33,6 +39,8 @@ Entry points
 ``key_edit_effects(sentences, edits=KEY_EDITS)``   -> the effects on the embedding and
                                                       on the token vectors, ``[CLS]``
                                                       against the content tokens
+``cls_edit_cosines(sentences, edits, frozen_weights=True)`` -> (len(sentences),) the
+                                                      embedding cosine of the [CLS] edit
 
 Sources: Xiao et al. (2023), section 3 (the attention sink); Clark et al. (2019),
 section 3 (attention to special tokens as a no-op); Kobayashi et al. (2020), section 3
@@ -62,8 +70,13 @@ EFFECT_MEASURES = (
 )
 
 
-def _edited_layer(x, layer, keys: np.ndarray, edit: str) -> np.ndarray:
-    """One encoder layer on ``x`` (B, L, 384) with key ``keys[b]`` edited in run b."""
+#: The edits that leave the weights alone, so can run with every layer's weights frozen.
+FREEZABLE_EDITS = ("silence", "fill")
+
+
+def _edited_layer(x, layer, keys: np.ndarray, edit: str, frozen=None) -> np.ndarray:
+    """One encoder layer on ``x`` (B, L, 384) with key ``keys[b]`` edited in run b;
+    ``frozen`` (12, L, L), if given, replaces the weights the layer computes."""
     B, L, _ = x.shape
     runs = np.arange(B)
     if edit == "block":
@@ -78,9 +91,15 @@ def _edited_layer(x, layer, keys: np.ndarray, edit: str) -> np.ndarray:
         new = np.zeros_like(f_key)  # (B, 12, 384)
     else:  # "fill": the mean over the other L - 1 positions
         new = (f.sum(axis=2) - f_key) / (L - 1)  # (B, 12, 384)
-    on_key = steps["weights"][runs, :, :, keys]  # (B, 12, L_q): alpha^h_ik
+    weights = steps["weights"]  # (B, 12, L_q, L_k)
+    attended = steps["attended"]  # (B, L, 384)
+    if frozen is not None:
+        weights = np.broadcast_to(frozen, weights.shape)  # (B, 12, L_q, L_k)
+        # sum_h sum_j alpha^h_ij f^h(x_j) + b_O, with the unedited pass's alpha
+        attended = np.einsum("bhij,bhjd->bid", weights, f) + layer.attn.b_O
+    on_key = weights[runs, :, :, keys]  # (B, 12, L_q): alpha^h_ik
     # the attention output changes by sum_h alpha^h_ik (new^h - f^h(x_k))
-    attended = steps["attended"] + np.einsum("bhi,bhd->bid", on_key, new - f_key)
+    attended = attended + np.einsum("bhi,bhd->bid", on_key, new - f_key)
     h = layer_norm(x + attended, layer.ln1_gain, layer.ln1_bias, layer.eps)
     ff = feed_forward(
         h, layer.W_1, layer.b_1, layer.W_2, layer.b_2, layer.activation
@@ -88,7 +107,9 @@ def _edited_layer(x, layer, keys: np.ndarray, edit: str) -> np.ndarray:
     return layer_norm(h + ff, layer.ln2_gain, layer.ln2_bias, layer.eps)
 
 
-def forward_with_key_edit(text_or_ids, keys, edit: str) -> np.ndarray:
+def forward_with_key_edit(
+    text_or_ids, keys, edit: str, *, frozen_weights: bool = False
+) -> np.ndarray:
     """Run all-MiniLM-L6-v2 once per key in ``keys``, editing that key in every layer.
 
     Parameters
@@ -98,6 +119,9 @@ def forward_with_key_edit(text_or_ids, keys, edit: str) -> np.ndarray:
         Token positions (0 is ``[CLS]``); run ``b`` edits position ``keys[b]``.
     edit : one of :data:`KEY_EDITS`: ``"silence"``, ``"fill"`` or ``"block"`` (see the
         module's docstring)
+    frozen_weights : bool, default False
+        If True, every layer uses the attention weights of the unedited pass instead of
+        those it computes from its edited input (only for :data:`FREEZABLE_EDITS`).
 
     Returns
     -------
@@ -107,13 +131,19 @@ def forward_with_key_edit(text_or_ids, keys, edit: str) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``edit`` is unknown, a key lies outside ``0..L-1``, ``keys`` is empty, or
-        the sentence has fewer than 2 tokens (nothing left to attend to).
+        If ``edit`` is unknown, a key lies outside ``0..L-1``, ``keys`` is empty, the
+        sentence has fewer than 2 tokens (nothing left to attend to), or
+        ``frozen_weights`` is asked for with ``"block"``.
     TypeError
         If ``keys`` holds something other than integers.
     """
     if edit not in KEY_EDITS:
         raise ValueError(f"edit must be one of {KEY_EDITS}; got {edit!r}")
+    if frozen_weights and edit not in FREEZABLE_EDITS:
+        raise ValueError(
+            f"frozen_weights needs an edit that leaves the weights alone, one of "
+            f"{FREEZABLE_EDITS}; got {edit!r}"
+        )
     _, ids = minilm._as_ids(text_or_ids)
     L = ids.size
     k = np.asarray(keys)
@@ -127,8 +157,9 @@ def forward_with_key_edit(text_or_ids, keys, edit: str) -> np.ndarray:
             f"least 2 tokens; got {k.tolist()} for {L} tokens"
         )
     x = np.repeat(minilm.embed(ids)[None], k.size, axis=0)  # (B, L, 384)
-    for layer in minilm.load_weights().layers:
-        x = _edited_layer(x, layer, k, edit)
+    frozen = minilm.forward(ids).attention if frozen_weights else [None] * 6
+    for layer, a in zip(minilm.load_weights().layers, frozen):  # a: (12, L, L)
+        x = _edited_layer(x, layer, k, edit, a)
     return x[0] if single else x
 
 
@@ -213,3 +244,39 @@ def key_edit_effects(sentences, edits=KEY_EDITS) -> dict:
         edit: {m: np.array(v, dtype=np.float64) for m, v in r.items()}
         for edit, r in result.items()
     }
+
+
+def cls_edit_cosines(sentences, edits=FREEZABLE_EDITS, *, frozen_weights=True) -> dict:
+    """The embedding cosine (as in :func:`key_edit_effects`) of editing ``[CLS]`` in
+    every layer, one run per sentence.
+
+    With ``frozen_weights=True`` (the default) every layer keeps the unedited pass's
+    weights, so ``"silence"`` and ``"fill"`` meet the same weights everywhere; with
+    False this is ``key_edit_effects(...)[edit]["[CLS]: embedding cosine"]``.
+
+    Returns
+    -------
+    dict: edit -> numpy.ndarray, float64, shape (len(sentences),)
+
+    Raises
+    ------
+    TypeError
+        If ``sentences`` is one str rather than a sequence of them.
+    ValueError
+        As :func:`forward_with_key_edit` (an unknown edit; ``"block"`` with frozen
+        weights), or if a sentence has no content token (named).
+    """
+    if isinstance(sentences, str):
+        raise TypeError("sentences must be a sequence of str, not one str")
+    result = {edit: [] for edit in edits}
+    for sentence in sentences:
+        out = minilm.forward(sentence)
+        if len(out.tokens) < 3:
+            raise ValueError(f"{sentence!r} has no token besides [CLS] and [SEP]")
+        e = out.hidden_states[-1].mean(axis=0)  # (384,)
+        for edit in edits:
+            y = forward_with_key_edit(
+                out.ids, [0], edit, frozen_weights=frozen_weights
+            )  # (1, L, 384)
+            result[edit].append(_cosines(y.mean(axis=1), e)[0])
+    return {edit: np.array(v, dtype=np.float64) for edit, v in result.items()}
