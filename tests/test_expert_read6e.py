@@ -13,31 +13,13 @@ Pinter's seed yardstick (the JSD between two trained models' rows) is printed.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
+from test_expert_read4e import CELLS, NB, _output, _prose  # the notebook, read once
 
 from attnlib.models import adversarial_attention as aa
 from attnlib.models import context_classifier as cc
-
-ROOT = Path(__file__).resolve().parents[1]
-NB = nbformat.read(ROOT / "chapters" / "11b_interventions.ipynb", as_version=4)
-CELLS = {c.id: c for c in NB.cells}
-
-
-def _output(cell_id: str) -> str:
-    out = []
-    for o in CELLS[cell_id].get("outputs", []):
-        text = o.get("text", "") or o.get("data", {}).get("text/plain", "")
-        out.append("".join(text))
-    return "".join(out)
-
-
-def _prose() -> str:
-    text = "\n".join(c.source for c in NB.cells if c.cell_type == "markdown")
-    return re.sub(r"\s+", " ", text)
 
 
 def _outputs() -> str:
