@@ -88,3 +88,41 @@ def test_exact_alternative_rejects_what_it_cannot_answer(classifier):
     # an epsilon that allows anything: the most divergent row is a single token
     loose = exact_alternative_attention(model, test, 0, epsilon=1.0)
     assert loose.feasible and np.isclose(loose.weights.max(), 1.0)
+
+
+@pytest.mark.parametrize("epsilon", [1e-9, 1e-12])
+def test_exact_alternative_holds_for_tiny_epsilon(classifier, epsilon):
+    # expert read 6e: a margin step of 1e-9 inside the bound was lost to rounding of
+    # p_win, so sequences 9, 45 and 49 came back infeasible at epsilon = 1e-9
+    model, test = classifier
+    for index in (9, 45, 49):
+        one = test.subset(index)
+        n = int(one.lengths[0])
+        f = cc.forward(model, one)
+        own, p0 = f.query_weights[0, :n], f.probs[0]  # (n,), (2,)
+        lose = int(np.argmin(p0))
+
+        def moved(a):  # the losing probability's change, by the override path
+            w = np.zeros(one.tokens.shape)
+            w[0, :n] = a
+            return abs(aa.predict_with_attention(model, one, w)[0, lose] - p0[lose])
+
+        # a lower bound found independently: bisection from a0 towards each token
+        lower = 0.0
+        for j in range(n):
+            lo, hi = 0.0, 1.0
+            for _ in range(60):
+                t = 0.5 * (lo + hi)
+                lo, hi = (
+                    (t, hi)
+                    if moved((1 - t) * own + t * np.eye(n)[j]) <= epsilon
+                    else (lo, t)
+                )
+            row = (1 - lo) * own + lo * np.eye(n)[j]
+            lower = max(lower, float(aa.jensen_shannon(row, own)))
+        exact = exact_alternative_attention(model, test, index, epsilon=epsilon)
+        looser = exact_alternative_attention(model, test, index, epsilon=1e-6)
+        assert exact.feasible and lower > 0
+        assert moved(exact.weights) <= epsilon
+        assert exact.prediction_tvd <= epsilon + 1e-15  # 1 - p_win rounds to ~1e-16
+        assert lower - 1e-9 <= exact.jsd <= looser.jsd + 1e-12  # feasible sets nest
