@@ -197,7 +197,7 @@ bench-pages: install chromium
 ## train: retrain chapter 2's translators to convergence (context vector and attention, each
 ## with a bidirectional and a forward-only encoder, 3 seeds each; two processes, a progress
 ## bar), then evaluate them; writes chapters/data/translation_models.npz/.json (not part of
-## test). A run takes 280-400 CPU seconds: all 12 about 40 minutes of two idle cores.
+## test). A run takes 130-260 CPU seconds: all 12 about 23 minutes of two idle cores.
 ## Each run is stored as it finishes. One piece at a time, keeping the other stored runs:
 ##   make train TRAIN_KINDS="attention-forward context-forward" TRAIN_SEEDS="0 1"
 TRAIN_KINDS ?=
