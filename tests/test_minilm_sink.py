@@ -162,7 +162,8 @@ def test_key_edit_effects_by_hand(dog_ids):
 
 
 def test_minilm_sink_contract(dog_ids):
-    """Named errors for forward_with_key_edit, key_edit_effects, sentence_embedding."""
+    """Named errors for forward_with_key_edit, cls_edit_cosines, key_edit_effects,
+    sentence_embedding."""
     with pytest.raises(ValueError, match="edit"):
         ms.forward_with_key_edit(DOG, 0, "erase")
     with pytest.raises(ValueError, match="keys"):

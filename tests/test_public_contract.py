@@ -76,7 +76,12 @@ SCIENCE_ROWS = {
         f"attnlib.models.minilm_sink.{name}": (
             "tests/test_minilm_sink.py::test_minilm_sink_contract"
         )
-        for name in ("forward_with_key_edit", "key_edit_effects", "sentence_embedding")
+        for name in (
+            "cls_edit_cosines",
+            "forward_with_key_edit",
+            "key_edit_effects",
+            "sentence_embedding",
+        )
     },
     "attnlib.models.minilm.embed": SCIENCE + "test_minilm_embed_contract",
     "attnlib.models.adversarial_attention.logit_margin": (
