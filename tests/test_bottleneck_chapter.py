@@ -229,3 +229,7 @@ def test_late_fall_compares_the_best_before_the_window_with_the_best():
         te.late_fall(history, last_steps=5500)
     with pytest.raises(ValueError, match="last_steps"):
         te.late_fall(history, last_steps=0)
+    with pytest.raises(ValueError, match="last_steps"):
+        te.late_fall(history, last_steps=True)
+    with pytest.raises(ValueError, match="one length"):
+        te.late_fall({**history, "step": history["step"][:-1]})
