@@ -211,3 +211,25 @@ def test_alignment_by_correctness_adds_up_to_the_alignment_accuracy():
     mixed /= kinds.size
     assert mixed == pytest.approx(overall)
     assert split["correct"] > split["wrong"]
+
+
+def test_late_fall_compares_the_best_before_the_window_with_the_best():
+    history = {
+        "step": [1000, 2000, 3000, 4000, 5000, 6000],
+        "validation_loss": [2.0, 1.0, 1.2, 0.9, 0.8, 0.85],
+        "stopped_at": [6000],
+    }
+    # window of 3,000 steps: evaluations up to step 3,000 count as "before" (best 1.0)
+    got = te.late_fall(history, last_steps=3000)
+    assert got["before"] == 1.0 and got["best"] == 0.8
+    assert got["fall"] == pytest.approx(0.2)
+    # a window of 1,000 steps: the best up to 5,000 is already 0.8, so no fall
+    assert te.late_fall(history, last_steps=1000)["fall"] == 0.0
+    with pytest.raises(ValueError, match="no evaluation"):
+        te.late_fall(history, last_steps=5500)
+    with pytest.raises(ValueError, match="last_steps"):
+        te.late_fall(history, last_steps=0)
+    with pytest.raises(ValueError, match="last_steps"):
+        te.late_fall(history, last_steps=True)
+    with pytest.raises(ValueError, match="one length"):
+        te.late_fall({**history, "step": history["step"][:-1]})

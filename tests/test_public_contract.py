@@ -410,6 +410,10 @@ CONTRACT_TESTS = {
     "attnlib.models.translation_eval.separated": DATA_MODELS,
     "attnlib.models.translation_eval.chance_of_separation": DATA_MODELS,
     "attnlib.models.translation_eval.kind_of": DATA_MODELS,
+    "attnlib.models.translation_eval.late_fall": (
+        "tests/test_bottleneck_chapter.py::"
+        "test_late_fall_compares_the_best_before_the_window_with_the_best"
+    ),
     "attnlib.models.translation_eval.across_seeds": DATA_MODELS,
     "attnlib.models.translation_eval.by_position": DATA_MODELS,
     "attnlib.models.translation_eval.mean_and_range": DATA_MODELS,

@@ -388,3 +388,53 @@ def mean_and_range(summary: dict, digits: int = 1) -> list:
             m, lo, hi = (f"{100 * v:.{digits}f}" for v in (mean, low, high))
             out.append(f"{m} ({lo}-{hi})")
     return out
+
+
+def late_fall(history: dict, last_steps: int = 4000) -> dict:
+    """How much a run's validation loss fell over its last ``last_steps`` steps.
+
+    Compares the lowest validation loss recorded at or before step
+    ``stopped_at - last_steps`` with the lowest over the whole run (the rule's best).
+    A run that the stopping rule ends while this fall is large was still improving.
+
+    Parameters
+    ----------
+    history : dict with ``"step"``, ``"validation_loss"`` (E,) sequences of floats
+        and ``"stopped_at"`` (a one-entry sequence), as stored by
+        :func:`attnlib.models.translation_training.train`.
+    last_steps : positive int, the window before the stop.
+
+    Returns
+    -------
+    dict with ``"before"`` (float, lowest loss up to ``stopped_at - last_steps``),
+    ``"best"`` (float, lowest loss of the run) and ``"fall"`` (float, ``1 - best /
+    before``, the fraction by which the loss fell in the window).
+
+    Raises
+    ------
+    ValueError if ``last_steps`` is not a positive integer, if the history's steps and
+    losses differ in length, or if no evaluation lies ``last_steps`` before the stop.
+    """
+    if (
+        isinstance(last_steps, bool)
+        or not isinstance(last_steps, (int, np.integer))
+        or last_steps < 1
+    ):
+        raise ValueError(f"last_steps must be a positive integer; got {last_steps!r}")
+    steps = np.asarray(history["step"], dtype=float)  # (E,)
+    losses = np.asarray(history["validation_loss"], dtype=float)  # (E,)
+    if steps.shape != losses.shape or steps.ndim != 1:
+        raise ValueError(
+            f"history's step {steps.shape} and validation_loss {losses.shape} must be "
+            "1-d sequences of one length"
+        )
+    stop = float(np.asarray(history["stopped_at"]).ravel()[0])
+    early = steps <= stop - last_steps  # (E,)
+    if not early.any():
+        raise ValueError(
+            f"no evaluation at or before step {stop - last_steps:g} "
+            f"(stopped at {stop:g}, last_steps={last_steps})"
+        )
+    before = float(losses[early].min())
+    best = float(losses.min())
+    return {"before": before, "best": best, "fall": 1.0 - best / before}
