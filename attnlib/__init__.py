@@ -77,6 +77,7 @@ models      models and experiments built from core, layers and data
   adversarial_exact  the search's exact answer for a two-class model
   minilm            a real pretrained encoder (all-MiniLM-L6-v2) in numpy
   minilm_probes     probes of its attention: controlled sentences, the attention sink
+  minilm_sink       edits of one key in every layer: the sink tested on the whole model
   language_model    a decoder-only Transformer language model and its backward pass
   lm_training       training it: Adam, warm-up, clipping, the validation stopping rule
   lm_runs           the stored language models of the chapters (make train-lm)
