@@ -70,22 +70,30 @@ def test_the_fused_kernel_is_hedged_like_the_tiled_form():
     assert "FlashAttention-Kernel.cpp".replace("-", "") in prose
 
 
-def test_the_tiled_form_was_slower_than_the_plain_one_at_512():
+def test_the_tiled_form_against_the_plain_one_is_read_within_rounds():
+    """Expert read 7b: the two medians against PyTorch (2.34, 2.18 at n = 512) do not
+    compare tiled with plain; the ratio within each round does, and it is below 1 in
+    every setting."""
     table = _output("09_cost", "8a524315")
-    assert "512    none  2.18  2.34" in table
-    assert "(2.34 against 2.18" in _prose("09_cost")
+    assert "512    none  2.18  2.34                       0.88          0.93" in table
+    prose = _prose("09_cost")
+    assert "little slower" not in prose and "except at $n = 512$" not in prose
+    assert "it took less time in every setting" in prose
 
 
-def test_the_one_configuration_where_tiled_was_not_faster_is_named():
+def test_tiled_was_faster_than_plain_in_every_setting_round_by_round():
     csv = pd.read_csv(BENCH_CSV)
+    direct = csv[csv.candidate == "tiled"].vs_plain_median
+    assert len(direct) == 22 and direct.max() < 1
+    assert f"all 22 settings: {direct.min():.2f} to {direct.max():.2f}" in _output(
+        "09_cost", "8a524315"
+    )
+    # the two medians against PyTorch disagree with it in one setting only
     ratio = csv[csv.candidate.isin(["plain", "tiled"])].pivot_table(
         index=["threads", "dtype", "causal", "n"],
         columns="candidate",
         values="vs_torch_fast_median",
     )
-    slower = ratio[ratio.tiled >= ratio.plain].index.tolist()
-    assert slower == [(2, "float32", False, 512)]
-    assert (
-        "faster than the plain one (except at $n = 512$ without a mask in float32 with "
-        "2 threads)" in _prose("09_cost")
-    )
+    assert ratio[ratio.tiled >= ratio.plain].index.tolist() == [
+        (2, "float32", False, 512)
+    ]
