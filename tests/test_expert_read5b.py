@@ -53,8 +53,10 @@ def _printed_products() -> dict:
     no mask, as chapter 9's table cell prints them."""
     text = _output("09_cost", "8a524315")
     printed = {}
-    for line in text.splitlines():  # the table: n, mask, plain, tiled, products
-        m = re.match(r"\s*\d+\s+([\d,]+)\s+none\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s*$", line)
+    for line in text.splitlines():  # the table: n, mask, plain, tiled, products, t/p
+        m = re.match(  # then the tiled / plain column
+            r"\s*\d+\s+([\d,]+)\s+none\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+[\d.]+\s*$", line
+        )
         if m:
             printed[(2, "float32", int(m.group(1).replace(",", "")))] = m.group(2)
     for line in text.splitlines():  # the other settings, one line each

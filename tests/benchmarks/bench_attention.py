@@ -1,7 +1,7 @@
 """Benchmark: attnlib's attention against a careful numpy reference and PyTorch (`make
    bench`).
 
-Candidates, all computing ``softmax(Q K^T / sqrt(d)) V`` for 8 heads, d = 64:
+Candidates, all computing ``softmax(Q K^T / sqrt(d)) V`` for 8 heads, d_k = 64:
 
 * ``plain``       attnlib.attention (all n x n scores at once, in place);
 * ``tiled``       attnlib.tiled_attention with its default settings (``causal=True``
@@ -745,10 +745,14 @@ def ratio_figure(rows: list[dict]) -> None:
         ax.axhline(1.0, color="grey", linewidth=0.8)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        # plain numbers on the ratio axis, not powers of ten
+        ax.set_yticks([0.5, 0.7, 1, 1.5, 2, 3, 4, 6])
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_title(f"{dtype}, {threads} thread{'s' if threads > 1 else ''}")
         ax.set_ylabel("time / torch fast path (median)")
         if i == 1:
-            ax.set_xlabel("sequence length n (8 heads, d = 64)")
+            ax.set_xlabel("sequence length n (8 heads, $d_k$ = 64)")
     handles = {}
     for ax in axes.flat:  # one legend for all panels, below them
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -804,7 +808,7 @@ def memory_figure(mem_rows: list[dict]) -> None:
     )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("sequence length n (8 heads, d = 64, float32)")
+    ax.set_xlabel("sequence length n (8 heads, $d_k$ = 64, float32)")
     ax.set_ylabel("peak extra memory, MiB (2^20 bytes)")
     ax.set_title("Peak memory of one call, each in a fresh process")
     ax.legend(fontsize=7, loc="upper left")
