@@ -330,5 +330,8 @@ def test_scatter_caption_limits_the_low_cls_points_to_layers_1_to_5():
     assert (cls_top[1:] < 0.25 * others_top[1:]).all()  # along the bottom
     assert cls_top[0] > cls_top[1:].max()  # layer 0's [CLS] points rise higher
     meta = _cell("11_interpretability", "57847586").metadata["mystnb"]
-    assert "In layers 1 to 5, points for the key [CLS]" in meta["figure"]["caption"]
+    assert "In layers 1 to 5 the points for the key [CLS]" in meta["figure"]["caption"]
+    # expert read 9d: the highest [CLS] squares of layer 2 are head 9's, as it says
+    assert int(delivered[2, :, :, 0].max(axis=1).argmax()) == 9
+    assert "one head in layer 2 (head 9" in meta["figure"]["caption"]
     assert "lowest in layers 1 to 5" in meta["image"]["alt"]
