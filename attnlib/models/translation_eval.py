@@ -273,10 +273,15 @@ def chance_of_separation(n_a: int, n_b: int) -> float:
     ValueError
         If ``n_a`` or ``n_b`` is not a positive integer.
     """
-    for n, name in ((n_a, "n_a"), (n_b, "n_b")):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"{name} must be a positive integer; got {n!r}")
-    return 1.0 / math.comb(int(n_a) + int(n_b), int(n_a))
+    n_a, n_b = _positive_int(n_a, "n_a"), _positive_int(n_b, "n_b")
+    return 1.0 / math.comb(n_a + n_b, n_a)
+
+
+def _positive_int(n, name: str) -> int:
+    """``n`` as an int; ValueError naming ``name`` unless it is a positive integer."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{name} must be a positive integer; got {n!r}")
+    return int(n)
 
 
 def kind_of(run: str) -> str:
@@ -415,12 +420,7 @@ def late_fall(history: dict, last_steps: int = 4000) -> dict:
     ValueError if ``last_steps`` is not a positive integer, if the history's steps and
     losses differ in length, or if no evaluation lies ``last_steps`` before the stop.
     """
-    if (
-        isinstance(last_steps, bool)
-        or not isinstance(last_steps, (int, np.integer))
-        or last_steps < 1
-    ):
-        raise ValueError(f"last_steps must be a positive integer; got {last_steps!r}")
+    last_steps = _positive_int(last_steps, "last_steps")
     steps = np.asarray(history["step"], dtype=float)  # (E,)
     losses = np.asarray(history["validation_loss"], dtype=float)  # (E,)
     if steps.shape != losses.shape or steps.ndim != 1:
