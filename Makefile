@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JB_STRICT := -W -n --keep-going
-NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb))
+NOTEBOOKS := $(sort $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'))
 NBVAL := $(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	-p no:cacheprovider -n 2 --dist loadfile
 # Assets the website serves itself (no CDN): MathJax and the script that draws the explorers'
@@ -57,8 +57,7 @@ $(ASSETS_STAMP): package.json package-lock.json $(WIDGETS_SRC)
 ## (_ext/live/build_live.py). Without the wheels, the site is built without live code and
 ## says so; `make test` then fails.
 LIVE_STAMP := _site_assets/live/manifest.json
-LIVE_SRC := $(wildcard _ext/live/*) $(shell find attnlib -name '*.py') $(wildcard chapters/data/*) \
-	$(NOTEBOOKS)
+LIVE_SRC := $(wildcard _ext/live/*) $(shell find attnlib chapters -type f -not -name '*.pyc')
 live: $(LIVE_STAMP)
 
 $(LIVE_STAMP): $(STAMP) $(ASSETS_STAMP) $(LIVE_SRC)
@@ -151,8 +150,9 @@ binder-check:
 	$(BINDER_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(BINDER_VENV)/bin/python -m pip install --quiet -r requirements.txt
 	PATH="$(abspath $(BINDER_VENV))/bin:$$PATH" ./postBuild
-	cd chapters && MPLBACKEND=Agg "$(abspath $(BINDER_VENV))/bin/jupyter" execute --timeout=600 \
-		$(notdir $(NOTEBOOKS))
+	for nb in $(NOTEBOOKS); do (cd "$$(dirname $$nb)" && MPLBACKEND=Agg \
+		"$(abspath $(BINDER_VENV))/bin/jupyter" execute --timeout=600 "$$(basename $$nb)") \
+		|| exit 1; done
 	@echo "binder-check: all $(words $(NOTEBOOKS)) notebooks ran in a fresh environment"
 
 ## lab: open the chapters in JupyterLab (installed into .venv on first use; not needed otherwise)
@@ -162,7 +162,8 @@ lab: install
 
 ## execute: re-run every chapter in place (after editing a notebook or attnlib)
 execute: install
-	for nb in $(NOTEBOOKS); do $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
+	for nb in $(NOTEBOOKS); do (cd "$$(dirname $$nb)" && \
+		$(abspath $(BIN))/jupyter execute --inplace "$$(basename $$nb)") || exit 1; done
 
 ## bench: attnlib's attention against a careful numpy reference and PyTorch's fast and math
 ## paths (time ratios in alternating rounds, 1 and 2 threads, causal and not, float32 and
@@ -194,29 +195,29 @@ bench-pages: install chromium
 	$(BIN)/python tests/benchmarks/bench_pages.py --runs 3
 	$(BIN)/python tests/benchmarks/bench_live.py --runs 3
 
-## train: retrain chapter 2's translators to convergence (context vector and attention, each
+## train: retrain the bottleneck chapter's translators to convergence (context vector and attention, each
 ## with a bidirectional and a forward-only encoder, 3 seeds each; two processes, a progress
-## bar), then evaluate them; writes chapters/data/translation_models.npz/.json (not part of
+## bar), then evaluate them; writes chapters/why_attention/bottleneck/data/translation_models.npz/.json (not part of
 ## test). A run takes 130-260 CPU seconds: all 12 about 23 minutes of two idle cores.
 ## Each run is stored as it finishes. One piece at a time, keeping the other stored runs:
 ##   make train TRAIN_KINDS="attention-forward context-forward" TRAIN_SEEDS="0 1"
 TRAIN_KINDS ?=
 TRAIN_SEEDS ?=
 train: install
-	OMP_NUM_THREADS=1 $(BIN)/python -m attnlib.models.translation_training \
+	OMP_NUM_THREADS=1 $(BIN)/python -m book_support.experiments.translation_training \
 		$(if $(TRAIN_KINDS),--kinds $(TRAIN_KINDS)) $(if $(TRAIN_SEEDS),--seeds $(TRAIN_SEEDS))
 
 ## train-lm: retrain the language models of the chapters "Attention that writes" in two
 ## processes (one core each): the character model of the book's prose in one, its attention
 ## variants and then the induction-head models in the other; progress bars; writes
-## chapters/data/lm_main.npz/.json, lm_variants.json, induction_models.npz/.json
+## chapters/attention_that_writes/language_model/data/lm_main.npz/.json, lm_variants.json, induction_models.npz/.json
 ## (not part of test)
 .PHONY: train-lm bench-lm
 train-lm: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m attnlib.models.lm_runs
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m book_support.experiments.lm_runs
 
 ## bench-lm: the cost of one generated token with and without the KV cache at lengths 16 to
-## 1,024 (ratios in alternating rounds, one thread); writes chapters/data/lm_kv_bench.csv/.json
+## 1,024 (ratios in alternating rounds, one thread); writes chapters/attention_that_writes/kv_cache/data/lm_kv_bench.csv/.json
 ## (not part of test; nothing asserts a time)
 bench-lm: install
 	$(BIN)/python tests/benchmarks/bench_kv_cache.py

@@ -59,8 +59,8 @@ layers      the Transformer's parts, built from core
   layer_backward       backward passes of layer normalisation and GELU
 data        the book's data: worked examples and synthetic tasks (numpy only)
   examples          the source documents' worked examples as named read-only arrays
-  translation_task  a toy language pair with a known word alignment (chapter 2)
-  context_task      sentences where context decides the sense of "bank" (chapter 10)
+  translation_task  a toy language pair with a known word alignment (the bottleneck chapter)
+  context_task      sentences where context decides the sense of "bank" (the learned-and-computed chapter)
   learning_task     labelled examples, 2 informative numbers of 20 (the learning primer)
   book_text         the book's prose as characters: corpus, tokenizer, split, windows
 models      models and experiments built from core, layers and data
@@ -68,7 +68,7 @@ models      models and experiments built from core, layers and data
   bottleneck        one context vector against attention over every encoder state
   rnn_decoder       one decoder step with additive attention, and its backward pass
   encoder_decoder   a trained recurrent encoder-decoder (Bahdanau et al. 2015)
-  translation_training  chapter 2's translators trained to convergence (make train)
+  translation_training  the bottleneck chapter's translators trained to convergence (make train)
   translation_eval  their held-out evaluation: by length, word kind and target position
   adam              the Adam optimiser (Kingma & Ba 2015)
   linear_classifier  the learning primer's classifier: loss, gradient, early stopping
@@ -86,7 +86,7 @@ models      models and experiments built from core, layers and data
   induction         induction heads: the task, their scores, ablations (make train-lm)
 figures     the book's figures and explorers (may use everything above)
   style, heatmaps, charts, diagrams, probes, translation   matplotlib figures
-                    (re-exported by attnlib.figures)
+                    (re-exported by book_support.figures)
   language_model    the language-model chapters' figures (losses, token cost, heads)
   svg               small SVG drawings of explorer states
   precomputed       explorers for the static website: controls linked to stored states
@@ -166,7 +166,7 @@ Semantics (decided once, tested in tests/)
   ``attention_backward(..., dropout=p, keep=keep)`` uses for the exact gradient. The
   layers take ``attention_dropout=p`` and ``rng=``.
 * Text: every label and title a figure or an explorer draws is drawn exactly as typed
-  (``attnlib.figures.literal``: a ``$`` never starts mathematics).
+  (``book_support.figures.literal``: a ``$`` never starts mathematics).
 
 Sources: Bahdanau, Cho & Bengio (2015), "Neural Machine Translation by Jointly Learning
 to Align and Translate", section 3.1 and appendix A; Vaswani et al. (2017), "Attention

@@ -1,7 +1,7 @@
-"""The adversarial-attention search of chapter 11b against the exact answer.
+"""The adversarial-attention search of the interventions chapter against the exact answer.
 
 For the two-class classifier the most divergent attention row that keeps the prediction
-within epsilon is computed by enumeration (attnlib.models.adversarial_exact); here it is
+within epsilon is computed by enumeration (book_support.experiments.adversarial_exact); here it is
 checked against a dense sample of the simplex scored by the model's own forward pass,
 and the search is checked against it (issue 28: the search used to fail on test row 4 at
 epsilon = 0.01 although alternatives exist).
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from attnlib.core.softmax import softmax
-from attnlib.models import adversarial_attention as aa
-from attnlib.models import context_classifier as cc
-from attnlib.models.adversarial_exact import exact_alternative_attention
+from book_support.experiments import adversarial_attention as aa
+from book_support.experiments import context_classifier as cc
+from book_support.experiments.adversarial_exact import exact_alternative_attention
 
 ROW = 4  # the test sequence on which the earlier search found nothing
 

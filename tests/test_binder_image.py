@@ -4,7 +4,7 @@ then ``postBuild``.
 
 ``jupyter-repo2docker --no-build --debug`` prints the Dockerfile it would build without
 Docker or a network. The same image serves Binder and a class's JupyterHub
-(chapters/instructors.md). Controls on a copy of the three files show that the checks
+(chapters/for_instructors/instructors.md). Controls on a copy of the three files show that the checks
 follow the files.
 """
 
@@ -104,7 +104,7 @@ def test_instructors_page_is_in_the_book():
 
     toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
-    assert "chapters/instructors" in files
+    assert "chapters/for_instructors/instructors" in files
 
 
 def test_the_class_image_command_adds_nbgitpuller_after_postbuild():

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlib.exercises import bottleneck as ex
 from attnlib.models import bottleneck as bn
+from book_support.exercises import bottleneck as ex
 
 
 def _params(m=2, h=4, seed=0, rho=0.9):

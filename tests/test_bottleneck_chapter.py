@@ -1,4 +1,4 @@
-"""Chapter 2's prose, captions and alt texts against what they describe (expert read
+"""The bottleneck chapter's prose, captions and alt texts against what they describe (expert read
 4a): the decoder exercise's solution, the sentence of the alignment figure and the
 rule that chose it, its alt text against a fresh decoding, and the length figure's line
 styles and legend.
@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 
 from attnlib.data import translation_task as tt
-from attnlib.figures import length_curves
-from attnlib.models import translation_eval as te
-from attnlib.models import translation_training as tr
+from book_support.experiments import translation_eval as te
+from book_support.experiments import translation_training as tr
+from book_support.figures import length_curves
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "chapters" / "02_bottleneck.ipynb"
+NOTEBOOK = ROOT / "chapters" / "why_attention/bottleneck/bottleneck.ipynb"
 CELLS = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
 ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
 

@@ -3,7 +3,7 @@
 - (no code line is longer than 88 characters, so that nothing scrolls sideways on the
   website: ``ruff check`` reads the notebooks too, ``make lint``);
 - no visible code cell is mostly plotting calls: figure code longer than a few lines
-  lives in ``attnlib.figures`` or is hidden on the page (tag ``hide-input``, the code a
+  lives in ``book_support.figures`` or is hidden on the page (tag ``hide-input``, the code a
   click away).
 """
 
@@ -15,9 +15,10 @@ import re
 from pathlib import Path
 
 import pytest
+from book_files import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+CHAPTERS = NOTEBOOKS
 HIDDEN = {"hide-input", "remove-input", "remove-cell"}
 PLOTTING = re.compile(
     r"\b(?:plt|ax|axes|fig|ax_\w+)\b[.\[]|\.set_\w+\(|\.(?:bar|plot|imshow|"
@@ -78,7 +79,7 @@ def test_no_visible_cell_is_mostly_plotting(notebook):
     ]
     assert not heavy, (
         f"visible code cells that are mostly plotting: {heavy}; move the figure "
-        "into attnlib.figures or tag the cell hide-input"
+        "into book_support.figures or tag the cell hide-input"
     )
 
 

@@ -32,7 +32,7 @@ from attnlib import (
     tiled_attention,
 )
 from attnlib.core.tiled import tile_plan
-from attnlib.figures import access_map, attention_heatmap, mixture_bars
+from book_support.figures import access_map, attention_heatmap, mixture_bars
 
 T, F = True, False
 DTYPES = (np.float16, np.float32, np.float64, np.int64)

@@ -1,4 +1,4 @@
-"""Issue 26: the contract of the public functions of ``attnlib.exercises`` that are not
+"""Issue 26: the contract of the public functions of ``book_support.exercises`` that are not
 checkers (the checking framework, the reference ``norm_share``, the self-check
 questions' helpers).
 
@@ -6,7 +6,7 @@ The checkers' own contract (never a traceback on a learner's answer; every named
 caught) is ``tests/test_exercises_never_raise.py`` and
 ``tests/test_exercises_slips.py``.
 Here, one row per function (:data:`ROWS`): a valid call gives the documented result; a
-learner's answer of the wrong kind raises :class:`~attnlib.exercises.WrongKind` with a
+learner's answer of the wrong kind raises :class:`~book_support.exercises.WrongKind` with a
 sentence naming what was expected (the checker prints it), the book's own bad arguments
 the documented error; extreme finite answers (1e308, 1e-300) are judged without a
 warning.
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from contract_rows import Row, check_row, f64
 
-import attnlib.exercises as ex
-from attnlib.exercises import WrongKind, interpretability, primer, quiz
+import book_support.exercises as ex
+from book_support.exercises import WrongKind, interpretability, primer, quiz
 
 BIG, TINY = 1e308, 1e-300
 
@@ -61,7 +61,7 @@ def river():
 
 
 ROWS = {
-    "attnlib.exercises.as_floats": Row(
+    "book_support.exercises.as_floats": Row(
         ok=lambda: ex.as_floats([1, 2], "x"),
         check=lambda a: f64(a) and a.tolist() == [1.0, 2.0],
         bad=[
@@ -77,7 +77,7 @@ ROWS = {
         ],
         extreme=lambda: ex.as_floats([BIG, -BIG, TINY], "x"),
     ),
-    "attnlib.exercises.as_shape": Row(
+    "book_support.exercises.as_shape": Row(
         ok=lambda: ex.as_shape([3, 2.0], "Q"),
         check=lambda s: s == (3, 2),
         bad=[
@@ -87,7 +87,7 @@ ROWS = {
         ],
         extreme=lambda: ex.as_shape((10**18, 1e15), "Q"),
     ),
-    "attnlib.exercises.as_texts": Row(
+    "book_support.exercises.as_texts": Row(
         ok=lambda: ex.as_texts(("The", "bank"), "the tokens", "['The']"),
         check=lambda t: t == ["The", "bank"],
         bad=[
@@ -96,11 +96,11 @@ ROWS = {
             (lambda: ex.as_texts(None, "the tokens", "[]"), WrongKind, "the tokens"),
         ],
     ),
-    "attnlib.exercises.as_word": Row(
+    "book_support.exercises.as_word": Row(
         ok=lambda: (ex.as_word(" Self "), ex.as_word(3)),
         check=lambda r: r == ("self", None),
     ),
-    "attnlib.exercises.check_close": Row(
+    "book_support.exercises.check_close": Row(
         ok=quietly(lambda: ex.check_close([0.5, 0.25], [0.5, 0.25])),
         check=lambda r: r is True,
         bad=[
@@ -112,7 +112,7 @@ ROWS = {
         ],
         extreme=quietly(lambda: ex.check_close([BIG, -BIG], [TINY, 1.0], rtol=0.5)),
     ),
-    "attnlib.exercises.check_shape_dict": Row(
+    "book_support.exercises.check_shape_dict": Row(
         ok=quietly(
             lambda: ex.check_shape_dict(
                 {"X": (2, 3)}, {"X": (2, 3)}, what="c", context="n=2"
@@ -136,28 +136,28 @@ ROWS = {
             ),
         ],
     ),
-    "attnlib.exercises.diagnose_close": Row(
+    "book_support.exercises.diagnose_close": Row(
         ok=lambda: ex.diagnose_close(
             np.array([25.0, 75.0]), np.array([0.25, 0.75]), atol=1e-3
         ),
         check=lambda h: "percentages" in h,
         extreme=lambda: ex.diagnose_close(np.array([BIG]), np.array([BIG]), atol=1e-3),
     ),
-    "attnlib.exercises.describe": Row(
+    "book_support.exercises.describe": Row(
         ok=lambda: ex.describe((np.ones((2, 3)), 3.0, True), ["x", "n"]),
         check=lambda s: s == "inputs x of shape (2, 3), n=3, argument 3=True",
         extreme=lambda: ex.describe((BIG,), ["x"]),
     ),
-    "attnlib.exercises.fmt": Row(
+    "book_support.exercises.fmt": Row(
         ok=lambda: ex.fmt([0.5, 1.0, -0.0], "w = "),
         check=lambda s: s == "w = [0.5, 1, 0]",
         extreme=lambda: ex.fmt(np.array([[BIG, TINY], [-BIG, np.inf]])),
     ),
-    "attnlib.exercises.shown": Row(
+    "book_support.exercises.shown": Row(
         ok=lambda: (ex.shown("abc"), ex.shown("x" * 100), ex.shown(Refuses())),
         check=lambda r: r[0] == "'abc'" and len(r[1]) == 60 and r[2] == "a Refuses",
     ),
-    "attnlib.exercises.try_reader": Row(
+    "book_support.exercises.try_reader": Row(
         ok=quietly(
             lambda: (
                 ex.try_reader(lambda: 3, label="f"),
@@ -173,12 +173,12 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.exercises.require_function": Row(
+    "book_support.exercises.require_function": Row(
         ok=lambda: ex.require_function(len),
         check=lambda r: r is None,
         bad=[(lambda: ex.require_function("f"), WrongKind, "give the function itself")],
     ),
-    "attnlib.exercises.function_name": Row(
+    "book_support.exercises.function_name": Row(
         ok=lambda: (
             ex.function_name(len),
             ex.function_name(lambda: 0),
@@ -186,7 +186,7 @@ ROWS = {
         ),
         check=lambda r: r == ("len", "your function", "x"),
     ),
-    "attnlib.exercises.returned_floats": Row(
+    "book_support.exercises.returned_floats": Row(
         ok=lambda: ex.returned_floats([1, 2], "f"),
         check=lambda a: f64(a),
         bad=[
@@ -204,7 +204,7 @@ ROWS = {
         ],
         extreme=lambda: ex.returned_floats((BIG, TINY), "f"),
     ),
-    "attnlib.exercises.returned_array": Row(
+    "book_support.exercises.returned_array": Row(
         ok=lambda: ex.returned_array([[True]], "f"),
         check=lambda a: a.dtype == bool,
         bad=[
@@ -212,7 +212,7 @@ ROWS = {
             (lambda: ex.returned_array([[1], [1, 2]], "f"), WrongKind, "not an array"),
         ],
     ),
-    "attnlib.exercises.check_function": Row(
+    "book_support.exercises.check_function": Row(
         ok=quietly(
             lambda: ex.check_function(np.tanh, np.tanh, [(np.ones(2),)], name="tanh")
         ),
@@ -228,7 +228,7 @@ ROWS = {
             lambda: ex.check_function(np.exp, np.tanh, [(np.full(2, 1e3),)])
         ),
     ),
-    "attnlib.exercises.check_labelled_cases": Row(
+    "book_support.exercises.check_labelled_cases": Row(
         ok=quietly(
             lambda: ex.check_labelled_cases(
                 abs, abs, [("-1", (-1.0,), None)], name="abs"
@@ -243,7 +243,7 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.exercises.checker": Row(
+    "book_support.exercises.checker": Row(
         ok=lambda: (
             sample_checker.is_checker,
             sample_checker.answer_names,
@@ -252,28 +252,28 @@ ROWS = {
         check=lambda r: r == (True, ("answer",), True),
         extreme=quietly(lambda: sample_checker(BIG, target=-BIG)),
     ),
-    "attnlib.exercises.is_placeholder": Row(
+    "book_support.exercises.is_placeholder": Row(
         ok=lambda: (ex.is_placeholder([1, ...]), ex.is_placeholder({"a": 1})),
         check=lambda r: r == (True, False),
         extreme=lambda: ex.is_placeholder(_self_containing()),
     ),
-    "attnlib.exercises.reveal": Row(
+    "book_support.exercises.reveal": Row(
         ok=quietly(lambda: ex.reveal([1.0])),
         check=lambda r: r is None,
     ),
-    "attnlib.exercises.show_answer": Row(
+    "book_support.exercises.show_answer": Row(
         ok=lambda: (
             ex.show_answer(),
             quietly(lambda: sample_checker(0.0, show_answer=True))(),
         ),
         check=lambda r: r == (False, False),
     ),
-    "attnlib.exercises.interpretability.norm_share": Row(
+    "book_support.exercises.interpretability.norm_share": Row(
         ok=lambda: interpretability.norm_share(river(), 2, 0),
         check=lambda v: isinstance(v, float) and 0 < v < 1,
         bad=[(lambda: interpretability.norm_share(river(), 9, 0), IndexError, "9")],
     ),
-    "attnlib.exercises.primer.one_step": Row(
+    "book_support.exercises.primer.one_step": Row(
         ok=lambda: primer.one_step(2.0, 1, 0.0, 0.0, 0.5),
         check=lambda r: r == [0.5, 0.25],  # p = 0.5, dL/dz = -0.5, by hand
         bad=[
@@ -285,7 +285,7 @@ ROWS = {
         ],
         extreme=lambda: primer.one_step(BIG, 1, 0.0, 0.0, 1.0),
     ),
-    "attnlib.exercises.quiz.numeric": Row(
+    "book_support.exercises.quiz.numeric": Row(
         ok=lambda: quiz.numeric("Q?", 0.25, tolerance=1e-3, hint="h"),
         check=lambda q: q["type"] == "numeric" and q["question"].startswith("Q?"),
         bad=[
@@ -302,18 +302,18 @@ ROWS = {
         ],
         extreme=lambda: quiz.numeric("Q?", BIG, tolerance=TINY, hint="h"),
     ),
-    "attnlib.exercises.quiz.choice": Row(
+    "book_support.exercises.quiz.choice": Row(
         ok=lambda: quiz.choice("Q?", [("a", True, "why"), ("b", False, "why not")]),
         check=lambda q: q["type"] == "multiple_choice" and len(q["answers"]) == 2,
         bad=[
             (lambda: quiz.choice("Q?", [("a", True, "x")]), ValueError, "two options")
         ],
     ),
-    "attnlib.exercises.quiz.quiz_id": Row(
-        ok=lambda: quiz.quiz_id("05-softmax.a"),
-        check=lambda s: s == "attnquiz_05_softmax_a",
+    "book_support.exercises.quiz.quiz_id": Row(
+        ok=lambda: quiz.quiz_id("softmax.a"),
+        check=lambda s: s == "attnquiz_softmax_a",
     ),
-    "attnlib.exercises.quiz.rounded": Row(
+    "book_support.exercises.quiz.rounded": Row(
         ok=lambda: quiz.rounded(np.float32(0.123456)),
         check=lambda v: type(v) is float and v == 0.1235,
         bad=[(lambda: quiz.rounded("x"), ValueError, "x")],

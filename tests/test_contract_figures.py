@@ -1,4 +1,4 @@
-"""Issue 26: the contract of every public function of ``attnlib.figures``.
+"""Issue 26: the contract of every public function of ``book_support.figures``.
 
 One row per function (:data:`ROWS`): a valid call returns the documented kind of
 object (a matplotlib Figure, SVG or HTML text, a state dict of float64 arrays, PNG
@@ -21,7 +21,7 @@ import pytest
 from contract_rows import Row, check_row, f64
 from matplotlib.figure import Figure
 
-from attnlib.figures import (
+from book_support.figures import (
     charts,
     diagrams,
     heatmaps,
@@ -31,7 +31,7 @@ from attnlib.figures import (
     svg,
     translation,
 )
-from attnlib.figures.explorers import (
+from book_support.figures.explorers import (
     cost,
     heads,
     learned,
@@ -40,7 +40,7 @@ from attnlib.figures.explorers import (
     position,
     weights,
 )
-from attnlib.figures.explorers import query_key as qk
+from book_support.figures.explorers import query_key as qk
 
 BIG, TINY = 1e308, 1e-300
 AB = ["a", "b"]
@@ -140,7 +140,7 @@ def heads_state(scale=1.0):
 
 @functools.cache
 def trained_classifier():
-    from attnlib.models.context_classifier import train_context_classifier
+    from book_support.experiments.context_classifier import train_context_classifier
 
     return train_context_classifier(0, steps=2, n_train=20, n_test=10)
 
@@ -800,4 +800,4 @@ def test_contract(qualname):
 
 
 #: The functions whose contract ROWS holds (read by tests/test_public_contract.py).
-CONTRACT_COVERS = {f"attnlib.figures.{name}" for name in ROWS}
+CONTRACT_COVERS = {f"book_support.figures.{name}" for name in ROWS}

@@ -16,23 +16,24 @@ import functools
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from book_files import CHAPTER_NOTEBOOKS
 from contract_rows import Row, check_row, f64
 
 from attnlib.core import grouped_query as gq
 from attnlib.core.heads import init_multi_head
 from attnlib.core.sliding_window import sliding_window_mask
 from attnlib.data import book_text as bt
-from attnlib.figures import language_model as figs
-from attnlib.figures.explorers import induction as ind_explorer
-from attnlib.figures.explorers import language_model as lm_explorer
 from attnlib.layers import causal_block as cb
 from attnlib.layers import dropout as dr
 from attnlib.layers import layer_backward as lb
 from attnlib.models import generation as gen
-from attnlib.models import induction as ind
 from attnlib.models import kv_cache as kv
 from attnlib.models import language_model as lm
 from attnlib.models import lm_training as tr
+from book_support.experiments import induction as ind
+from book_support.figures import language_model as figs
+from book_support.figures.explorers import induction as ind_explorer
+from book_support.figures.explorers import language_model as lm_explorer
 
 BIG = 1e308
 
@@ -291,10 +292,15 @@ ROWS = {
     ),
     # --- data -----------------------------------------------------------------------
     "attnlib.data.book_text.extract_prose": Row(
-        ok=lambda: bt.extract_prose(bt.CORPUS_PATH.parents[1]),
+        ok=lambda: bt.extract_prose(CHAPTER_NOTEBOOKS),
         check=lambda t: isinstance(t, str) and t.isascii() and len(t) > 1000,
         bad=[
-            (lambda: bt.extract_prose("/nonexistent"), FileNotFoundError, "nonexistent")
+            (lambda: bt.extract_prose([]), ValueError, "notebooks"),
+            (
+                lambda: bt.extract_prose(["/nonexistent.ipynb"]),
+                FileNotFoundError,
+                "nonexistent",
+            ),
         ],
     ),
     "attnlib.data.book_text.load_corpus": Row(
@@ -575,7 +581,7 @@ ROWS = {
         ],
     ),
     # --- models: induction ----------------------------------------------------------
-    "attnlib.models.induction.make_sequences": Row(
+    "book_support.experiments.induction.make_sequences": Row(
         ok=lambda: ind.make_sequences(
             np.random.default_rng(0), 2, induction_model()[0]
         ),
@@ -588,18 +594,18 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.induction.make_training_sequences": Row(
+    "book_support.experiments.induction.make_training_sequences": Row(
         ok=lambda: ind.make_training_sequences(
             np.random.default_rng(0), 3, induction_model()[0]
         ),
         check=lambda s: s.shape == (3, 6) and s.max() < 5,
     ),
-    "attnlib.models.induction.model_config": Row(
+    "book_support.experiments.induction.model_config": Row(
         ok=lambda: ind.model_config(),
         check=lambda c: c.d_ff == 0 and c.num_layers == 2 and not c.tied,
         bad=[(lambda: ind.model_config(ind.TASK, 10, 4), ValueError, "d_model")],
     ),
-    "attnlib.models.induction.half_losses": Row(
+    "book_support.experiments.induction.half_losses": Row(
         ok=lambda: ind.half_losses(
             induction_model()[2],
             induction_model()[1],
@@ -608,17 +614,17 @@ ROWS = {
         ),
         check=lambda r: all(isinstance(v, float) and v > 0 for v in r),
     ),
-    "attnlib.models.induction.previous_token_scores": Row(
+    "book_support.experiments.induction.previous_token_scores": Row(
         ok=lambda: ind.previous_token_scores([np.tile(np.eye(3, k=-1), (1, 2, 1, 1))]),
         check=lambda s: s.shape == (1, 2) and np.allclose(s, 1.0),
     ),
-    "attnlib.models.induction.previous_token_by_position": Row(
+    "book_support.experiments.induction.previous_token_by_position": Row(
         ok=lambda: ind.previous_token_by_position(
             [np.tile(np.eye(4, k=-1), (3, 2, 1, 1))]
         ),
         check=lambda s: s.shape == (1, 2, 3) and np.allclose(s, 1.0),
     ),
-    "attnlib.models.induction.previous_token_scores_by_period": Row(
+    "book_support.experiments.induction.previous_token_scores_by_period": Row(
         ok=lambda: ind.previous_token_scores_by_period(
             induction_model()[2],
             induction_model()[1],
@@ -638,7 +644,7 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.induction.induction_scores": Row(
+    "book_support.experiments.induction.induction_scores": Row(
         ok=lambda: ind.induction_scores(
             [np.ones((1, 2, 5, 5)) / 5], induction_model()[0]
         ),
@@ -651,7 +657,7 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.induction.without_heads": Row(
+    "book_support.experiments.induction.without_heads": Row(
         ok=lambda: ind.without_heads(induction_model()[1], [(1, 0)]),
         check=lambda m: m.shape == (2, 2) and m.sum() == 3,
         bad=[
@@ -662,7 +668,7 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.induction.circuit_heads": Row(
+    "book_support.experiments.induction.circuit_heads": Row(
         ok=lambda: ind.circuit_heads(
             [np.ones((1, 2, 5, 5)) / 5] * 2, threshold=0.1, task=induction_model()[0]
         ),
@@ -677,7 +683,7 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.induction.ablate_each_head": Row(
+    "book_support.experiments.induction.ablate_each_head": Row(
         ok=lambda: ind.ablate_each_head(
             induction_model()[2],
             induction_model()[1],
@@ -686,23 +692,23 @@ ROWS = {
         ),
         check=lambda rows: len(rows) == 1 + 2 * 2 and rows[0]["layer"] is None,
     ),
-    "attnlib.models.induction.drop_step": Row(
+    "book_support.experiments.induction.drop_step": Row(
         ok=lambda: ind.drop_step(HISTORY, 3.0),
         check=lambda s: s == 200,
         bad=[(lambda: ind.drop_step({"step": [1]}, 3.0), KeyError, "extra")],
     ),
     # --- figures and explorers -------------------------------------------------------
-    "attnlib.figures.language_model.loss_curves": Row(
+    "book_support.figures.language_model.loss_curves": Row(
         ok=lambda: figs.loss_curves(HISTORY, title="costs $5", chance=3.0),
         check=is_fig,
         bad=[(lambda: figs.loss_curves({"step": []}, title="x"), KeyError, "train")],
     ),
-    "attnlib.figures.language_model.token_cost_figure": Row(
+    "book_support.figures.language_model.token_cost_figure": Row(
         ok=lambda: figs.token_cost_figure(BENCH),
         check=is_fig,
         bad=[(lambda: figs.token_cost_figure([{"n": 1}]), KeyError, "cached_s")],
     ),
-    "attnlib.figures.language_model.phase_change_figure": Row(
+    "book_support.figures.language_model.phase_change_figure": Row(
         ok=lambda: figs.phase_change_figure({0: HISTORY}, 3.4),
         check=is_fig,
         bad=[
@@ -713,18 +719,18 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.figures.language_model.head_scores_figure": Row(
+    "book_support.figures.language_model.head_scores_figure": Row(
         ok=lambda: figs.head_scores_figure(np.eye(2), np.ones((2, 2)) / 2),
         check=is_fig,
         extreme=lambda: is_fig(
             figs.head_scores_figure(np.full((2, 2), BIG), np.zeros((2, 2)))
         ),
     ),
-    "attnlib.figures.explorers.language_model.show_char": Row(
+    "book_support.figures.explorers.language_model.show_char": Row(
         ok=lambda: [lm_explorer.show_char(c) for c in " \na"],
         check=lambda r: r == ["␣", "⏎", "a"],
     ),
-    "attnlib.figures.explorers.language_model.next_token_state": Row(
+    "book_support.figures.explorers.language_model.next_token_state": Row(
         ok=lambda: lm_explorer.next_token_state(char_model(), "abc", 0.5),
         check=lambda s: f64(s["probs"]) and s["attention"].sum() == pytest.approx(1.0),
         bad=[
@@ -741,19 +747,19 @@ ROWS = {
         ],
         extreme=lambda: lm_explorer.next_token_state(char_model(), "a", 1e-300),
     ),
-    "attnlib.figures.explorers.language_model.next_token_svg": Row(
+    "book_support.figures.explorers.language_model.next_token_svg": Row(
         ok=lambda: lm_explorer.next_token_svg(
             lm_explorer.next_token_state(char_model(), "ab", 1.0)
         ),
         check=lambda s: s.count("<svg") == 2 and "<title>" in s,
     ),
-    "attnlib.figures.explorers.language_model.next_token_figure": Row(
+    "book_support.figures.explorers.language_model.next_token_figure": Row(
         ok=lambda: lm_explorer.next_token_figure(
             lm_explorer.next_token_state(char_model(), "ab", 1.0)
         ),
         check=is_fig,
     ),
-    "attnlib.figures.explorers.induction.induction_state": Row(
+    "book_support.figures.explorers.induction.induction_state": Row(
         ok=lambda: ind_explorer.induction_state(
             induction_pair(),
             ind.make_sequences(np.random.default_rng(0), 1, induction_model()[0])[0],
@@ -771,13 +777,13 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.figures.explorers.induction.induction_svg": Row(
+    "book_support.figures.explorers.induction.induction_svg": Row(
         ok=lambda: ind_explorer.induction_svg(
             ind_explorer.induction_state(induction_pair(), np.zeros(6, int), 0, 1)
         ),
         check=lambda s: "<svg" in s and "<title>" in s,
     ),
-    "attnlib.figures.explorers.induction.induction_figure": Row(
+    "book_support.figures.explorers.induction.induction_figure": Row(
         ok=lambda: ind_explorer.induction_figure(
             ind_explorer.induction_state(induction_pair(), np.zeros(6, int), 0, 1)
         ),

@@ -26,16 +26,16 @@ from contract_rows import Row, check_row, f64, finite
 from attnlib.data import context_task as ct
 from attnlib.data import learning_task as lt
 from attnlib.data import translation_task as tt
-from attnlib.models import adversarial_attention as aa
 from attnlib.models import bottleneck as bn
-from attnlib.models import context_classifier as cc
 from attnlib.models import encoder_decoder as ed
 from attnlib.models import linear_classifier as lc
 from attnlib.models import minilm
 from attnlib.models import recurrent as rc
 from attnlib.models import rnn_decoder as rd
-from attnlib.models import translation_eval as te
-from attnlib.models import translation_training as tr
+from book_support.experiments import adversarial_attention as aa
+from book_support.experiments import context_classifier as cc
+from book_support.experiments import translation_eval as te
+from book_support.experiments import translation_training as tr
 
 BIG = 1e308
 TINY = 1e-300
@@ -60,7 +60,7 @@ def translator(attend=True):
 
 
 BATCH = tt.make_batch(0, 2, 3)
-#: chapter 2's training rule, on a budget of two steps
+#: the bottleneck chapter's training rule, on a budget of two steps
 SMALL = dict(
     tr.CONFIG,
     m=3,
@@ -312,7 +312,7 @@ ROWS = {
         extreme=lambda: lc.descent_along(W_LC, X_LC, Y_LC, 0, 1e150, 2),
     ),
     # --- models: the adversarial-attention search ----------------------------------
-    "attnlib.models.adversarial_attention.jensen_shannon": Row(
+    "book_support.experiments.adversarial_attention.jensen_shannon": Row(
         ok=lambda: aa.jensen_shannon(ONE_HOT, OTHER),
         check=lambda v: isinstance(v, float) and abs(v - math.log(2)) < 1e-15,
         bad=[
@@ -322,7 +322,7 @@ ROWS = {
         ],
         extreme=lambda: aa.jensen_shannon([1 - TINY, TINY], [TINY, 1 - TINY]),
     ),
-    "attnlib.models.adversarial_attention.total_variation": Row(
+    "book_support.experiments.adversarial_attention.total_variation": Row(
         ok=lambda: aa.total_variation([0.2, 0.8], [0.6, 0.4]),
         check=lambda v: isinstance(v, float) and abs(v - 0.4) < 1e-15,
         bad=[
@@ -331,7 +331,7 @@ ROWS = {
         ],
         extreme=lambda: aa.total_variation([1.0, TINY], [TINY, 1.0]),
     ),
-    "attnlib.models.adversarial_attention.predict_with_attention": Row(
+    "book_support.experiments.adversarial_attention.predict_with_attention": Row(
         ok=lambda: aa.predict_with_attention(
             classifier(),
             context_batch(),
@@ -351,7 +351,7 @@ ROWS = {
             classifier(), context_batch(), np.eye(2, context_batch().tokens.shape[1])
         ),
     ),
-    "attnlib.models.adversarial_attention.search_alternative_attention": Row(
+    "book_support.experiments.adversarial_attention.search_alternative_attention": Row(
         ok=lambda: aa.search_alternative_attention(
             classifier(), context_batch(), steps=3, restarts=1
         ),
@@ -493,7 +493,7 @@ ROWS = {
         ),
     ),
     # --- models: the context classifier --------------------------------------------
-    "attnlib.models.context_classifier.init_context_classifier": Row(
+    "book_support.experiments.context_classifier.init_context_classifier": Row(
         ok=lambda: cc.init_context_classifier(0),
         check=lambda m: f64(m.W_Q) and m.pooling == "attention",
         bad=[
@@ -506,7 +506,7 @@ ROWS = {
         ],
         extreme=lambda: cc.init_context_classifier(0, d_k=1, d_v=1, input_scale=1e150),
     ),
-    "attnlib.models.context_classifier.forward": Row(
+    "book_support.experiments.context_classifier.forward": Row(
         ok=lambda: cc.forward(classifier(), context_batch()),
         check=lambda r: f64(r.probs) and np.allclose(r.probs.sum(-1), 1),
         bad=[(lambda: cc.forward(classifier(), BATCH), TypeError, "batch")],
@@ -515,14 +515,14 @@ ROWS = {
         ),
         extreme_error=OverflowError,
     ),
-    "attnlib.models.context_classifier.attention_map": Row(
+    "book_support.experiments.context_classifier.attention_map": Row(
         ok=lambda: cc.attention_map(classifier(), context_batch()),
         check=lambda w: (
             f64(w) and np.allclose(w.sum(-1)[0, : context_batch().lengths[0]], 1)
         ),
         bad=[(lambda: cc.attention_map(classifier(), "batch"), TypeError, "batch")],
     ),
-    "attnlib.models.context_classifier.cross_entropy": Row(
+    "book_support.experiments.context_classifier.cross_entropy": Row(
         ok=lambda: cc.cross_entropy(np.array([[0.5, 0.5]]), np.array([1])),
         check=lambda v: isinstance(v, float) and abs(v - math.log(2)) < 1e-15,
         bad=[
@@ -535,22 +535,22 @@ ROWS = {
         ],
         extreme=lambda: cc.cross_entropy(np.array([[1.0, 0.0]]), np.array([1])),
     ),
-    "attnlib.models.context_classifier.loss": Row(
+    "book_support.experiments.context_classifier.loss": Row(
         ok=lambda: cc.loss(classifier(), context_batch()),
         check=lambda v: isinstance(v, float) and v > 0,
         bad=[(lambda: cc.loss(classifier(), None), TypeError, "batch")],
     ),
-    "attnlib.models.context_classifier.loss_and_gradients": Row(
+    "book_support.experiments.context_classifier.loss_and_gradients": Row(
         ok=lambda: cc.loss_and_gradients(classifier(), context_batch()),
         check=lambda r: isinstance(r[0], float) and all(f64(g) for g in r[1].values()),
         bad=[(lambda: cc.loss_and_gradients(classifier(), None), TypeError, "batch")],
     ),
-    "attnlib.models.context_classifier.accuracy": Row(
+    "book_support.experiments.context_classifier.accuracy": Row(
         ok=lambda: cc.accuracy(classifier(), context_batch()),
         check=lambda v: isinstance(v, float) and 0 <= v <= 1,
         bad=[(lambda: cc.accuracy(classifier(), None), TypeError, "batch")],
     ),
-    "attnlib.models.context_classifier.train": Row(
+    "book_support.experiments.context_classifier.train": Row(
         ok=lambda: cc.train(cc.init_context_classifier(0), context_batch(), steps=2),
         check=lambda m: f64(m.W_Q) and finite(m.history),
         bad=[
@@ -566,13 +566,13 @@ ROWS = {
             cc.init_context_classifier(0), context_batch(), steps=2, lr=1e6
         ),
     ),
-    "attnlib.models.context_classifier.context_datasets": Row(
+    "book_support.experiments.context_classifier.context_datasets": Row(
         ok=lambda: cc.context_datasets(0, n_train=5, n_test=3),
         check=lambda r: r[0].tokens.shape[0] == 5 and r[1].tokens.shape[0] == 3,
         bad=[(lambda: cc.context_datasets(0, n_train=0), ValueError, "n")],
         extreme=lambda: cc.context_datasets(0, n_train=1, n_test=1),
     ),
-    "attnlib.models.context_classifier.train_context_classifier": Row(
+    "book_support.experiments.context_classifier.train_context_classifier": Row(
         ok=lambda: cc.train_context_classifier(0, steps=2, n_train=20, n_test=10),
         check=lambda m: f64(m.W_Q),
         bad=[
@@ -814,17 +814,17 @@ ROWS = {
         ok=step_backward,
         check=lambda r: f64(r[0]) and r[0].shape == (2, 4) and r[1].shape == (2, 3),
     ),
-    # --- models: chapter 2's training and evaluation --------------------------------
-    "attnlib.models.translation_training.clip_by_global_norm": Row(
+    # --- models: the bottleneck chapter's training and evaluation --------------------------------
+    "book_support.experiments.translation_training.clip_by_global_norm": Row(
         ok=lambda: tr.clip_by_global_norm({"a": np.array([3.0, 4.0])}, 1.0),
         check=lambda v: v == 5.0,
     ),
-    "attnlib.models.translation_training.run_name": Row(
+    "book_support.experiments.translation_training.run_name": Row(
         ok=lambda: tr.run_name("attention-forward", 1),
         check=lambda n: n == "attention-forward-seed1",
         bad=[(lambda: tr.run_name("attention", 0), ValueError, "unknown kind")],
     ),
-    "attnlib.models.translation_training.validation_set": Row(
+    "book_support.experiments.translation_training.validation_set": Row(
         ok=lambda: tr.validation_set(SMALL),
         check=lambda bs: [b.source.shape for b in bs] == [(2, 2), (2, 3)],
         bad=[
@@ -835,12 +835,12 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.translation_training.validation_loss": Row(
+    "book_support.experiments.translation_training.validation_loss": Row(
         ok=lambda: tr.validation_loss(translator(), tr.validation_set(SMALL)),
         check=lambda v: isinstance(v, float) and v > 0,
         bad=[(lambda: tr.validation_loss(translator(), []), ValueError, "batch")],
     ),
-    "attnlib.models.translation_training.train": Row(
+    "book_support.experiments.translation_training.train": Row(
         ok=lambda: tr.train(
             ed.init_encoder_decoder(0, attend=True, m=3, h=2, d=4, a=2),
             tr.validation_set(SMALL),
@@ -860,22 +860,22 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.translation_training.train_run": Row(
+    "book_support.experiments.translation_training.train_run": Row(
         ok=lambda: tr.train_run("attention-forward", 0, SMALL),
         check=lambda m: m.attend and not m.bidirectional,
         bad=[(lambda: tr.train_run("attention", 0, SMALL), ValueError, "unknown kind")],
     ),
-    "attnlib.models.translation_eval.test_batches": Row(
+    "book_support.experiments.translation_eval.test_batches": Row(
         ok=lambda: te.test_batches([2, 3], n=2),
         check=lambda bs: [b.source.shape for b in bs] == [(2, 2), (2, 3)],
         bad=[(lambda: te.test_batches([0], n=2), ValueError, "length")],
     ),
-    "attnlib.models.translation_eval.evaluate": Row(
+    "book_support.experiments.translation_eval.evaluate": Row(
         ok=lambda: te.evaluate(translator(), BATCH),
         check=lambda s: 0 <= s.greedy <= 1 and 0 <= s.alignment_kept <= 1,
         bad=[(lambda: te.evaluate(translator(), None), TypeError, "batch")],
     ),
-    "attnlib.models.translation_eval.evaluate_runs": Row(
+    "book_support.experiments.translation_eval.evaluate_runs": Row(
         ok=small_evaluation,
         check=lambda e: [s.length for s in e["attention-forward-seed0"]] == [2, 3],
         bad=[
@@ -886,7 +886,7 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.translation_eval.alignment_offsets": Row(
+    "book_support.experiments.translation_eval.alignment_offsets": Row(
         ok=lambda: te.alignment_offsets(translator(), BATCH),
         check=lambda o: o.shape == (2, 3) and o.dtype == np.int64,
         bad=[
@@ -898,19 +898,19 @@ ROWS = {
             (lambda: te.alignment_offsets(translator(), None), TypeError, "batch"),
         ],
     ),
-    "attnlib.models.translation_eval.farthest_verb": Row(
+    "book_support.experiments.translation_eval.farthest_verb": Row(
         ok=lambda: te.farthest_verb(BATCH),
         check=lambda b: (
             len(b) == 1 and b.alignment[0, -1] == BATCH.alignment[:, -1].min()
         ),
         bad=[(lambda: te.farthest_verb(None), TypeError, "batch")],
     ),
-    "attnlib.models.translation_eval.verb_moves": Row(
+    "book_support.experiments.translation_eval.verb_moves": Row(
         ok=lambda: te.verb_moves(BATCH),
         check=lambda m: m.shape == (2,) and m.dtype == np.int64 and (m >= 0).all(),
         bad=[(lambda: te.verb_moves(None), TypeError, "batch")],
     ),
-    "attnlib.models.translation_eval.alignment_by_correctness": Row(
+    "book_support.experiments.translation_eval.alignment_by_correctness": Row(
         ok=lambda: te.alignment_by_correctness(translator(), BATCH),
         check=lambda r: set(r) == {"correct", "wrong", "n_wrong"},
         bad=[
@@ -926,7 +926,7 @@ ROWS = {
             ),
         ],
     ),
-    "attnlib.models.translation_eval.separated": Row(
+    "book_support.experiments.translation_eval.separated": Row(
         ok=lambda: te.separated(
             small_evaluation(), "greedy", "attention-forward", "attention-forward"
         ),
@@ -946,17 +946,17 @@ ROWS = {
             ),
         ],
     ),
-    "attnlib.models.translation_eval.chance_of_separation": Row(
+    "book_support.experiments.translation_eval.chance_of_separation": Row(
         ok=lambda: te.chance_of_separation(3, 3),
         check=lambda p: p == 1 / 20,
         bad=[(lambda: te.chance_of_separation(0, 3), ValueError, "n_a")],
     ),
-    "attnlib.models.translation_eval.kind_of": Row(
+    "book_support.experiments.translation_eval.kind_of": Row(
         ok=lambda: te.kind_of("attention-forward-seed12"),
         check=lambda k: k == "attention-forward",
         bad=[(lambda: te.kind_of("attention"), ValueError, "run name")],
     ),
-    "attnlib.models.translation_eval.across_seeds": Row(
+    "book_support.experiments.translation_eval.across_seeds": Row(
         ok=lambda: te.across_seeds(small_evaluation(), "greedy"),
         check=lambda t: t["attention-forward"]["seeds"].shape == (2, 2),
         bad=[
@@ -967,7 +967,7 @@ ROWS = {
             )
         ],
     ),
-    "attnlib.models.translation_eval.by_position": Row(
+    "book_support.experiments.translation_eval.by_position": Row(
         ok=lambda: te.by_position(small_evaluation(), 3, "teacher_forced"),
         check=lambda t: t["attention-forward"]["mean"].shape == (3,),
         bad=[
@@ -983,7 +983,7 @@ ROWS = {
             ),
         ],
     ),
-    "attnlib.models.translation_eval.mean_and_range": Row(
+    "book_support.experiments.translation_eval.mean_and_range": Row(
         ok=lambda: te.mean_and_range(
             {
                 "mean": [0.5, np.nan, 0.7],
@@ -993,7 +993,7 @@ ROWS = {
         ),
         check=lambda t: t == ["50.0 (40.0-60.0)", "-", "70.0"],
     ),
-    "attnlib.models.translation_eval.summary_lines": Row(
+    "book_support.experiments.translation_eval.summary_lines": Row(
         ok=lambda: te.summary_lines(small_evaluation()),
         check=lambda lines: len(lines) == 2 and all(isinstance(x, str) for x in lines),
     ),

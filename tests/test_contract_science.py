@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from attnlib.figures.diagrams import pipeline_diagram
-from attnlib.figures.probes import (
+from attnlib.models import minilm
+from book_support.experiments import adversarial_attention as aa
+from book_support.experiments import context_classifier as cc
+from book_support.experiments import minilm_probes as mp
+from book_support.figures.diagrams import pipeline_diagram
+from book_support.figures.probes import (
     SINK_CHART_MEASURES,
     sink_chart,
     weight_norm_scatter,
 )
-from attnlib.models import adversarial_attention as aa
-from attnlib.models import context_classifier as cc
-from attnlib.models import minilm
-from attnlib.models import minilm_probes as mp
 
 RIVER = "The fisherman repaired his net beside the bank."
 

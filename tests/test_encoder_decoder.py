@@ -1,4 +1,4 @@
-"""The translators of chapter 2: task, recurrent backward, model gradients, training
+"""The translators of the bottleneck chapter: task, recurrent backward, model gradients, training
 rule, evaluation, and the stored runs."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from conftest import central_difference  # the suite's own finite differences
 from attnlib.data import translation_task
 from attnlib.data.translation_task import KEPT, NEAR, VERB, make_batch
 from attnlib.models import encoder_decoder, recurrent
-from attnlib.models import translation_eval as te
-from attnlib.models import translation_training as tt
 from attnlib.models.recurrent import rnn_encode
 from attnlib.models.rnn_decoder import decoder_step
+from book_support.experiments import translation_eval as te
+from book_support.experiments import translation_training as tt
 
 KINDS = [(attend, bi) for attend in (False, True) for bi in (True, False)]
 
@@ -393,7 +393,7 @@ def test_across_seeds_groups_the_runs_of_a_kind():
         te.across_seeds(evaluation, "greedy_by_position")
 
 
-# --- the stored runs of chapter 2
+# --- the stored runs of the bottleneck chapter
 
 
 @pytest.fixture(scope="module")
@@ -437,7 +437,7 @@ def test_every_seed_of_the_experiment_is_stored(stored):
 
 def test_stored_runs_reproduce_the_recorded_evaluation(stored):
     """The float32 weights in the repository give the held-out numbers that `make train`
-    measured on its float64 models (the .json beside them), which chapter 2 prints."""
+    measured on its float64 models (the .json beside them), which the bottleneck chapter prints."""
     runs, meta = stored
     lengths = (5, 20, 40)  # a sample of the test lengths keeps this test short
     evaluation = te.evaluate_runs(runs, lengths)
@@ -459,7 +459,7 @@ def test_stored_runs_reproduce_the_recorded_evaluation(stored):
 def test_the_figures_check_their_input():
     import matplotlib.pyplot as plt
 
-    from attnlib.figures import alignment_heatmaps, length_curves, position_curves
+    from book_support.figures import alignment_heatmaps, length_curves, position_curves
 
     ok = {"mean": [0.5, 0.4], "min": [0.4, 0.3], "max": [0.6, 0.5]}
     fig = length_curves(

@@ -184,7 +184,7 @@ def test_decoder_memory_mask_and_errors(dec):
 def test_layer_flow_diagram_labels_every_shape():
     import matplotlib.pyplot as plt
 
-    from attnlib.figures import layer_flow_diagram
+    from book_support.figures import layer_flow_diagram
 
     fig = layer_flow_diagram("encoder", L=8, d_model=384, heads=12, d_ff=1536)
     texts = [t.get_text() for t in fig.axes[0].texts]

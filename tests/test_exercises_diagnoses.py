@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from attnlib.exercises import (
+from book_support.exercises import (
     check_close,
     cost,
     heads,
@@ -294,7 +294,7 @@ RIGHT_PADDING = np.array(
 )
 
 LEARNER_MISTAKES = [
-    # chapter 5: the weights of [1, 0] worked by hand, then a home-made softmax
+    # the softmax chapter: the weights of [1, 0] worked by hand, then a home-made softmax
     (
         "rounded too early",
         lambda: softmax.check_weights([0.73, 0.27], scores=[1.0, 0.0]),
@@ -337,7 +337,7 @@ LEARNER_MISTAKES = [
         "whole array",
     ),
     ("no keepdims", lambda: softmax.check_softmax(_no_keepdims), "keepdims=True"),
-    # chapter 8: visible tokens, a causal mask, a padding mask
+    # the masks chapter: visible tokens, a causal mask, a padding mask
     (
         "forgot itself",
         lambda: masks.check_visible(

@@ -11,8 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib.exercises import attention_gradients, multi_head, online_softmax, primer
-from attnlib.exercises import rotary as rotary_ex
+from book_support.exercises import (
+    attention_gradients,
+    multi_head,
+    online_softmax,
+    primer,
+)
+from book_support.exercises import rotary as rotary_ex
 
 
 def _softmax(S, mask=None):
@@ -22,7 +27,7 @@ def _softmax(S, mask=None):
     return E / E.sum(axis=-1, keepdims=True)
 
 
-# --- multi-head attention with a mask (chapter 8)
+# --- multi-head attention with a mask (the masks chapter)
 
 
 def mha(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask, *, slip=None):
@@ -56,7 +61,7 @@ def test_multi_head_names_the_mask_applied_after_the_softmax(capsys):
     assert "after the softmax" in capsys.readouterr().out
 
 
-# --- rotary position embedding (chapter 8b)
+# --- rotary position embedding (the order-and-position chapter)
 
 
 def rope(x, positions, *, sign=1.0):
@@ -83,7 +88,7 @@ def test_rotary_names_the_backward_rotation(capsys):
     assert "counter-clockwise" in capsys.readouterr().out
 
 
-# --- tiled attention with the online softmax (chapter 9)
+# --- tiled attention with the online softmax (the cost chapter)
 
 
 def tiled(Q, K, V, block, *, rescale=True):
@@ -121,7 +126,7 @@ def test_tiled_refuses_the_full_score_matrix(capsys):
     assert "never Q @ K.T" in capsys.readouterr().out
 
 
-# --- the backward pass of attention (chapter 10)
+# --- the backward pass of attention (the learned-and-computed chapter)
 
 
 def backward(Q, K, V, dZ, *, jacobian=True):
@@ -165,7 +170,7 @@ def test_backward_reports_a_wrong_kind_of_result(capsys):
     assert "three arrays" in capsys.readouterr().out
 
 
-# --- change a hyper-parameter and retrain (chapter 1b)
+# --- change a hyper-parameter and retrain (the learning chapter)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises.heads import (
+from book_support.exercises.heads import (
     HEAD_SHAPE_NAMES,
     check_head_shapes,
     check_head_weights,

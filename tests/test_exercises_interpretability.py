@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises import interpretability as check
 from attnlib.models import minilm
+from book_support.exercises import interpretability as check
 
 TIRED = "The animal didn't cross the street because it was too tired."
 

@@ -1,10 +1,10 @@
-"""Checkers of chapter 10's exercises accept right answers and explain wrong ones."""
+"""Checkers of the learned-and-computed chapter's exercises accept right answers and explain wrong ones."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from attnlib.exercises import learning
+from book_support.exercises import learning
 
 
 def test_learned_or_computed(capsys):

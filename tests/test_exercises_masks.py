@@ -6,7 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib.exercises.masks import check_causal_mask, check_padding_mask, check_visible
+from book_support.exercises.masks import (
+    check_causal_mask,
+    check_padding_mask,
+    check_visible,
+)
 
 FLOOD = ["The", "bank", "flooded", "after", "the", "storm", "."]
 

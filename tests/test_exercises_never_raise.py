@@ -1,7 +1,7 @@
 """Issue 26, item 2: no checker raises on a learner's answer.
 
-Every checker of :mod:`attnlib.exercises` is found by introspection (the
-:func:`~attnlib.exercises.checker` decorator marks it), so a new checker is covered
+Every checker of :mod:`book_support.exercises` is found by introspection (the
+:func:`~book_support.exercises.checker` decorator marks it), so a new checker is covered
 without editing this file; only the book's own arguments of a new checker (the scores
 an exercise is about, say) must be added to :data:`BOOK_ARGUMENTS`, and the test says
 so. Hypothesis then feeds every answer argument random objects: numbers (NaN, inf,
@@ -29,11 +29,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
 
-import attnlib.exercises
+import book_support.exercises
 
 VERDICTS = ("Correct", "Not yet", "Not answered yet")
 
-#: The flooding sentence of chapter 8 and its causal mask.
+#: The flooding sentence of the masks chapter and its causal mask.
 FLOOD = ["The", "bank", "flooded", "after", "the", "storm", "."]
 
 #: The book's own arguments of every checker that needs some (what the chapter passes
@@ -105,10 +105,10 @@ BOOK_ARGUMENTS = {
 
 
 def checker_modules():
-    """Every chapter-topic module of attnlib.exercises (not the framework, not quiz)."""
-    for info in pkgutil.iter_modules(attnlib.exercises.__path__):
+    """Every chapter-topic module of book_support.exercises (not the framework, not quiz)."""
+    for info in pkgutil.iter_modules(book_support.exercises.__path__):
         if not info.name.startswith("_") and info.name != "quiz":
-            yield importlib.import_module(f"attnlib.exercises.{info.name}")
+            yield importlib.import_module(f"book_support.exercises.{info.name}")
 
 
 def all_checkers() -> dict:
@@ -320,4 +320,4 @@ def test_every_public_checker_of_a_chapter_module_carries_the_decorator():
 
 
 #: The checkers whose contract this file holds (read by tests/test_public_contract.py).
-CONTRACT_COVERS = {f"attnlib.exercises.{name}" for name in CHECKERS}
+CONTRACT_COVERS = {f"book_support.exercises.{name}" for name in CHECKERS}

@@ -10,14 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises.layer import (
+from book_support.exercises.layer import (
     LAYER_SHAPE_NAMES,
     check_crossover,
     check_layer_norm,
     check_layer_shapes,
     check_parameter_count,
 )
-from attnlib.exercises.position import (
+from book_support.exercises.position import (
     check_encoding_entries,
     check_reordered_output,
     check_shift_matrix,

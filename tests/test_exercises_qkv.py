@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from attnlib.exercises.qkv import (
+from book_support.exercises.qkv import (
     check_head_output,
     check_one_head,
     check_projection_shapes,

@@ -1,4 +1,4 @@
-"""Self-check questions (attnlib.exercises.quiz) and the quizzes stored in the chapters.
+"""Self-check questions (book_support.exercises.quiz) and the quizzes stored in the chapters.
 
 The chapters' quiz cells are tagged ``quiz``; their stored output (what the website
 shows) holds the questions as JSON inside jupyterquiz's script. The browser tests
@@ -15,13 +15,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from book_files import CHAPTER_NOTEBOOKS, NOTEBOOKS, notebook
 
-from attnlib.exercises import quiz
+from book_support.exercises import quiz
 
-CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
-NOTEBOOKS = [
-    p for p in sorted(CHAPTERS.glob("[01][0-9]*_*.ipynb")) if int(p.name[:2]) <= 12
-]
 QUESTIONS_JSON = re.compile(
     r"var questions(\w+)=(\[.*?\]);\n\nif \(typeof Question", re.S
 )
@@ -123,11 +120,11 @@ def _shown(key, questions) -> list:
 
 def test_show_gives_a_stable_output_named_after_the_key():
     qs = [quiz.choice("Q?", [("a", True, "x"), ("b", False, "y")])]
-    first, second = _shown("05-softmax", qs), _shown("05-softmax", qs)
+    first, second = _shown("softmax", qs), _shown("softmax", qs)
     assert first == second and len(first) == 2
     html, script = first[0]["text/html"], first[1]["application/javascript"]
-    assert html.startswith('<div id="attnquiz_05_softmax"')
-    assert 'var questionsattnquiz_05_softmax=[{"question": "Q?"' in script
+    assert html.startswith('<div id="attnquiz_softmax"')
+    assert 'var questionsattnquiz_softmax=[{"question": "Q?"' in script
     # jupyterquiz's script runs where the page reaches it, with MathJax hidden from it
     # (so that it neither typesets too early nor fetches MathJax from a CDN); MathJax
     # typesets the questions once it has loaded
@@ -142,9 +139,9 @@ def test_show_gives_a_stable_output_named_after_the_key():
         and 'setAttribute("role", "status")' in script
         and 'setAttribute("inputmode", "decimal")' in script
         and "window.localStorage.setItem(STORE + quizKey" in script
-        and '})(quiz, "05-softmax");' in script
+        and '})(quiz, "softmax");' in script
     )
-    assert "#attnquiz_05_softmax .MCOption:focus-visible" in html
+    assert "#attnquiz_softmax .MCOption:focus-visible" in html
     assert _shown("other", qs)[0]["text/html"].startswith('<div id="attnquiz_other"')
     with pytest.raises(ValueError):
         quiz.show("k", [])
@@ -182,7 +179,7 @@ def test_texts_are_markdown_with_mathematics_left_for_mathjax():
 # ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_chapter_has_at_least_three_well_formed_questions(path):
     questions = stored_questions(path)
     assert len(questions) >= 3, path.name
@@ -217,19 +214,23 @@ def test_all_chapters_together_have_numeric_and_multiple_choice_questions():
 # Right answers worked out independently of attnlib (by hand, with math only).
 _E = math.e
 INDEPENDENT = {
-    "01": 1.0,  # distinct vectors after equal-weight averaging
-    "02": math.tanh(1 * 1 + 0.5 * 0),  # one tanh RNN step: x_1 = 1, h_0 = 0
-    "05": math.exp(2) / (2 * math.exp(2) + _E + 1),  # fisherman, a 2nd key scoring 2
-    "08": 100 * 101 / 2,  # causal pairs, n = 100
-    "08b": math.cos(6 - 2),  # rotary score, d = 2: query at 6, key at 2
-    "10b": -1.5 / math.sqrt(1.25),  # layer norm of [1..4]
-    "09": 24 * 1024**2 / (4 * 1024),  # 4 n^2 d = 24 n d^2 at n = 6 d, d = 1,024
-    "09b": 6 / 2,  # load average per core
-    "10": 0.5 * 1.0 + 0.5 * 0.5,  # mean pooling with half the sequences decoyed
-    "10b2": 5 * 9,  # cross-attention weights, 5 targets x 9 sources
-    "11": 0.6 * 0.05 / (0.6 * 0.05 + 0.4 * 1.0),  # [CLS]'s share of the norm
-    "11b": math.log(999_999) - math.log(99),  # margin the adversary may spend
-    "12": 1.0,  # causal: first query
+    "word_in_context": 1.0,  # distinct vectors after equal-weight averaging
+    "bottleneck": math.tanh(1 * 1 + 0.5 * 0),  # one tanh RNN step: x_1 = 1, h_0 = 0
+    "softmax": math.exp(2)
+    / (2 * math.exp(2) + _E + 1),  # fisherman, a 2nd key scoring 2
+    "masks": 100 * 101 / 2,  # causal pairs, n = 100
+    "order_and_position": math.cos(6 - 2),  # rotary score, d = 2: query at 6, key at 2
+    "transformer_layer": -1.5 / math.sqrt(1.25),  # layer norm of [1..4]
+    "cost": 24 * 1024**2 / (4 * 1024),  # 4 n^2 d = 24 n d^2 at n = 6 d, d = 1,024
+    "benchmark_method": 6 / 2,  # load average per core
+    "learned_and_computed": 0.5 * 1.0
+    + 0.5 * 0.5,  # mean pooling with half the sequences decoyed
+    "why_self_attention": 5 * 9,  # cross-attention weights, 5 targets x 9 sources
+    "interpretability": 0.6
+    * 0.05
+    / (0.6 * 0.05 + 0.4 * 1.0),  # [CLS]'s share of the norm
+    "interventions": math.log(999_999) - math.log(99),  # margin the adversary may spend
+    "summary": 1.0,  # causal: first query
 }
 
 
@@ -237,7 +238,7 @@ INDEPENDENT = {
 def test_a_numeric_answer_per_chapter_agrees_with_an_independent_computation(
     chapter, value
 ):
-    path = next(p for p in NOTEBOOKS if p.name.split("_")[0] == chapter)
+    path = notebook(chapter)
     numeric = [q for q in stored_questions(path) if q["type"] == "numeric"]
     assert any(_right_range(q)[0] <= value <= _right_range(q)[1] for q in numeric), (
         chapter

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises.scoring import (
+from book_support.exercises.scoring import (
     check_additive_score,
     check_dot_product,
     check_scaled_score,

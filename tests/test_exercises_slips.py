@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises import (
+from book_support.exercises import (
     attention_gradients,
     bottleneck,
     cost,
@@ -100,7 +100,7 @@ RIVER = "The fisherman repaired his net beside the bank."
 
 # (name, the learner's attempt, words of the diagnosis)
 SLIPS = [
-    # chapter 1
+    # the word-in-context chapter
     (
         "uniform mixture: sum, not mean",
         lambda: why_attention.check_uniform_mixture([3, 3]),
@@ -111,7 +111,7 @@ SLIPS = [
         lambda: why_attention.check_attention_kind(dict(KINDS, b="self")),
         "one sequence or two different sequences",
     ),
-    # chapter 2
+    # the bottleneck chapter
     (
         "rnn step: W_h @ h_prev",
         lambda: bottleneck.check_rnn_step(
@@ -154,7 +154,7 @@ SLIPS = [
         lambda: bottleneck.check_decoder_step(rows_softmax([1.0, 2.0, 0.0])),
         "scores without the tanh",
     ),
-    # chapter 3
+    # the query-key-value chapter
     (
         "projection shapes: V as wide as the keys",
         lambda: qkv.check_projection_shapes(
@@ -191,7 +191,7 @@ SLIPS = [
         ),
         "not scaled",
     ),
-    # chapter 4
+    # the scoring chapter
     (
         "dot product: sum of the coordinates",
         lambda: scoring.check_dot_product(1 - 2 + 3 + 1, [1.0, -2.0], [3.0, 1.0]),
@@ -222,7 +222,7 @@ SLIPS = [
         lambda: scoring.check_score_function(lambda Q, K: Q @ K.T / Q.shape[1]),
         "divided by d_k",
     ),
-    # chapter 6 (chapter 5: tests/test_exercises_diagnoses.py)
+    # the values chapter (the softmax chapter: tests/test_exercises_diagnoses.py)
     (
         "output: plain average",
         lambda: values.check_output([1.0, 1.0], [0.2, 0.3, 0.5], BANK_VALUES),
@@ -258,7 +258,7 @@ SLIPS = [
         ),
         "stable softmax",
     ),
-    # chapter 7
+    # the heads chapter
     (
         "head weights: a head forgotten",
         lambda: heads.check_head_weights(rows_softmax(HEAD_SCORES)[:2], HEAD_SCORES),
@@ -290,7 +290,7 @@ SLIPS = [
         ),
         "mixes positions",
     ),
-    # chapter 8b (chapter 8: tests/test_exercises_diagnoses.py)
+    # the order-and-position chapter (the masks chapter: tests/test_exercises_diagnoses.py)
     (
         "encoding entries: sine and cosine swapped",
         lambda: position.check_encoding_entries(
@@ -328,7 +328,7 @@ SLIPS = [
         ),
         "twice the pair's index",
     ),
-    # chapter 9
+    # the cost chapter
     (
         "score entries: neighbours only",
         lambda: cost.check_score_entries(2 * 2048, 2048),
@@ -417,7 +417,7 @@ SLIPS = [
         ),
         "an exponential overflowed",
     ),
-    # chapter 10
+    # the learned-and-computed chapter
     (
         "learned or computed: scores called learned",
         lambda: learning.check_learned_or_computed(
@@ -450,7 +450,7 @@ SLIPS = [
         lambda: learning.check_softmax_jacobian(lambda a: -np.outer(a, a)),
         "add diag(a)",
     ),
-    # chapter 10b: the layer norm's slips on the inputs of the checker
+    # the transformer-layer chapter: the layer norm's slips on the inputs of the checker
     (
         "layer norm: sqrt(var) + eps",
         lambda: layer.check_layer_norm(
@@ -514,7 +514,7 @@ SLIPS = [
         ),
         "a bias vector as well",
     ),
-    # chapter 11
+    # the interpretability chapter
     (
         "weighted norms: the weights themselves",
         lambda: interpretability.weighted_norms_answer([0.6, 0.1]),
@@ -546,7 +546,7 @@ SLIPS = [
         ),
         "a sum over the 12 heads",
     ),
-    # chapter 12 (its masking slips: tests/test_exercises_diagnoses.py)
+    # the summary chapter (its masking slips: tests/test_exercises_diagnoses.py)
     (
         "attention function: unscaled",
         lambda: summary.check_attention_function(

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from attnlib.exercises.softmax import SOFTMAX_CASES, check_softmax, check_weights
+from book_support.exercises.softmax import SOFTMAX_CASES, check_softmax, check_weights
 
 
 def loop_softmax(x, axis=-1):

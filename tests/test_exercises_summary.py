@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from attnlib.exercises.summary import (
+from book_support.exercises.summary import (
     PIPELINE_STEPS,
     check_attention_function,
     check_pipeline_order,

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.exercises.values import (
+from book_support.exercises.values import (
     SHAPE_NAMES,
     check_attention,
     check_output,

@@ -1,6 +1,9 @@
 """Checkers of the chapter "Why attention"."""
 
-from attnlib.exercises.why_attention import check_attention_kind, check_uniform_mixture
+from book_support.exercises.why_attention import (
+    check_attention_kind,
+    check_uniform_mixture,
+)
 
 
 def test_uniform_mixture_of_the_bank_values_is_one_one(capsys):

@@ -13,7 +13,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from attnlib.figures import explorers as X  # noqa: E402
+from book_support.figures import explorers as X  # noqa: E402
 
 pytest.importorskip("ipywidgets")
 
@@ -259,7 +259,7 @@ def test_live_figure_is_redrawn_as_png_when_a_control_moves():
 
 @pytest.fixture(scope="module")
 def trained():
-    from attnlib.models.context_classifier import train_context_classifier
+    from book_support.experiments.context_classifier import train_context_classifier
 
     return train_context_classifier(seed=0)
 

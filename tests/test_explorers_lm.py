@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 from attnlib.data.book_text import CharTokenizer
-from attnlib.figures.explorers.induction import InductionExplorer, induction_state
-from attnlib.figures.explorers.language_model import (
+from attnlib.models import language_model as lm
+from attnlib.models.generation import next_token_distribution
+from book_support.experiments import induction
+from book_support.figures.explorers.induction import InductionExplorer, induction_state
+from book_support.figures.explorers.language_model import (
     NextTokenExplorer,
     next_token_state,
     show_char,
 )
-from attnlib.models import induction
-from attnlib.models import language_model as lm
-from attnlib.models.generation import next_token_distribution
 
 
 @pytest.fixture(scope="module")

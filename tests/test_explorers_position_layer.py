@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.figures import explorers as X
+from book_support.figures import explorers as X
 
 
 def test_position_state_rotation_and_offset_only_similarity():

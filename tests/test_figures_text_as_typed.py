@@ -1,7 +1,7 @@
 """Issue 26, item 3: every text a plot, an explorer or an SVG drawing shows is drawn as
 typed; degenerate data draws without warnings and without NaN coordinates.
 
-Every public function of :mod:`attnlib.figures` (the plots, the SVG drawings, the
+Every public function of :mod:`book_support.figures` (the plots, the SVG drawings, the
 explorers' figure and SVG functions) is found by introspection and must be in one of
 three tables: :data:`DRAWERS` (it draws text it is given: an adapter below hands it
 typed words and names the exact strings that must come out), :data:`NO_TEXT` (it
@@ -38,8 +38,8 @@ from hypothesis import strategies as st
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-import attnlib.figures
-from attnlib.figures import (
+import book_support.figures
+from book_support.figures import (
     charts,
     diagrams,
     explorers,
@@ -51,15 +51,15 @@ from attnlib.figures import (
     svg,
     translation,
 )
-from attnlib.figures import language_model as lm_fig
-from attnlib.figures.explorers import heads as heads_ex
-from attnlib.figures.explorers import induction as ind_ex
-from attnlib.figures.explorers import language_model as lm_ex
-from attnlib.figures.explorers import learned as learned_ex
-from attnlib.figures.explorers import masks as masks_ex
-from attnlib.figures.explorers import minilm as minilm_ex
-from attnlib.figures.explorers import query_key as qk_ex
-from attnlib.figures.explorers import weights as weights_ex
+from book_support.figures import language_model as lm_fig
+from book_support.figures.explorers import heads as heads_ex
+from book_support.figures.explorers import induction as ind_ex
+from book_support.figures.explorers import language_model as lm_ex
+from book_support.figures.explorers import learned as learned_ex
+from book_support.figures.explorers import masks as masks_ex
+from book_support.figures.explorers import minilm as minilm_ex
+from book_support.figures.explorers import query_key as qk_ex
+from book_support.figures.explorers import weights as weights_ex
 
 #: The issue's texts, and the characters markup must escape.
 ISSUE_WORDS = ["$x$", "Ba$$in", "<b>&amp;\"'", "US$$5 & <5"]
@@ -243,7 +243,7 @@ def _scatter(words):
     return probes.weight_norm_scatter(out)
 
 
-#: qualified name (below attnlib.figures) -> adapter(words) -> [(output, strings)]
+#: qualified name (below book_support.figures) -> adapter(words) -> [(output, strings)]
 DRAWERS = {
     "probes.weight_norm_scatter": lambda w: [(_scatter(w), w[:1])],
     "learning.descent_figure": lambda w: [(_descent(w), w)],
@@ -494,9 +494,11 @@ TEXT_LIKE = re.compile(
 
 
 def figure_functions() -> dict:
-    """Every public function of every attnlib.figures module, by qualified name."""
+    """Every public function of every book_support.figures module, by qualified name."""
     found = {}
-    modules = pkgutil.walk_packages(attnlib.figures.__path__, "attnlib.figures.")
+    modules = pkgutil.walk_packages(
+        book_support.figures.__path__, "book_support.figures."
+    )
     for info in modules:
         if any(part.startswith("_") for part in info.name.split(".")):
             continue
@@ -507,9 +509,9 @@ def figure_functions() -> dict:
                 and not name.startswith("_")
                 and obj.__module__ == module.__name__
             ):
-                found[f"{module.__name__.removeprefix('attnlib.figures.')}.{name}"] = (
-                    obj
-                )
+                found[
+                    f"{module.__name__.removeprefix('book_support.figures.')}.{name}"
+                ] = obj
     return found
 
 

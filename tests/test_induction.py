@@ -10,8 +10,8 @@ while removing the other heads of layer 0 leaves it near the intact model's.
 import numpy as np
 import pytest
 
-from attnlib.models import induction
 from attnlib.models import language_model as lm
+from book_support.experiments import induction
 
 TASK = induction.TASK
 

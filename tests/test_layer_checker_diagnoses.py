@@ -1,4 +1,4 @@
-"""The diagnoses of the layer chapters' checkers (expert read 4c of chapter 10b).
+"""The diagnoses of the layer chapters' checkers (expert read 4c of the transformer-layer chapter).
 
 Each wrong answer is written here as a learner would write it, independently of the
 checkers' own slip functions; the expected counts come from the formula, worked out by
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib.exercises.layer import (
+from book_support.exercises.layer import (
     check_crossover,
     check_layer_norm,
     check_layer_shapes,

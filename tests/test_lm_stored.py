@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attnlib.data import book_text
-from attnlib.models import induction, lm_runs
 from attnlib.models.lm_training import _fixed_windows, evaluate
+from book_support.experiments import induction, lm_runs
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""attnlib.models.minilm_probes and the two margin checks of adversarial_attention.
+"""book_support.experiments.minilm_probes and the two margin checks of adversarial_attention.
 
 Every expected value is computed another way: the probes against minilm.forward and
 attnlib's attention run head by head; the statistics against hand-worked examples.
@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib.models import adversarial_attention as aa
-from attnlib.models import context_classifier as cc
 from attnlib.models import minilm
-from attnlib.models import minilm_probes as mp
+from book_support.experiments import adversarial_attention as aa
+from book_support.experiments import context_classifier as cc
+from book_support.experiments import minilm_probes as mp
 
 RIVER = "The fisherman repaired his net beside the bank."
 PASSIVE = "His net was repaired by the fisherman beside the bank."

@@ -1,6 +1,6 @@
 """One notation across the book: the glossary's notation table is the rule.
 
-The check reads the table in chapters/glossary.md and every formula ($...$ and $$...$$)
+The check reads the table in chapters/reference/glossary.md and every formula ($...$ and $$...$$)
 in the markdown cells of every chapter, and asserts
 
 - every Latin letter and Greek symbol used in a chapter's formulas is listed in the
@@ -21,10 +21,11 @@ import re
 from pathlib import Path
 
 import pytest
+from book_files import CHAPTER_NOTEBOOKS, page
 
 ROOT = Path(__file__).resolve().parent.parent
-GLOSSARY = (ROOT / "chapters" / "glossary.md").read_text(encoding="utf-8")
-CHAPTERS = sorted((ROOT / "chapters").glob("[0-9]*.ipynb"))
+GLOSSARY = page("glossary").read_text(encoding="utf-8")
+CHAPTERS = CHAPTER_NOTEBOOKS
 
 MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 GREEK = {

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import attnlib
-import attnlib.figures
+import book_support.figures
 from attnlib.core import attention as attention_module
 from attnlib.core import heads, masks, scores
 from attnlib.core import softmax as softmax_module
@@ -29,7 +29,7 @@ CORE_MODULES = [
     masks,
     attention_module,
     heads,
-    attnlib.figures,
+    book_support.figures,
     examples,
 ]
 
@@ -144,7 +144,7 @@ def test_worked_examples_are_read_only():
 
 def test_importing_attnlib_emits_no_warning():
     result = subprocess.run(
-        [sys.executable, "-W", "error", "-c", "import attnlib, attnlib.figures"],
+        [sys.executable, "-W", "error", "-c", "import attnlib, book_support.figures"],
         capture_output=True,
         text=True,
         cwd=PACKAGE_DIR.parent,

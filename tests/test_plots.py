@@ -1,4 +1,4 @@
-"""Tests of attnlib.figures (issue 3, case 12): every helper returns a Figure and checks
+"""Tests of book_support.figures (issue 3, case 12): every helper returns a Figure and checks
    input.
 
 tests/conftest.py selects the Agg backend; every figure is closed after each test.
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from attnlib.figures import (
+from book_support.figures import (
     DPI,
     access_map,
     attention_heatmap,
@@ -94,7 +94,7 @@ def test_heatmap_colour_bar_says_what_the_colours_are():
     fig = attention_heatmap(w, colorbar_label="row share of ||α f(x)||")
     assert _colour_bar_label(fig) == "row share of ||α f(x)||"
     # the model explorer's two panels, weights and norm shares, share one colour bar
-    from attnlib.figures.explorers.minilm import model_figure
+    from book_support.figures.explorers.minilm import model_figure
 
     state = {
         "tokens": ["a", "b"],
@@ -227,7 +227,7 @@ def _pixels(png):
 
 
 def test_palette_png_looks_the_same_in_at_most_the_colours_asked():
-    from attnlib.figures import palette_png
+    from book_support.figures import palette_png
 
     rng = np.random.default_rng(0)
     fig = attention_heatmap(rng.dirichlet(np.ones(6), size=6), list("abcdef"))
@@ -246,7 +246,7 @@ def test_palette_png_looks_the_same_in_at_most_the_colours_asked():
 
 
 def test_palette_png_leaves_a_transparent_image_alone():
-    from attnlib.figures import palette_png
+    from book_support.figures import palette_png
 
     fig, ax = plt.subplots(figsize=(1, 1))
     ax.plot([0, 1])
@@ -256,7 +256,7 @@ def test_palette_png_leaves_a_transparent_image_alone():
 
 @pytest.mark.parametrize("colours", [1, 257, 2.0, True, "256"])
 def test_palette_png_and_book_style_refuse_a_bad_number_of_colours(colours):
-    from attnlib.figures import palette_png
+    from book_support.figures import palette_png
 
     fig, ax = plt.subplots(figsize=(1, 1))
     with pytest.raises(ValueError, match="colours"):

@@ -1,12 +1,12 @@
-"""attnlib.figures: the data-flow figure of chapter 3 and the layer-by-head grids of
-chapter 11."""
+"""book_support.figures: the data-flow figure of the query-key-value chapter and the layer-by-head grids of
+the interpretability chapter."""
 
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from attnlib.figures import data_flow_diagram
+from book_support.figures import data_flow_diagram
 
 
 @pytest.fixture(autouse=True)
@@ -56,14 +56,14 @@ def test_bad_input_is_named(kwargs, error):
         data_flow_diagram(**kwargs)
 
 
-# --- layer_head_grids (chapter 11)
+# --- layer_head_grids (the interpretability chapter)
 # ---------------------------------------------------------------
 
 
 def test_layer_head_grids_draws_one_panel_per_array_with_shared_limits():
     import numpy as np
 
-    from attnlib.figures import layer_head_grids
+    from book_support.figures import layer_head_grids
 
     a, b = np.zeros((6, 12)), np.ones((6, 12))
     fig = layer_head_grids(
@@ -86,7 +86,7 @@ def test_layer_head_grids_draws_one_panel_per_array_with_shared_limits():
     ],
 )
 def test_layer_head_grids_rejects_bad_input(panels, titles, vmin):
-    from attnlib.figures import layer_head_grids
+    from book_support.figures import layer_head_grids
 
     with pytest.raises(ValueError):
         layer_head_grids(panels, titles, vmin=vmin, vmax=1, cmap="viridis", label="x")

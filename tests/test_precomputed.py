@@ -15,9 +15,9 @@ matplotlib.use("Agg")
 
 pytest.importorskip("ipywidgets")
 
-from attnlib.figures import explorers as X  # noqa: E402
-from attnlib.figures import svg  # noqa: E402
-from attnlib.figures.precomputed import Control, PrecomputedExplorer, readout_table  # noqa: E402
+from book_support.figures import explorers as X  # noqa: E402
+from book_support.figures import svg  # noqa: E402
+from book_support.figures.precomputed import Control, PrecomputedExplorer, readout_table  # noqa: E402
 
 
 def hand_softmax(s):

@@ -16,7 +16,10 @@ import reader_path  # noqa: E402
 
 
 def test_chapter_labels_and_times():
-    assert reader_path.chapter_label("chapters/05_softmax") == "chapter-05_softmax"
+    assert (
+        reader_path.chapter_label("chapters/how_attention_works/softmax/softmax")
+        == "chapter-softmax"
+    )
     nbsp = "\u00a0"
     assert reader_path.hours_and_minutes(550) == f"about 9{nbsp}h 10{nbsp}min"
     assert reader_path.hours_and_minutes(65) == f"about 1{nbsp}h 05{nbsp}min"

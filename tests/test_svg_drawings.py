@@ -1,4 +1,4 @@
-"""The explorers' SVG drawings (attnlib.figures.svg) as a reader meets them: readable in
+"""The explorers' SVG drawings (book_support.figures.svg) as a reader meets them: readable in
 light and dark mode, heat maps that can tell the value of a cell, and a colour scale."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from attnlib.figures import svg
+from book_support.figures import svg
 
 TOKENS = ["The", "bank", "flooded"]
 

@@ -9,13 +9,13 @@ from conftest import central_difference  # the suite's own finite differences
 
 from attnlib.data import context_task as ct
 from attnlib.models.adam import Adam
-from attnlib.models.adversarial_attention import (
+from book_support.experiments.adversarial_attention import (
     jensen_shannon,
     predict_with_attention,
     search_alternative_attention,
     total_variation,
 )
-from attnlib.models.context_classifier import (
+from book_support.experiments.context_classifier import (
     PARAMETER_NAMES,
     accuracy,
     attention_map,
@@ -27,7 +27,7 @@ from attnlib.models.context_classifier import (
     train_context_classifier,
 )
 
-#: The accuracy chapter 10 states for the attention model (test set, seed 0): "at least
+#: The accuracy the learned-and-computed chapter states for the attention model (test set, seed 0): "at least
 #: 0.99".
 STATED_ACCURACY = 0.99
 

@@ -21,7 +21,8 @@ rate, plus a minute per figure.
 
 Usage: ``python tools/reading_time.py`` prints the table; ``--write`` rewrites the
 "**Time:** about N minutes" line of every chapter, the time tables and paths of
-``chapters/syllabus.md`` and the module tables of ``chapters/instructors.md``;
+``chapters/using_the_book/syllabus.md`` and the module tables of
+``chapters/for_instructors/instructors.md``;
 ``--check`` exits 1 when any of them disagrees with the rule (``tests/test_syllabus.py``
 runs the same check).
 """
@@ -53,28 +54,29 @@ _TIME_LINE = re.compile(r"\*\*Time:\*\* about \d+ minutes")
 def _words(markdown: str) -> int:
     text = _SOLUTION.sub(" ", markdown)
     text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " x ", text, flags=re.S)  # a formula
+    # a link to a page reads as its title; count the target's last name, not its path
+    text = re.sub(r"\{doc\}`(?:[^`<]*<)?/?(?:[\w]+/)*(\w+)>?`", r" \1 ", text)
     return len(_WORD.findall(text))
 
 
 def toc_pages() -> list[tuple[str, str]]:
-    """(part caption, file stem) of every notebook the table of contents lists, and of
-    any appendix page, in reading order."""
+    """(part caption, document) of every notebook the table of contents lists, in
+    reading order; a document is its ``{doc}`` target (``/chapters/<part>/<topic>/<topic>``)."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     pages = []
     for part in toc["parts"]:
         for entry in part["chapters"]:
-            stem = entry["file"].split("/")[-1]
             path = ROOT / f"{entry['file']}.ipynb"
-            if path.is_file() or stem.startswith("appendix"):
-                pages.append((part.get("caption", ""), stem))
+            if path.is_file():
+                pages.append((part.get("caption", ""), "/" + entry["file"]))
     return pages
 
 
 def _cells(stem: str) -> list[dict]:
-    path = ROOT / "chapters" / f"{stem}.ipynb"
+    path = ROOT / f"{stem.lstrip('/')}.ipynb"
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))["cells"]
-    md = ROOT / "chapters" / f"{stem}.md"
+    md = ROOT / f"{stem.lstrip('/')}.md"
     return [{"cell_type": "markdown", "source": md.read_text(encoding="utf-8")}]
 
 
@@ -145,7 +147,7 @@ def _chapter_texts() -> dict[Path, str]:
     """Every chapter notebook with its time line set by the rule (raw JSON text)."""
     out = {}
     for _, stem in toc_pages():
-        path = ROOT / "chapters" / f"{stem}.ipynb"
+        path = ROOT / f"{stem.lstrip('/')}.ipynb"
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8")
@@ -164,10 +166,10 @@ def _row_time(row: str, times: dict) -> str:
 
 
 def syllabus_text(times: dict, skims: dict, pages) -> str:
-    path = ROOT / "chapters" / "syllabus.md"
+    path = ROOT / "chapters/using_the_book/syllabus.md"
     text = path.read_text(encoding="utf-8")
     old_rows = dict(
-        re.findall(r"^\| \{doc\}`(\w+)` \| ([^|]*) \| \d+ min \|$", text, re.M)
+        re.findall(r"^\| \{doc\}`([\w/]+)` \| ([^|]*) \| \d+ min \|$", text, re.M)
     )
     rows = []
     for _, stem in pages:
@@ -188,7 +190,7 @@ def syllabus_text(times: dict, skims: dict, pages) -> str:
     )
     # the skim: listed chapters keep their place, their times follow the rule
     text = re.sub(
-        r"^\| \{doc\}`(\w+)` \| \d+ min \|$",
+        r"^\| \{doc\}`([\w/]+)` \| \d+ min \|$",
         lambda m: f"| {{doc}}`{m.group(1)}` | {skims[m.group(1)]} min |",
         text,
         flags=re.M,
@@ -217,7 +219,7 @@ def syllabus_text(times: dict, skims: dict, pages) -> str:
 
 
 def instructors_text(times: dict) -> str:
-    path = ROOT / "chapters" / "instructors.md"
+    path = ROOT / "chapters/for_instructors/instructors.md"
     text = path.read_text(encoding="utf-8")
     out = []
     for line in text.splitlines():
@@ -262,8 +264,10 @@ def expected() -> dict[Path, str]:
     times = {s: minutes(m) for s, m in measured.items()}
     skims = {s: skim_minutes(m) for s, m in measured.items()}
     out = _chapter_texts()
-    out[ROOT / "chapters" / "syllabus.md"] = syllabus_text(times, skims, pages)
-    out[ROOT / "chapters" / "instructors.md"] = instructors_text(times)
+    out[ROOT / "chapters/using_the_book/syllabus.md"] = syllabus_text(
+        times, skims, pages
+    )
+    out[ROOT / "chapters/for_instructors/instructors.md"] = instructors_text(times)
     return out
 
 

@@ -2,7 +2,8 @@
 // files and the kernel (live_kernel.py). Shared by worker.mjs (in the browser) and
 // node_run.mjs (the tests and the build, under Node), so both start Python the same way.
 //
-// boot({loadPyodide, base, readBytes, progress, emit}):
+// boot({loadPyodide, base, readBytes, progress, emit, folder}) (folder: the page's
+// folder in the repository, where its cells run; default "chapters"):
 //   loadPyodide  the function exported by pyodide/pyodide.mjs
 //   base         where manifest.json is (a URL in the browser, a folder under Node)
 //   readBytes    async (path relative to base) -> Uint8Array
@@ -13,7 +14,7 @@
 const HOME = "/home/pyodide";
 const MPLCONFIGDIR = `${HOME}/.matplotlib`;
 
-export async function boot({ loadPyodide, base, readBytes, progress = () => {}, emit }) {
+export async function boot({ loadPyodide, base, readBytes, progress = () => {}, emit, folder = "chapters" }) {
   const text = async (path) => new TextDecoder().decode(await readBytes(path));
   const manifest = JSON.parse(await text("manifest.json"));
 
@@ -45,6 +46,6 @@ export async function boot({ loadPyodide, base, readBytes, progress = () => {}, 
   progress({ step: "kernel", text: "Starting the shell" });
   pyodide.runPython(`import sys; sys.path.insert(0, "${HOME}/book/_live")`);
   const kernel = pyodide.pyimport("live_kernel");
-  kernel.start(emit);
+  kernel.start(emit, folder);
   return { pyodide, kernel, manifest };
 }

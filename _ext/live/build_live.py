@@ -56,7 +56,10 @@ RUNTIME = [
 PAGE_PACKAGES = ["numpy", "matplotlib", "pandas", "ipython", "threadpoolctl"]
 STDLIB_MODULES = ("sqlite3-",)  # CPython modules that Pyodide ships as wheels
 PAGE_FILES = ["live-code.js", "live-code.css", "worker.mjs", "boot.mjs"]
-BOOK_DATA = ["chapters/data"]  # files the chapters' cells read, besides attnlib
+# what the chapters' cells read besides attnlib: every file under chapters/ but the
+# notebooks and Markdown pages themselves (book_support, each chapter's modules, data
+# and images)
+BOOK_SKIP = {".ipynb", ".md", ".pyc"}
 
 
 class Unavailable(Exception):
@@ -144,7 +147,7 @@ def _pyodide_files(lock: dict, packages: list[str], read, dest: Path) -> None:
 
 
 def _book_zip(dest: Path) -> Path:
-    """attnlib, the chapters' data and the kernel, with fixed dates (same bytes, same
+    """attnlib, book_support, the chapters' modules and data and the kernel, with fixed dates (same bytes, same
     name: the name carries the content's hash, so browsers never keep an old copy)."""
     # the package with its data files (the self-check questions' quiz.js)
     files = sorted(
@@ -152,9 +155,14 @@ def _book_zip(dest: Path) -> Path:
         for p in (REPO / "attnlib").rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     )
-    for folder in BOOK_DATA:
-        files += sorted(p for p in (REPO / folder).rglob("*") if p.is_file())
-    files += _images_read_by_cells()
+    files += sorted(
+        p
+        for p in (REPO / "chapters").rglob("*")
+        if p.is_file()
+        and p.suffix not in BOOK_SKIP
+        and "__pycache__" not in p.parts
+        and not p.name.startswith("test_")
+    )
     tmp = dest / "book.zip"
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in files:
@@ -169,22 +177,6 @@ def _book_zip(dest: Path) -> Path:
     named = dest / f"book-{_sha256(tmp)[:12]}.zip"
     tmp.rename(named)
     return named
-
-
-def _images_read_by_cells() -> list[Path]:
-    """The chapters' images that a code cell opens (chapter 9's benchmark plots)."""
-    found = set()
-    for notebook in sorted((REPO / "chapters").glob("*.ipynb")):
-        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-        for cell in cells:
-            if cell["cell_type"] != "code":
-                continue
-            source = "".join(cell["source"])
-            for name in re.findall(r"[\"']([\w.-]+\.(?:png|svg|jpg))[\"']", source):
-                path = REPO / "chapters" / "images" / name
-                if path.is_file():
-                    found.add(path)
-    return sorted(found)
 
 
 def _fontlist(dest: Path, manifest: dict, lock_digest: str) -> tuple[str, str]:

@@ -95,7 +95,7 @@
       label = statusLine.textContent.replace(/ \(\d+ s\)$/, "");
       statusLine.textContent = label + " (" + s + " s)";
     }, 1000);
-    worker.postMessage({ type: "boot" });
+    worker.postMessage({ type: "boot", folder: info.page.replace(/\/[^\/]*$/, "") });
   }
 
   function stopTimer() { if (timer) clearInterval(timer); timer = null; }

@@ -120,20 +120,23 @@ def _make_shell():
     )
 
 
-def start(emit) -> None:
+def start(emit, folder: str = "chapters") -> None:
     """Start the page's shell; ``emit(json_text)`` receives every output message.
 
-    The working folder is the chapters' folder of a copy of the repository's layout
-    (``attnlib/``, ``chapters/data/``, ``chapters/images/``), as when a notebook runs
-    in Jupyter from a clone, so the chapters' relative paths work unchanged.
+    The working folder is the page's own folder (``folder``, e.g.
+    ``chapters/how_attention_works/softmax``) in a copy of the repository's layout
+    (``attnlib/``, ``chapters/book_support/``, each chapter's modules and data), as when
+    a notebook runs in Jupyter from a clone: the chapter's own modules import and its
+    relative paths work unchanged; ``book_support`` imports from ``chapters/``.
     """
     global _emit, _shell
     _emit = emit
     # ipykernel's backend: figures are shown as PNG under the cell that drew them.
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    if BOOK not in sys.path:
-        sys.path.insert(0, BOOK)
-    os.chdir(f"{BOOK}/chapters")
+    for path in (BOOK, f"{BOOK}/chapters", f"{BOOK}/{folder}"):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    os.chdir(f"{BOOK}/{folder}")
     sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
     _shell = _make_shell()
 

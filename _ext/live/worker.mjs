@@ -1,5 +1,6 @@
 // The page's Python, in a Web Worker so that the page stays responsive while Python
-// starts and while a cell runs. Messages from the page: {type: "boot"},
+// starts and while a cell runs. Messages from the page: {type: "boot", folder} (the
+// page's folder, where its cells run),
 // {type: "run", id, code}. To the page: {type: "progress", step, text},
 // {type: "ready", seconds}, {type: "failed", error}, {type: "output", id, message}
 // (one of the kernel's output messages, see live_kernel.py) and {type: "done", id, ok}.
@@ -21,6 +22,7 @@ self.onmessage = async ({ data }) => {
     const t0 = performance.now();
     try {
       ({ kernel } = await boot({
+        folder: data.folder,
         loadPyodide,
         base,
         readBytes,

@@ -1,7 +1,7 @@
 // The website as a reader meets it (loaded on every page by _ext/reader_path.py):
 //
 // * progress: the self-check questions keep each chapter's answers in this browser
-//   (localStorage, keys STORE + quiz name, written by attnlib/exercises/quiz.js with the
+//   (localStorage, keys STORE + quiz name, written by chapters/book_support/exercises/quiz.js with the
 //   page they belong to); the list of chapters then marks each chapter whose questions
 //   are all answered correctly with a tick, and one begun with its score ("2/5"). The
 //   marks follow every answer ("attn-quiz-progress" events) and answers given in other
@@ -9,7 +9,7 @@
 // * heat maps in the explorers: the value of the cell under the pointer, or of the cell
 //   chosen with the arrow keys once the map has the keyboard focus, is written under the
 //   map (a live region, so a screen reader reads it) and the cell is outlined. The values
-//   and the grid's geometry are stored on the map by attnlib/figures/svg.py.
+//   and the grid's geometry are stored on the map by chapters/book_support/figures/svg.py.
 (function () {
   "use strict";
   var STORE = "attention-executable:quiz:";
@@ -78,7 +78,7 @@
   // ---------------------------------------------------------------- heat maps
   function grid(map) {
     var g = (map.dataset.grid || "").split(" ").map(Number);
-    // each value as the read-out shows it (attnlib.figures.svg._cell_values)
+    // each value as the read-out shows it (book_support.figures.svg._cell_values)
     var values = (map.dataset.values || "").split(";").map(function (row) {
       return row.split(",");
     });

@@ -4,16 +4,16 @@ The attention itself is in :mod:`attnlib.core.tiled`; this module holds the mach
 around it: which part of a tile a mask or the causal diagonal allows (:func:`tile_mask`,
 :func:`key_tiles`), the causal tiles kept for reuse, and the worker threads that share
 the query blocks (with numpy's BLAS limited to one thread meanwhile, via
-``threadpoolctl``).
+``threadpoolctl`` where it is installed: it is imported only when threads are used).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import threadpoolctl
 
 from attnlib.core.masks import _causal_offset, _up_to_diagonal
 
@@ -25,8 +25,13 @@ TILE_ENTRIES = 262_144
 
 
 @functools.cache
-def _blas() -> threadpoolctl.ThreadpoolController:
-    """numpy's BLAS (OpenBLAS, MKL, ...), found once by threadpoolctl."""
+def _blas():
+    """numpy's BLAS (OpenBLAS, MKL, ...), found once by threadpoolctl; None without
+    threadpoolctl (then the thread count cannot be told or limited)."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
     return threadpoolctl.ThreadpoolController().select(user_api="blas")
 
 
@@ -46,7 +51,7 @@ def default_workers() -> int:
     ``threadpoolctl``), so :func:`tiled_attention` by default uses the processors that
     ``Q @ K.T`` would use, for the exponentials too.
     """
-    threads = [lib["num_threads"] for lib in _blas().info()]
+    threads = [lib["num_threads"] for lib in _blas().info()] if _blas() else []
     return max(1, min(threads)) if threads else 1
 
 
@@ -60,7 +65,8 @@ def run_blocks(one_block, blocks: list, workers: int) -> None:
     with them for the same cores.
     """
     if workers > 1 and len(blocks) > 1:
-        with _blas().limit(limits=1):
+        blas = _blas()
+        with blas.limit(limits=1) if blas else contextlib.nullcontext():
             list(_pool(workers).map(lambda block: one_block(*block), blocks))
     else:
         for block in blocks:

@@ -1,9 +1,9 @@
 """The text the book's language model learns from: the book's own prose, character by
 character.
 
-The corpus is the prose of the chapters (the Markdown cells of ``chapters/*.ipynb``,
-in file order), which the repository may ship under its own licence. It was extracted
-once by :func:`extract_prose` and frozen in ``chapters/data/book_prose.txt``, so the
+The corpus is the prose of the chapters (the Markdown cells of their notebooks, in the
+order of their file names when it was frozen), which the repository may ship under its own licence. It was extracted
+once by :func:`extract_prose` and frozen in ``attnlib/data/book_prose.txt``, so the
 stored model keeps matching its training text while the chapters are edited. The
 extraction keeps running text and drops what is not prose: code, display formulas,
 tables, directive lines and link targets; roles such as ``{doc}`` or ``{cite:t}``
@@ -28,8 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from attnlib.data import DATA_DIR
-
 __all__ = [
     "CORPUS_PATH",
     "CharTokenizer",
@@ -42,7 +40,7 @@ __all__ = [
 ]
 
 #: The frozen corpus (written once by :func:`extract_prose`).
-CORPUS_PATH = DATA_DIR / "book_prose.txt"
+CORPUS_PATH = Path(__file__).with_name("book_prose.txt")
 
 _ASCII = {"\u2212": "-", "\u00d7": "x", "\u2248": "~", "\u03c0": "pi", "\u00b7": "."}
 _ASCII |= {"\u2013": "-", "\u2014": "-", "\u2019": "'", "\u2018": "'", "\u00b0": " deg"}
@@ -50,7 +48,8 @@ _ASCII |= {"\u201c": '"', "\u201d": '"', "\u2192": "->", "\u2026": "...", "\u03b
 
 
 def _doc_name(target: str) -> str:
-    """``{doc}`09_cost``` -> "chapter 9"; the other documents by their name."""
+    """A ``{doc}`` target as the corpus spells it: ``attention_in_practice/cost/cost`` -> "the cost chapter" (the
+    chapters' file names when the corpus was frozen); other documents by their name."""
     match = re.match(r"0*(\d+[a-z]?)_", target)
     return f"chapter {match.group(1)}" if match else target.replace("_", " ")
 
@@ -124,14 +123,13 @@ def _paragraphs(markdown: str):
         yield " ".join(paragraph)
 
 
-def extract_prose(chapters_dir) -> str:
-    """The running text of every chapter notebook in ``chapters_dir``, one paragraph a
-    line.
+def extract_prose(notebooks) -> str:
+    """The running text of the chapter notebooks ``notebooks``, one paragraph a line.
 
     Parameters
     ----------
-    chapters_dir : str or Path, a folder of ``*.ipynb`` chapters (their Markdown cells
-        are read in file order; code cells and outputs are ignored)
+    notebooks : a sequence of paths of ``*.ipynb`` chapters (their Markdown cells are
+        read in that order; code cells and outputs are ignored)
 
     Returns
     -------
@@ -140,11 +138,11 @@ def extract_prose(chapters_dir) -> str:
 
     Raises
     ------
-    FileNotFoundError if the folder holds no notebook.
+    ValueError if ``notebooks`` is empty; FileNotFoundError if a notebook is missing.
     """
-    notebooks = sorted(Path(chapters_dir).glob("[0-9]*.ipynb"))
+    notebooks = [Path(p) for p in notebooks]
     if not notebooks:
-        raise FileNotFoundError(f"no chapter notebooks in {chapters_dir}")
+        raise ValueError("notebooks is empty: give the chapters' notebook paths")
     out = []
     for path in notebooks:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]

@@ -35,8 +35,8 @@ model mixes the annotations afresh at every step. Both start the decoder from ``
 
 This module is the model: its parameters, the teacher-forced forward pass and its
 gradients (backpropagation), and greedy translation. Training is in
-:mod:`attnlib.models.translation_training`, evaluation in
-:mod:`attnlib.models.translation_eval`, the task in
+:mod:`book_support.experiments.translation_training`, evaluation in
+:mod:`book_support.experiments.translation_eval`, the task in
 :mod:`attnlib.data.translation_task`.
 """
 
@@ -83,7 +83,7 @@ class EncoderDecoder:
         ``attend``, ``W_q`` (d, a), ``W_k`` (2h, a), ``w_v`` (a,).
     attend : bool -- additive attention (True) or the fixed context vector (False).
     history : dict of lists filled by training (see
-        :func:`attnlib.models.translation_training.train`).
+        :func:`book_support.experiments.translation_training.train`).
 
     The encoder's direction is read from the parameters (:attr:`bidirectional`).
     """

@@ -14,7 +14,7 @@ One training run (:func:`train`):
   lowest validation loss so far are kept, and training stops when that loss has not
   improved for ``patience`` evaluations in a row, or at ``max_steps``.
 
-The stored models (``make train-lm``) are written by :mod:`attnlib.models.lm_runs`.
+The stored models (``make train-lm``) are written by :mod:`book_support.experiments.lm_runs`.
 
 Source: Kingma & Ba (2015), Algorithm 1; Vaswani et al. (2017), section 5.3 (a
 learning rate that grows linearly during warm-up, for the first 4000 steps there).
@@ -176,7 +176,7 @@ def train(
     params: dict | None = None,
     batches=None,
     monitor=None,
-    progress: str | None = None,
+    progress=None,
 ):
     """Train one model; returns ``(best_params, history)``.
 
@@ -192,7 +192,8 @@ def train(
         induction model); given as ``(draw, (train_windows, validation_windows))``
     monitor : optional callable ``params -> dict of floats``, measured at every
         evaluation and recorded in ``history.extra`` (one list per key)
-    progress : str, optional, the description of a tqdm progress bar (None: silent)
+    progress : a progress bar to update (a ``tqdm`` bar: ``update(1)`` each step,
+        ``set_postfix`` at each evaluation, ``close()`` at the end), or None (silent)
 
     The run is deterministic: the same arguments give the same parameters and history.
     """
@@ -209,11 +210,7 @@ def train(
     adam = Adam(lr=cfg.lr)
     history = History()
     best = {k: v.copy() for k, v in params.items()}
-    bar = None
-    if progress is not None:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=cfg.max_steps, desc=progress, mininterval=2.0)
+    bar = progress
     start, cpu_start, stale = time.perf_counter(), time.process_time(), 0
     for step in range(cfg.max_steps):
         x, y = draw(rng, cfg.batch)

@@ -36,10 +36,10 @@ measured in a fresh process (the growth of the resident set during one call, fro
 kernel's high-water mark). The load average of the machine is recorded at the start and
 end of every configuration.
 
-Results: ``chapters/data/bench.csv`` (times and ratios),
-``chapters/data/bench_memory.csv`` (peak memory), ``chapters/data/bench_meta.json``
+Results: ``chapters/attention_in_practice/cost/data/bench.csv`` (times and ratios),
+``chapters/attention_in_practice/cost/data/bench_memory.csv`` (peak memory), ``chapters/attention_in_practice/cost/data/bench_meta.json``
 (machine, load, threads, versions, BLAS kernel) and the figures
-``chapters/images/bench.png`` (ratios) and ``chapters/images/bench_memory.png`` (peak
+``chapters/attention_in_practice/cost/images/bench.png`` (ratios) and ``chapters/attention_in_practice/cost/images/bench_memory.png`` (peak
 memory).
 
 Usage:  python tests/benchmarks/bench_attention.py [--quick] [--replot] [--resume]
@@ -65,8 +65,8 @@ from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-DATA = ROOT / "chapters" / "data"
-IMAGES = ROOT / "chapters" / "images"
+DATA = ROOT / "chapters/attention_in_practice/cost/data"
+IMAGES = ROOT / "chapters/attention_in_practice/cost/images"
 CSV_PATH, MEM_PATH = DATA / "bench.csv", DATA / "bench_memory.csv"
 META_PATH = DATA / "bench_meta.json"
 PNG_PATH, MEM_PNG_PATH = IMAGES / "bench.png", IMAGES / "bench_memory.png"
@@ -87,7 +87,7 @@ def reps_for(n: int) -> int:
 
 
 # The order of a round (reversed every other round): the two pairs whose ratios the
-# criteria of chapter 9 rest on run next to each other (plain and reference; tiled and
+# criteria of the cost chapter rest on run next to each other (plain and reference; tiled and
 # torch's fast path), so that the machine's speed, which drifts over seconds on a shared
 # host, changes least between the two sides of those ratios.
 CANDIDATES = [
@@ -711,7 +711,7 @@ def ratio_figure(rows: list[dict]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from attnlib.figures import use_book_style
+    from book_support.figures import use_book_style
 
     use_book_style()
     lines = ratio_lines(rows)
@@ -774,7 +774,7 @@ def memory_figure(mem_rows: list[dict]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from attnlib.figures import use_book_style
+    from book_support.figures import use_book_style
 
     use_book_style()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
@@ -874,7 +874,7 @@ def main() -> None:
         type=Path,
         default=None,
         help="write the CSV, metadata and figures in this directory instead "
-        "of chapters/data and chapters/images (a trial run)",
+        "of the cost chapter's data/ and images/ (a trial run)",
     )
     parser.add_argument("--memory-child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()

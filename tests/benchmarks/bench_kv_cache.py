@@ -19,7 +19,7 @@ load average is recorded at the start and the end. The cached step is timed by
 resetting the cache's length to ``n - 1`` before every call (it rewrites the same
 slot).
 
-Results: ``chapters/data/lm_kv_bench.csv`` and ``chapters/data/lm_kv_bench.json``.
+Results: ``chapters/attention_that_writes/kv_cache/data/lm_kv_bench.csv`` and ``chapters/attention_that_writes/kv_cache/data/lm_kv_bench.json``.
 
 Usage: ``python tests/benchmarks/bench_kv_cache.py [--quick]``. Not a test: pytest does
 not collect it, and nothing here asserts a time.
@@ -45,11 +45,11 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from attnlib.models import language_model as lm  # noqa: E402
 from attnlib.models.kv_cache import KVCache  # noqa: E402
-from attnlib.models.lm_runs import MAIN  # noqa: E402
+from book_support.experiments.lm_runs import MAIN  # noqa: E402
 
 LENGTHS = (16, 32, 64, 128, 256, 512, 1024)
 ROUNDS, REPS = 9, 3
-OUT = ROOT / "chapters" / "data"
+OUT = ROOT / "chapters/attention_that_writes/kv_cache/data"
 
 
 def _best(call, reps: int) -> float:

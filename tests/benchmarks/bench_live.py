@@ -109,7 +109,9 @@ def _visit(page, url: str) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--page", default="chapters/05_softmax.html")
+    parser.add_argument(
+        "--page", default="chapters/how_attention_works/softmax/softmax.html"
+    )
     args = parser.parse_args(argv)
     if not (SITE / "live" / "manifest.json").is_file():
         sys.exit(f"no live code in {SITE}: run `make book` first")

@@ -89,7 +89,7 @@ def site_pages() -> list[str]:
 
 
 def notebook_source(page: str) -> str | None:
-    """``chapters/05_softmax.ipynb`` for ``chapters/05_softmax.html`` if that page is a
+    """``chapters/how_attention_works/softmax/softmax.ipynb`` for ``chapters/how_attention_works/softmax/softmax.html`` if that page is a
     notebook."""
     stem = page[: -len(".html")]
     if (SITE / "_sources" / f"{stem}.ipynb").is_file():

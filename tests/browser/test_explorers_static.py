@@ -29,22 +29,22 @@ import time
 import pytest
 from sitepages import SITE, explorer_pages, register_check
 
-from attnlib.figures.explorers import LearnedExplorer
+from book_support.figures.explorers import LearnedExplorer
 
 CHAPTERS = [
-    "03_query_key_value",
-    "04_scoring",
-    "05_softmax",
-    "06_values",
-    "07_heads",
-    "08_masks",
-    "09_cost",
-    "10_learned",
-    "11_interpretability",
-    "08b_order_and_position",
-    "10b_transformer_layer",
-    "10c_language_model",
-    "10e_induction_heads",
+    "how_attention_works/query_key_value/query_key_value",
+    "how_attention_works/scoring/scoring",
+    "how_attention_works/softmax/softmax",
+    "how_attention_works/values/values",
+    "how_attention_works/heads/heads",
+    "how_attention_works/masks/masks",
+    "attention_in_practice/cost/cost",
+    "attention_in_practice/learned_and_computed/learned_and_computed",
+    "reading_attention/interpretability/interpretability",
+    "how_attention_works/order_and_position/order_and_position",
+    "attention_in_practice/transformer_layer/transformer_layer",
+    "attention_that_writes/language_model/language_model",
+    "attention_that_writes/induction_heads/induction_heads",
 ]
 if not (SITE / "index.html").is_file():
     pytest.skip(
@@ -183,7 +183,10 @@ LEARNED_SENTENCES = LearnedExplorer.SENTENCES
 def _learned(sentence):
     """The chapter's model (trained from seed 0), run directly on the sentence."""
     from attnlib.data.context_task import SENSES, encode_sentences
-    from attnlib.models.context_classifier import forward, train_context_classifier
+    from book_support.experiments.context_classifier import (
+        forward,
+        train_context_classifier,
+    )
 
     model = _cached("learned", lambda: train_context_classifier(seed=0))
     batch = encode_sentences([LEARNED_SENTENCES[sentence]])
@@ -270,8 +273,9 @@ def _next_character(prompt_index, temperature_index):
     most likely next characters and the first one's probability."""
     import numpy as np
 
-    from attnlib.figures.explorers.language_model import NextTokenExplorer
-    from attnlib.models import language_model, lm_runs
+    from attnlib.models import language_model
+    from book_support.experiments import lm_runs
+    from book_support.figures.explorers.language_model import NextTokenExplorer
 
     params, config, tokenizer, _ = _cached("lm", lm_runs.load_main)
     prompt = NextTokenExplorer.PROMPTS[prompt_index]
@@ -299,7 +303,7 @@ def _induction(sequence, layer, head):
     weights."""
     import numpy as np
 
-    from attnlib.models import induction
+    from book_support.experiments import induction
 
     config, models, _ = _cached("induction", induction.load)
     sequences = _cached(
@@ -325,19 +329,19 @@ def _cached(key, make):
 
 
 EXPECTED = {
-    "03_query_key_value": _query_key,
-    "04_scoring": _scale,
-    "05_softmax": _softmax_chapter,
-    "06_values": _values_chapter,
-    "07_heads": _heads,
-    "08_masks": _masks,
-    "09_cost": _cost,
-    "10_learned": _learned,
-    "11_interpretability": _model,
-    "08b_order_and_position": _position,
-    "10b_transformer_layer": _layer,
-    "10c_language_model": _next_character,
-    "10e_induction_heads": _induction,
+    "how_attention_works/query_key_value/query_key_value": _query_key,
+    "how_attention_works/scoring/scoring": _scale,
+    "how_attention_works/softmax/softmax": _softmax_chapter,
+    "how_attention_works/values/values": _values_chapter,
+    "how_attention_works/heads/heads": _heads,
+    "how_attention_works/masks/masks": _masks,
+    "attention_in_practice/cost/cost": _cost,
+    "attention_in_practice/learned_and_computed/learned_and_computed": _learned,
+    "reading_attention/interpretability/interpretability": _model,
+    "how_attention_works/order_and_position/order_and_position": _position,
+    "attention_in_practice/transformer_layer/transformer_layer": _layer,
+    "attention_that_writes/language_model/language_model": _next_character,
+    "attention_that_writes/induction_heads/induction_heads": _induction,
 }
 
 

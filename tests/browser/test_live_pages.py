@@ -16,7 +16,7 @@ With every request to another host blocked (conftest's ``context``), each page i
   "Correct ...");
 * sends no request anywhere but the local server.
 
-Chapter 10b also shows, on the page, which cells cannot run there and why (the
+The transformer-layer chapter also shows, on the page, which cells cannot run there and why (the
 pretrained MiniLM model); its other cells run. Every chapter's exercise is tried
 (under Node, through the same kernel) by test_live_node.py; the five chapters here
 keep the browser test's cost to one page load per part. Timings are printed, never
@@ -45,11 +45,11 @@ from sitepages import SCREENSHOTS, SITE
 # cache (as a reader going on to the next chapter does), while the other worker of
 # `make test-browser` runs the rest of the browser tests.
 PAGES = [
-    "chapters/01_why_attention.html",  # Why attention
-    "chapters/05_softmax.html",  # How attention works
-    "chapters/10b_transformer_layer.html",  # Attention in practice
-    "chapters/10d_kv_cache.html",  # Attention that writes (the stored language model)
-    "chapters/12_summary.html",  # Reading attention
+    "chapters/why_attention/word_in_context/word_in_context.html",  # Why attention
+    "chapters/how_attention_works/softmax/softmax.html",  # How attention works
+    "chapters/attention_in_practice/transformer_layer/transformer_layer.html",  # Attention in practice
+    "chapters/attention_that_writes/kv_cache/kv_cache.html",  # Attention that writes (the stored language model)
+    "chapters/reading_attention/summary/summary.html",  # Reading attention
 ]
 _CELLS_JS = """() => attnLive.cells().map(c => ({
   index: c.index, position: c.position, runnable: c.runnable, tags: c.tags,
@@ -142,7 +142,7 @@ def _chapter_runs_live_offline(context, site_url, page_path):
         for cell in blocked:
             note = page.locator(f".live-cell-{cell['index']} .live-note").inner_text()
             assert note.startswith("This cell cannot run in the page"), note
-        if name == "10b_transformer_layer":
+        if name == "attention_in_practice/transformer_layer/transformer_layer":
             first = page.locator(f".live-cell-{blocked[0]['index']} .live-note")
             assert all(
                 w in first.inner_text() for w in ("MiniLM", "90 MB", "tokenizers")

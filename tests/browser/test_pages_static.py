@@ -111,7 +111,7 @@ def _prev_next(page: str) -> tuple[str | None, str | None]:
 
 
 def test_the_instructors_page_is_out_of_the_learners_chain():
-    assert _prev_next("chapters/instructors.html") == (None, None)
+    assert _prev_next("chapters/for_instructors/instructors.html") == (None, None)
     for page in PAGES:
         assert "instructors.html" not in (_prev_next(page)[0] or "") + (
             _prev_next(page)[1] or ""
@@ -154,10 +154,12 @@ def test_the_pdf_edition_is_linked_only_where_it_is():
         if re.search(r'<a [^>]*href="[^"]*attention-executable\.pdf"', _html(p))
     ]
     if pdf.is_file():
-        assert "chapters/running.html" in links
+        assert "chapters/using_the_book/running.html" in links
     else:
         assert links == [], links
-        assert "not part of this copy of the site" in _html("chapters/running.html")
+        assert "not part of this copy of the site" in _html(
+            "chapters/using_the_book/running.html"
+        )
 
 
 # ------------------------------------------------------------------ weight

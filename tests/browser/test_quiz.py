@@ -3,7 +3,7 @@ visit on a phone (390 x 844, touch, light mode; conftest's ``visit``), with the 
 blocked, every question is answered once wrongly and once rightly and the feedback shown
 in the page is read.
 
-The questions come from the chapters' quiz cells (attnlib.exercises.quiz, rendered by
+The questions come from the chapters' quiz cells (book_support.exercises.quiz, rendered by
 jupyterquiz from the stored outputs, with ``quiz.js``). The wrong answer is a recognised
 slip where the question has one (its diagnosis must appear), otherwise a value far from
 the answer (the hint must appear); for a multiple-choice question every wrong option is

@@ -415,7 +415,9 @@ def test_every_page_was_measured_in_every_profile(visit):
     """The checks above did measure something (a page with an explorer and
     questions)."""
     for profile in PROFILES:
-        seen = visit("chapters/05_softmax.html", profile)["reader"]
+        seen = visit("chapters/how_attention_works/softmax/softmax.html", profile)[
+            "reader"
+        ]
         assert seen["explorers"] == 1 and seen["quizzes"] == 1, (profile, seen)
         assert seen["textsChecked"] > 100 and len(seen["tracks"]) == 2, (profile, seen)
 
@@ -425,7 +427,10 @@ def test_contrast_measure_can_fail(context, site_url):
     drawing, and the pink on light grey the explorers' read-outs had in dark mode."""
     tab = context.new_page()
     try:
-        tab.goto(site_url + "chapters/05_softmax.html", wait_until="load")
+        tab.goto(
+            site_url + "chapters/how_attention_works/softmax/softmax.html",
+            wait_until="load",
+        )
         tab.evaluate(
             """() => {
             const box = document.querySelector(".explorer") || document.body;

@@ -472,7 +472,7 @@ def test_site_links_to_the_pdf():
     """The landing page and the page on running the book link to the PDF, and the
     link leads to this PDF inside the built site (works offline and on GitHub Pages
     alike)."""
-    for page in ("chapters/intro.html", "chapters/running.html"):
+    for page in ("chapters/intro.html", "chapters/using_the_book/running.html"):
         links = re.findall(
             r'<a [^>]*href="([^"]*attention-executable\.pdf)"',
             (SITE / page).read_text(encoding="utf-8"),

@@ -1,0 +1,428 @@
+"""Explorers of the real pretrained model (all-MiniLM-L6-v2): heads and one whole
+layer."""
+
+from __future__ import annotations
+
+import functools
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from attnlib.data import examples
+from book_support.figures import svg
+from book_support.figures.explorers._base import _Explorer, _fmt
+from book_support.figures.precomputed import (
+    Control,
+    PrecomputedExplorer,
+    figure_png,
+    readout_table,
+)
+from book_support.figures.style import OKABE_ITO, literal_labels
+
+__all__ = [
+    "model_state",
+    "model_svg",
+    "model_figure",
+    "ModelExplorer",
+    "LAYER_STEPS",
+    "layer_state",
+    "layer_figure",
+    "layer_svg",
+    "LayerExplorer",
+]
+
+
+# --------------------------------------------------------------------------- a real
+# model
+def model_state(sentence: str, layer: int, head: int) -> dict:
+    """One head of all-MiniLM-L6-v2 on a sentence: its attention map and its
+       norm-weighted map.
+
+    Parameters
+    ----------
+    sentence : str
+    layer : int in [0, 6), head : int in [0, 12) (counted from 0)
+
+    Returns
+    -------
+    dict with ``tokens`` (list of L str), ``weights`` (L, L) the attention weights
+    alpha, ``norms`` (L, L) Kobayashi et al.'s ``||alpha_ij f(x_j)||``, and
+    ``norm_share`` (L, L), the norms of each row divided by the row's total, comparable
+    with the weights.
+
+    Raises
+    ------
+    ValueError for a layer or head out of range (the ranges are named).
+
+    Source: Kobayashi et al. (2020), section 3.
+    """
+    from attnlib.models import minilm
+
+    if not 0 <= int(layer) < 6 or not 0 <= int(head) < 12:
+        raise ValueError(
+            f"layer must be in 0..5 and head in 0..11; got layer={layer}, head={head}"
+        )
+    out = _minilm_forward(sentence)
+    weights = out.attention[int(layer), int(head)]
+    norms = minilm.weighted_norms(weights, out.transformed[int(layer), int(head)])
+    totals = norms.sum(axis=-1, keepdims=True)
+    share = np.divide(norms, totals, out=np.zeros_like(norms), where=totals > 0)
+    return {
+        "tokens": list(out.tokens),
+        "layer": int(layer),
+        "head": int(head),
+        "weights": weights,
+        "norms": norms,
+        "norm_share": share,
+    }
+
+
+@functools.lru_cache(maxsize=8)
+def _minilm_forward(sentence: str):
+    """One forward pass per sentence, shared by all the layers and heads explored on
+    it."""
+    from attnlib.models import minilm
+
+    return minilm.forward(sentence)
+
+
+#: Colour steps of the model explorer's heat maps: a cell has the colour of its value
+#: to two decimals, the value the page reads out for it (see :func:`svg.heatmap`).
+MODEL_LEVELS = 100
+
+
+def model_svg(state: dict) -> str:
+    """The head's weights next to its norm-weighted contributions (shares of each row);
+    both maps name their rows, as they stack one above the other in a narrow column.
+    Each cell is coloured by its value to two decimals (:data:`MODEL_LEVELS`): the
+    precomputed explorer stores a state for every layer and head of each sentence in
+    its page, and this keeps their pictures about a third as large."""
+    t = state["tokens"]
+    return svg.side_by_side(
+        svg.heatmap(
+            state["weights"],
+            t,
+            t,
+            cell=18,
+            title=f"weights, layer {state['layer']} head {state['head']}",
+            levels=MODEL_LEVELS,
+        ),
+        svg.heatmap(
+            state["norm_share"],
+            t,
+            t,
+            cell=18,
+            title="norm-weighted ||α f(x)||, share per row",
+            levels=MODEL_LEVELS,
+        ),
+    )
+
+
+def _model_rows(s):
+    return [
+        ("tokens", " | ".join(s["tokens"])),
+        ("mean weight on [CLS]", _fmt(s["weights"][:, 0].mean())),
+        ("mean norm share of [CLS]", _fmt(s["norm_share"][:, 0].mean())),
+    ]
+
+
+def model_figure(state: dict) -> plt.Figure:
+    """Attention weights next to the norm-weighted contributions (each row as shares of
+    one)."""
+    from book_support.figures.heatmaps import attention_heatmap
+
+    both = np.stack([state["weights"], state["norm_share"]])[None]  # (1, 2, L, L)
+    fig = attention_heatmap(
+        both,
+        state["tokens"],
+        state["tokens"],
+        annotate=False,
+        titles=[
+            f"weights, layer {state['layer']} head {state['head']}",
+            "norm-weighted ||α f(x)||, share per row",
+        ],
+        panel_size=3.6,
+        colorbar_label="weight (left), norm share (right)",
+    )
+    return fig
+
+
+class ModelExplorer(_Explorer):
+    """Pick or type a sentence, a layer and a head of the pretrained model; compare
+    weights and norms."""
+
+    def __init__(self, sentences=None, *, live_figure: bool = True):
+        super().__init__(live_figure)
+        w = self._widgets
+        style = {"description_width": "initial"}
+        options = (
+            list(sentences)
+            if sentences is not None
+            else [
+                examples.SENTENCES[k]
+                for k in ("river", "money", "tired", "wide", "flood", "withdraw")
+            ]
+        )
+        # A combo box: pick one of the book's sentences or type your own (Enter to run).
+        self.sentence = w.Combobox(
+            options=options,
+            value=options[0],
+            description="sentence",
+            ensure_option=False,
+            continuous_update=False,
+            style=style,
+            layout=w.Layout(width="95%"),
+        )
+        self.layer = w.IntSlider(
+            value=0, min=0, max=5, description="layer", style=style
+        )
+        self.head = w.IntSlider(
+            value=10, min=0, max=11, description="head", style=style
+        )
+        self.controls = [self.sentence, self.layer, self.head]
+        self._connect(self.controls)
+
+    def compute(self) -> dict:
+        return model_state(self.sentence.value, self.layer.value, self.head.value)
+
+    def rows(self):
+        return _model_rows(self.state)
+
+    def precomputed(self, sentences=None) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: every layer and head of the model
+        on a few sentences (default: the first two of this explorer's list, the river
+        and the money sense of "bank")."""
+        sentences = list(sentences or self.sentence.options[:2])
+        default = (
+            self.sentence.value if self.sentence.value in sentences else sentences[0]
+        )
+        controls = [
+            Control(
+                "sentence",
+                tuple((t, t) for t in sentences),
+                sentences.index(default),
+                kind="dropdown",
+            ),
+            Control.numbers("layer (0 = first, 5 = last)", range(6), self.layer.value),
+            Control.numbers("head (0 to 11)", range(12), self.head.value),
+        ]
+
+        def render(sentence, layer, head):
+            state = model_state(sentence, layer, head)
+            return model_svg(state) + readout_table(_model_rows(state))
+
+        return PrecomputedExplorer(
+            controls,
+            render,
+            name="model explorer",
+            fallback_png=figure_png(self.figure()),
+        )
+
+    def figure(self):
+        return model_figure(self.state)
+
+
+# --------------------------------------------------------------------------- a whole
+# layer
+LAYER_STEPS = ("input X", "attention A", "feed-forward F", "output Y")
+
+
+def layer_state(sentence: str, layer: int) -> dict:
+    """Inside one layer of all-MiniLM-L6-v2: how much each sub-layer adds to each token.
+
+    Parameters
+    ----------
+    sentence : str;  layer : int in [0, 6)
+
+    Returns
+    -------
+    dict with ``tokens`` (L,), ``norms`` (4, L): the length of each token's vector for
+    :data:`LAYER_STEPS` (the layer input X, the attention sub-layer's output A, the
+    feed-forward output F, the layer output Y), ``change`` (L,) the cosine similarity of
+    each token's output with its input, and ``max_error`` = max |shared encoder_layer -
+    model|.
+
+    Raises
+    ------
+    ValueError for a layer out of range.
+
+    Source: Vaswani et al. (2017), section 3.1; Devlin et al. (2019).
+    """
+    from attnlib.layers.encoder_layer import encoder_layer
+    from attnlib.models import minilm
+
+    if not 0 <= int(layer) < 6:
+        raise ValueError(f"layer must be in 0..5; got {layer}")
+    out = minilm.forward(sentence)
+    x = out.hidden_states[int(layer)]  # (L, 384)
+    y, _, steps = encoder_layer(
+        x, minilm.load_weights().layers[int(layer)], return_intermediates=True
+    )
+    norms = np.stack(
+        [np.linalg.norm(a, axis=-1) for a in (x, steps["attended"], steps["ff_out"], y)]
+    )  # (4, L)
+    cos = np.sum(x * y, axis=-1) / (
+        np.linalg.norm(x, axis=-1) * np.linalg.norm(y, axis=-1)
+    )
+    return {
+        "tokens": list(out.tokens),
+        "layer": int(layer),
+        "norms": norms,
+        "change": cos,
+        "max_error": float(np.abs(y - out.hidden_states[int(layer) + 1]).max()),
+    }
+
+
+def layer_figure(state: dict) -> plt.Figure:
+    """Grouped bars of the four vector lengths per token, and each token's input-output
+    cosine."""
+    fig, (ax_n, ax_c) = plt.subplots(
+        2,
+        1,
+        figsize=(8.0, 4.6),
+        layout="constrained",
+        gridspec_kw={"height_ratios": [1.6, 1]},
+        sharex=True,
+    )
+    L = len(state["tokens"])
+    x = np.arange(L)
+    width = 0.2
+    hatches = ("", "//", "..", "xx")
+    for s, name in enumerate(LAYER_STEPS):
+        ax_n.bar(
+            x + (s - 1.5) * width,
+            state["norms"][s],
+            width,
+            color=OKABE_ITO[s],
+            hatch=hatches[s],
+            edgecolor="white",
+            label=name,
+        )
+    ax_n.set_yscale("log")
+    ax_n.set_ylabel("vector length (log scale)")
+    ax_n.set_title(
+        f"layer {state['layer']}: what each sub-layer adds to each token", fontsize=9
+    )
+    ax_n.legend(frameon=False, fontsize=8, ncol=4, loc="upper center")
+    ax_n.set_ylim(state["norms"].min() / 2, state["norms"].max() * 8)
+    ax_c.bar(x, state["change"], color=OKABE_ITO[2])
+    ax_c.set_ylim(-0.2, 1.0)
+    ax_c.axhline(0, color="black", linewidth=0.6)
+    ax_c.set_ylabel("cos(X, Y)")
+    ax_c.set_xticks(x, labels=literal_labels(state["tokens"]), rotation=45, ha="right")
+    return fig
+
+
+def layer_svg(state: dict) -> str:
+    """Bars of log10 of each token's vector length for X, A, F, Y (fixed axis -1 to 3),
+    and each token's cosine between the layer's input and output."""
+    tokens = state["tokens"]
+    width = max(360, 58 * len(tokens))
+    return svg.side_by_side(
+        svg.bar_chart(
+            np.log10(state["norms"]),
+            tokens,
+            series=list(LAYER_STEPS),
+            title=f"layer {state['layer']}: log10 of each vector's length",
+            y_range=(-1.0, 3.0),
+            fmt="{:.1f}",
+            width=width,
+            height=230,
+        ),
+        svg.bar_chart(
+            state["change"],
+            tokens,
+            y_range=(-0.2, 1.0),
+            title="cosine of each token's output Y with its input X",
+            width=width,
+        ),
+    )
+
+
+def _layer_rows(s):
+    mean = s["norms"].mean(axis=1)
+    return [
+        ("tokens", " | ".join(s["tokens"])),
+        ("mean length of X, A, F, Y", _fmt(mean)),
+        ("cos(X, Y) per token", _fmt(s["change"])),
+        ("mean cos(X, Y)", f"{s['change'].mean():.4f}"),
+        (
+            "attnlib.encoder_layer equals the model's layer to 1e-10",
+            str(s["max_error"] < 1e-10),
+        ),
+    ]
+
+
+class LayerExplorer(_Explorer):
+    """Pick a sentence and a layer of the pretrained model; see what its sub-layers
+    add."""
+
+    def __init__(self, sentences=None, *, live_figure: bool = True):
+        super().__init__(live_figure)
+        w = self._widgets
+        style = {"description_width": "initial"}
+        options = (
+            list(sentences)
+            if sentences is not None
+            else [
+                "The dog bit the man.",
+                "The man bit the dog.",
+                examples.SENTENCES["river"],
+                examples.SENTENCES["money"],
+            ]
+        )
+        self.sentence = w.Dropdown(
+            options=options,
+            value=options[0],
+            description="sentence",
+            style=style,
+            layout=w.Layout(width="95%"),
+        )
+        self.layer = w.IntSlider(
+            value=0, min=0, max=5, description="layer", style=style
+        )
+        self.controls = [self.sentence, self.layer]
+        self._connect(self.controls)
+
+    def compute(self) -> dict:
+        return layer_state(self.sentence.value, self.layer.value)
+
+    def rows(self):
+        s = self.state
+        mean = s["norms"].mean(axis=1)
+        return [
+            ("tokens", " | ".join(s["tokens"])),
+            ("mean length of X, A, F, Y", _fmt(mean)),
+            ("mean cos(X, Y)", _fmt(s["change"].mean())),
+            (
+                "attnlib.encoder_layer equals the model's layer to 1e-10",
+                str(s["max_error"] < 1e-10),
+            ),
+        ]
+
+    def figure(self):
+        return layer_figure(self.state)
+
+    def precomputed(self) -> PrecomputedExplorer:
+        """The explorer for a page without a kernel: every sentence of the drop-down
+        times the six layers."""
+        controls = [
+            Control(
+                "sentence",
+                tuple((t, t) for t in self.sentence.options),
+                self.sentence.index,
+                "dropdown",
+            ),
+            Control.numbers("layer (0 = first, 5 = last)", range(6), self.layer.value),
+        ]
+
+        def render(sentence, layer):
+            state = layer_state(sentence, layer)
+            return layer_svg(state) + readout_table(_layer_rows(state))
+
+        return PrecomputedExplorer(
+            controls,
+            render,
+            name="layer explorer",
+            fallback_png=figure_png(self.figure()),
+        )
