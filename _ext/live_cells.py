@@ -21,10 +21,7 @@ NEEDS_MODEL = {"forward", "load_weights", "load_tokenizer", "encode", "model_dir
 # The explorers built on the model (their functions and classes that call those).
 MODEL_EXPLORERS = (
     Path(__file__).resolve().parents[1]
-    / "attnlib"
-    / "figures"
-    / "explorers"
-    / "minilm.py"
+    / "chapters/book_support/figures/explorers/minilm.py"
 )
 MODEL_REASON = (
     "needs the pretrained MiniLM model: its weights (about 90 MB) are not served by "
