@@ -75,8 +75,14 @@ def register_check(name: str, function, *, profiles=(DEFAULT_PROFILE,), order=50
         PAGE_CHECKS[profile][name] = (order, function)
 
 
+#: how sphinx-reredirects' stub at an old page address begins (tests/browser/
+#: test_redirects.py opens those; they are not pages)
+REDIRECT_STUB = "<html><head><noscript><meta http-equiv=\"refresh\""
+
+
 def site_pages() -> list[str]:
-    """Every HTML page of the built site, as a path relative to the site root."""
+    """Every HTML page of the built site, as a path relative to the site root (not the
+    redirects from old addresses)."""
     if not (SITE / "index.html").is_file():
         return []
     pages = []
@@ -84,13 +90,15 @@ def site_pages() -> list[str]:
         rel = path.relative_to(SITE)
         if rel.parts[0] in ASSET_DIRS:
             continue
+        if path.read_text(encoding="utf-8", errors="replace").startswith(REDIRECT_STUB):
+            continue
         pages.append(rel.as_posix())
     return sorted(pages)
 
 
 def notebook_source(page: str) -> str | None:
-    """``chapters/how_attention_works/softmax/softmax.ipynb`` for ``chapters/how_attention_works/softmax/softmax.html`` if that page is a
-    notebook."""
+    """``chapters/<part>/<topic>/<topic>.ipynb`` for the page
+    ``chapters/<part>/<topic>/<topic>.html`` if that page is a notebook."""
     stem = page[: -len(".html")]
     if (SITE / "_sources" / f"{stem}.ipynb").is_file():
         return f"{stem}.ipynb"
