@@ -839,7 +839,7 @@ def read_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--quick",
@@ -877,7 +877,7 @@ def main() -> None:
         "of the cost chapter's data/ and images/ (a trial run)",
     )
     parser.add_argument("--memory-child", nargs=5, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.out:
         use_output_dir(args.out.resolve())
     if args.memory_child:

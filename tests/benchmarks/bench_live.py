@@ -36,19 +36,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_pages import _block_external, _Quiet  # noqa: E402
-from sitepages import CHROMIUM, CHROMIUM_ARGS, SITE  # noqa: E402
+from bench_pages import _block_external  # noqa: E402
+from sitepages import CHROMIUM, CHROMIUM_ARGS, SITE, SiteHandler  # noqa: E402
 
 OUT = SITE.parent / "live_timings.csv"
 _SENT = {"bytes": 0, "files": 0}
 _LOCK = threading.Lock()
 
 
-class _Counting(_Quiet):
-    """bench_pages' quiet server, counting the bytes of every file it sends."""
+class _Counting(SiteHandler):
+    """The browser tests' site server (quiet, text gzipped as a static host serves
+    it), counting the bytes of every file it sends."""
 
     extensions_map = {
-        **_Quiet.extensions_map,
+        **SiteHandler.extensions_map,
         ".mjs": "text/javascript",
         ".wasm": "application/wasm",
         ".json": "application/json",
