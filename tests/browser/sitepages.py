@@ -89,8 +89,8 @@ def site_pages() -> list[str]:
 
 
 def notebook_source(page: str) -> str | None:
-    """``chapters/how_attention_works/softmax/softmax.ipynb`` for ``chapters/how_attention_works/softmax/softmax.html`` if that page is a
-    notebook."""
+    """``chapters/how_attention_works/softmax/softmax.ipynb`` for
+    ``chapters/how_attention_works/softmax/softmax.html`` if that page is a notebook."""
     stem = page[: -len(".html")]
     if (SITE / "_sources" / f"{stem}.ipynb").is_file():
         return f"{stem}.ipynb"
