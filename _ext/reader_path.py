@@ -1,13 +1,13 @@
 """Sphinx extension: the reader's path through the book.
 
 * **Chapter labels.** The title of every document gets the label
-  ``chapter-<file name>`` (``chapter-softmax`` for ``chapters/how_attention_works/softmax/softmax.ipynb``), so
-  that prose can refer to a chapter by its number, which comes from the numbered table
-  of
-  contents (``_toc.yml``) and changes when chapters move:
-  ``{numref}`chapter-softmax``` shows "The softmax chapter" (``numfig_format`` in
-  ``_config.yml``), ``{numref}`the softmax chapter (%s) <chapter-softmax>``` a text
-  of one's own. No file needs a label of its own, and a new chapter has one at once.
+  ``chapter-<file name>`` (``chapter-softmax`` for
+  ``chapters/how_attention_works/softmax/softmax.ipynb``), so that prose can refer to a
+  chapter by its number, which comes from the numbered table of contents (``_toc.yml``)
+  and changes when chapters move: ``{numref}`chapter-softmax``` shows "Chapter <n>"
+  (``numfig_format`` in ``_config.yml``), ``{numref}`the softmax chapter (%s)
+  <chapter-softmax>``` a text of one's own. No file needs a label of its own, and a new
+  chapter has one at once.
 * **Previous and next.** Pages named in ``reader_outside_chain`` (``_config.yml``; the
   instructors' page) are left out of the previous/next links at the foot of every page:
   they have none, and their neighbours link past them.

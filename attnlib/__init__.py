@@ -59,8 +59,10 @@ layers      the Transformer's parts, built from core
   layer_backward       backward passes of layer normalisation and GELU
 data        the book's data: worked examples and synthetic tasks (numpy only)
   examples          the source documents' worked examples as named read-only arrays
-  translation_task  a toy language pair with a known word alignment (the bottleneck chapter)
-  context_task      sentences where context decides the sense of "bank" (the learned-and-computed chapter)
+  translation_task  a toy language pair with a known word alignment (the bottleneck
+                    chapter)
+  context_task      sentences where context decides the sense of "bank" (the
+                    learned-and-computed chapter)
   learning_task     labelled examples, 2 informative numbers of 20 (the learning primer)
   book_text         the book's prose as characters: corpus, tokenizer, split, windows
 models      models and experiments built from core, layers and data
@@ -68,7 +70,8 @@ models      models and experiments built from core, layers and data
   bottleneck        one context vector against attention over every encoder state
   rnn_decoder       one decoder step with additive attention, and its backward pass
   encoder_decoder   a trained recurrent encoder-decoder (Bahdanau et al. 2015)
-  translation_training  the bottleneck chapter's translators trained to convergence (make train)
+  translation_training  the bottleneck chapter's translators trained to convergence
+                        (make train)
   translation_eval  their held-out evaluation: by length, word kind and target position
   adam              the Adam optimiser (Kingma & Ba 2015)
   linear_classifier  the learning primer's classifier: loss, gradient, early stopping

@@ -1,10 +1,11 @@
-"""The adversarial-attention search of the interventions chapter against the exact answer.
+"""The adversarial-attention search of the interventions chapter against the exact
+answer.
 
 For the two-class classifier the most divergent attention row that keeps the prediction
-within epsilon is computed by enumeration (book_support.experiments.adversarial_exact); here it is
-checked against a dense sample of the simplex scored by the model's own forward pass,
-and the search is checked against it (issue 28: the search used to fail on test row 4 at
-epsilon = 0.01 although alternatives exist).
+within epsilon is computed by enumeration (book_support.experiments.adversarial_exact);
+here it is checked against a dense sample of the simplex scored by the model's own
+forward pass, and the search is checked against it (issue 28: the search used to fail on
+test row 4 at epsilon = 0.01 although alternatives exist).
 """
 
 from __future__ import annotations

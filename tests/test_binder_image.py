@@ -4,8 +4,8 @@ then ``postBuild``.
 
 ``jupyter-repo2docker --no-build --debug`` prints the Dockerfile it would build without
 Docker or a network. The same image serves Binder and a class's JupyterHub
-(chapters/for_instructors/instructors.md). Controls on a copy of the three files show that the checks
-follow the files.
+(chapters/for_instructors/instructors.md). Controls on a copy of the three files show
+that the checks follow the files.
 """
 
 from __future__ import annotations

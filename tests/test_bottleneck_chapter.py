@@ -1,7 +1,7 @@
-"""The bottleneck chapter's prose, captions and alt texts against what they describe (expert read
-4a): the decoder exercise's solution, the sentence of the alignment figure and the
-rule that chose it, its alt text against a fresh decoding, and the length figure's line
-styles and legend.
+"""The bottleneck chapter's prose, captions and alt texts against what they describe
+(expert read 4a): the decoder exercise's solution, the sentence of the alignment figure
+and the rule that chose it, its alt text against a fresh decoding, and the length
+figure's line styles and legend.
 
 Expected values are computed here independently: the decoder step with ``math``, the
 verb's move by scanning the sentences one by one, the decoding with the stored weights.

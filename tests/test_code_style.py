@@ -3,8 +3,8 @@
 - (no code line is longer than 88 characters, so that nothing scrolls sideways on the
   website: ``ruff check`` reads the notebooks too, ``make lint``);
 - no visible code cell is mostly plotting calls: figure code longer than a few lines
-  lives in ``book_support.figures`` or is hidden on the page (tag ``hide-input``, the code a
-  click away).
+  lives in ``book_support.figures`` or is hidden on the page (tag ``hide-input``, the
+  code a click away).
 """
 
 from __future__ import annotations

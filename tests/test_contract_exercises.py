@@ -1,15 +1,15 @@
-"""Issue 26: the contract of the public functions of ``book_support.exercises`` that are not
-checkers (the checking framework, the reference ``norm_share``, the self-check
+"""Issue 26: the contract of the public functions of ``book_support.exercises`` that are
+not checkers (the checking framework, the reference ``norm_share``, the self-check
 questions' helpers).
 
 The checkers' own contract (never a traceback on a learner's answer; every named slip
 caught) is ``tests/test_exercises_never_raise.py`` and
 ``tests/test_exercises_slips.py``.
 Here, one row per function (:data:`ROWS`): a valid call gives the documented result; a
-learner's answer of the wrong kind raises :class:`~book_support.exercises.WrongKind` with a
-sentence naming what was expected (the checker prints it), the book's own bad arguments
-the documented error; extreme finite answers (1e308, 1e-300) are judged without a
-warning.
+learner's answer of the wrong kind raises :class:`~book_support.exercises.WrongKind`
+with a sentence naming what was expected (the checker prints it), the book's own bad
+arguments the documented error; extreme finite answers (1e308, 1e-300) are judged
+without a warning.
 """
 
 from __future__ import annotations

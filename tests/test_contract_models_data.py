@@ -814,7 +814,7 @@ ROWS = {
         ok=step_backward,
         check=lambda r: f64(r[0]) and r[0].shape == (2, 4) and r[1].shape == (2, 3),
     ),
-    # --- models: the bottleneck chapter's training and evaluation --------------------------------
+    # --- models: the bottleneck chapter's training and evaluation ---------------------
     "book_support.experiments.translation_training.clip_by_global_norm": Row(
         ok=lambda: tr.clip_by_global_norm({"a": np.array([3.0, 4.0])}, 1.0),
         check=lambda v: v == 5.0,

@@ -1,5 +1,5 @@
-"""The translators of the bottleneck chapter: task, recurrent backward, model gradients, training
-rule, evaluation, and the stored runs."""
+"""The translators of the bottleneck chapter: task, recurrent backward, model gradients,
+training rule, evaluation, and the stored runs."""
 
 from __future__ import annotations
 
@@ -437,7 +437,8 @@ def test_every_seed_of_the_experiment_is_stored(stored):
 
 def test_stored_runs_reproduce_the_recorded_evaluation(stored):
     """The float32 weights in the repository give the held-out numbers that `make train`
-    measured on its float64 models (the .json beside them), which the bottleneck chapter prints."""
+    measured on its float64 models (the .json beside them), which the bottleneck chapter
+    prints."""
     runs, meta = stored
     lengths = (5, 20, 40)  # a sample of the test lengths keeps this test short
     evaluation = te.evaluate_runs(runs, lengths)

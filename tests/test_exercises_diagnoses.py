@@ -294,7 +294,8 @@ RIGHT_PADDING = np.array(
 )
 
 LEARNER_MISTAKES = [
-    # the softmax chapter: the weights of [1, 0] worked by hand, then a home-made softmax
+    # the softmax chapter: the weights of [1, 0] worked by hand, then a home-made
+    # softmax
     (
         "rounded too early",
         lambda: softmax.check_weights([0.73, 0.27], scores=[1.0, 0.0]),

@@ -1,4 +1,5 @@
-"""Checkers of the learned-and-computed chapter's exercises accept right answers and explain wrong ones."""
+"""Checkers of the learned-and-computed chapter's exercises accept right answers and
+explain wrong ones."""
 
 from __future__ import annotations
 

@@ -105,7 +105,8 @@ BOOK_ARGUMENTS = {
 
 
 def checker_modules():
-    """Every chapter-topic module of book_support.exercises (not the framework, not quiz)."""
+    """Every chapter-topic module of book_support.exercises (not the framework, not
+    quiz)."""
     for info in pkgutil.iter_modules(book_support.exercises.__path__):
         if not info.name.startswith("_") and info.name != "quiz":
             yield importlib.import_module(f"book_support.exercises.{info.name}")

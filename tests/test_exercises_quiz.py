@@ -1,4 +1,5 @@
-"""Self-check questions (book_support.exercises.quiz) and the quizzes stored in the chapters.
+"""Self-check questions (book_support.exercises.quiz) and the quizzes stored in the
+chapters.
 
 The chapters' quiz cells are tagged ``quiz``; their stored output (what the website
 shows) holds the questions as JSON inside jupyterquiz's script. The browser tests

@@ -290,7 +290,8 @@ SLIPS = [
         ),
         "mixes positions",
     ),
-    # the order-and-position chapter (the masks chapter: tests/test_exercises_diagnoses.py)
+    # the order-and-position chapter (the masks chapter:
+    # tests/test_exercises_diagnoses.py)
     (
         "encoding entries: sine and cosine swapped",
         lambda: position.check_encoding_entries(

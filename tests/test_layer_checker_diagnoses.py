@@ -1,4 +1,5 @@
-"""The diagnoses of the layer chapters' checkers (expert read 4c of the transformer-layer chapter).
+"""The diagnoses of the layer chapters' checkers (expert read 4c of the
+transformer-layer chapter).
 
 Each wrong answer is written here as a learner would write it, independently of the
 checkers' own slip functions; the expected counts come from the formula, worked out by

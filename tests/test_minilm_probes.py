@@ -1,4 +1,5 @@
-"""book_support.experiments.minilm_probes and the two margin checks of adversarial_attention.
+"""book_support.experiments.minilm_probes and the two margin checks of
+adversarial_attention.
 
 Every expected value is computed another way: the probes against minilm.forward and
 attnlib's attention run head by head; the statistics against hand-worked examples.

@@ -1,5 +1,6 @@
-"""book_support.experiments.minilm_sink: key edits in every layer, checked against a forward
-pass of all-MiniLM-L6-v2 written out here in plain numpy (no attnlib layer code)."""
+"""book_support.experiments.minilm_sink: key edits in every layer, checked against a
+forward pass of all-MiniLM-L6-v2 written out here in plain numpy (no attnlib layer
+code)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """One notation across the book: the glossary's notation table is the rule.
 
-The check reads the table in chapters/reference/glossary.md and every formula ($...$ and $$...$$)
-in the markdown cells of every chapter, and asserts
+The check reads the table in chapters/reference/glossary.md and every formula ($...$ and
+$$...$$) in the markdown cells of every chapter, and asserts
 
 - every Latin letter and Greek symbol used in a chapter's formulas is listed in the
   table (commands such as \\sqrt, \\top, \\mathbf and the words inside \\text{...} are

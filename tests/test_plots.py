@@ -1,5 +1,5 @@
-"""Tests of book_support.figures (issue 3, case 12): every helper returns a Figure and checks
-   input.
+"""Tests of book_support.figures (issue 3, case 12): every helper returns a Figure and
+checks input.
 
 tests/conftest.py selects the Agg backend; every figure is closed after each test.
 """

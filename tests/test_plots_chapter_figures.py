@@ -1,5 +1,5 @@
-"""book_support.figures: the data-flow figure of the query-key-value chapter and the layer-by-head grids of
-the interpretability chapter."""
+"""book_support.figures: the data-flow figure of the query-key-value chapter and the
+layer-by-head grids of the interpretability chapter."""
 
 import matplotlib.pyplot as plt
 import pytest

@@ -1,5 +1,6 @@
-"""The explorers' SVG drawings (book_support.figures.svg) as a reader meets them: readable in
-light and dark mode, heat maps that can tell the value of a cell, and a colour scale."""
+"""The explorers' SVG drawings (book_support.figures.svg) as a reader meets them:
+readable in light and dark mode, heat maps that can tell the value of a cell, and a
+colour scale."""
 
 from __future__ import annotations
 

@@ -2,11 +2,11 @@
 
 ``tools/reading_time.py`` turns each chapter into minutes by one rule (words of prose,
 visible code lines, core and stretch exercises; the rates and their source are in its
-docstring) and writes them into the chapters' boxes, ``chapters/using_the_book/syllabus.md`` and
-``chapters/for_instructors/instructors.md``. This test recomputes the rule on the chapters as they are:
-when a chapter grows, its time must follow (``python tools/reading_time.py --write``).
-It also checks the pages' own arithmetic and that every page of the table of contents is
-listed once, in order.
+docstring) and writes them into the chapters' boxes,
+``chapters/using_the_book/syllabus.md`` and ``chapters/for_instructors/instructors.md``.
+This test recomputes the rule on the chapters as they are: when a chapter grows, its
+time must follow (``python tools/reading_time.py --write``). It also checks the pages'
+own arithmetic and that every page of the table of contents is listed once, in order.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from book_support.experiments.context_classifier import (
     train_context_classifier,
 )
 
-#: The accuracy the learned-and-computed chapter states for the attention model (test set, seed 0): "at least
-#: 0.99".
+#: The accuracy the learned-and-computed chapter states for the attention model (test
+#: set, seed 0): "at least 0.99".
 STATED_ACCURACY = 0.99
 
 

@@ -420,8 +420,8 @@ def build(site: Path, out: Path) -> dict:
     with open(out, "wb") as handle:
         writer.write(handle)
     # The website links to the PDF beside its pages (chapters/intro.md,
-    # chapters/using_the_book/running.md: ../attention-executable.pdf), so the built site offers it
-    # offline, and GitHub Pages publishes it with the site.
+    # chapters/using_the_book/running.md: ../attention-executable.pdf), so the built
+    # site offers it offline, and GitHub Pages publishes it with the site.
     shutil.copyfile(out, site / out.name)
     seconds = time.monotonic() - started
     summary = {

@@ -61,7 +61,8 @@ def _words(markdown: str) -> int:
 
 def toc_pages() -> list[tuple[str, str]]:
     """(part caption, document) of every notebook the table of contents lists, in
-    reading order; a document is its ``{doc}`` target (``/chapters/<part>/<topic>/<topic>``)."""
+    reading order; a document is its ``{doc}`` target
+    (``/chapters/<part>/<topic>/<topic>``)."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     pages = []
     for part in toc["parts"]:

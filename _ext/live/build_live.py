@@ -147,8 +147,9 @@ def _pyodide_files(lock: dict, packages: list[str], read, dest: Path) -> None:
 
 
 def _book_zip(dest: Path) -> Path:
-    """attnlib, book_support, the chapters' modules and data and the kernel, with fixed dates (same bytes, same
-    name: the name carries the content's hash, so browsers never keep an old copy)."""
+    """attnlib, book_support, the chapters' modules and data and the kernel, with fixed
+    dates (same bytes, same name: the name carries the content's hash, so browsers never
+    keep an old copy)."""
     # the package with its data files (the self-check questions' quiz.js)
     files = sorted(
         p

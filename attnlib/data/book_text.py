@@ -2,12 +2,12 @@
 character.
 
 The corpus is the prose of the chapters (the Markdown cells of their notebooks, in the
-order of their file names when it was frozen), which the repository may ship under its own licence. It was extracted
-once by :func:`extract_prose` and frozen in ``attnlib/data/book_prose.txt``, so the
-stored model keeps matching its training text while the chapters are edited. The
-extraction keeps running text and drops what is not prose: code, display formulas,
-tables, directive lines and link targets; roles such as ``{doc}`` or ``{cite:t}``
-become words; the few non-ASCII characters become ASCII.
+order of their file names when it was frozen), which the repository may ship under its
+own licence. It was extracted once by :func:`extract_prose` and frozen in
+``attnlib/data/book_prose.txt``, so the stored model keeps matching its training text
+while the chapters are edited. The extraction keeps running text and drops what is not
+prose: code, display formulas, tables, directive lines and link targets; roles such as
+``{doc}`` or ``{cite:t}`` become words; the few non-ASCII characters become ASCII.
 
 The tokenizer is the simplest one there is: every distinct character of the corpus is
 one token (:class:`CharTokenizer`), so the vocabulary is small (about 80 symbols), no
@@ -48,8 +48,8 @@ _ASCII |= {"\u201c": '"', "\u201d": '"', "\u2192": "->", "\u2026": "...", "\u03b
 
 
 def _doc_name(target: str) -> str:
-    """A ``{doc}`` target as the corpus spells it: ``attention_in_practice/cost/cost`` -> "the cost chapter" (the
-    chapters' file names when the corpus was frozen); other documents by their name."""
+    """A ``{doc}`` target as the corpus spells it (the chapters' file names when the
+    corpus was frozen): ``09_cost`` -> "chapter 9"; other documents by their name."""
     match = re.match(r"0*(\d+[a-z]?)_", target)
     return f"chapter {match.group(1)}" if match else target.replace("_", " ")
 

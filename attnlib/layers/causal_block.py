@@ -10,11 +10,11 @@ For the inputs ``x`` of ``L`` positions (the residual stream)::
     y = x1 + Dropout(act(f W_1 + b_1) W_2 + b_2)  (B, L, d)       residual
 
 Each sub-layer reads a normalised copy of the stream and adds its result back; the
-stream itself is never normalised (that is "pre-LN", the transformer-layer chapter). Dropout acts, in
-training only, on the attention weights and on each sub-layer's output before it is
-added. The causal mask (or a sliding window) lets position ``t`` read positions up to
-``t`` only. With ``H_kv = H`` the attention is multi-head attention; the projections
-have no biases, the feed-forward network has.
+stream itself is never normalised (that is "pre-LN", the transformer-layer chapter).
+Dropout acts, in training only, on the attention weights and on each sub-layer's output
+before it is added. The causal mask (or a sliding window) lets position ``t`` read
+positions up to ``t`` only. With ``H_kv = H`` the attention is multi-head attention; the
+projections have no biases, the feed-forward network has.
 
 Parameters are a dict of arrays named as in :data:`BLOCK_PARAMETERS`; the same names
 key the gradients that :func:`causal_block_backward` returns. A block without ``W_1``
@@ -221,10 +221,10 @@ def causal_block_backward(
         parameter's shape
 
     The steps are the forward pass's in reverse, each by the chain rule; the residual
-    additions pass ``dy`` through unchanged, which is why deep pre-LN stacks train
-    (the transformer-layer chapter). Raises ``OverflowError`` (naming ``dy``) when a gradient does not
-    fit the dtype; the shapes are those the forward pass saved (a ``saved`` from
-    another block or model gives numpy's shape errors).
+    additions pass ``dy`` through unchanged, which is why deep pre-LN stacks train (the
+    transformer-layer chapter). Raises ``OverflowError`` (naming ``dy``) when a gradient
+    does not fit the dtype; the shapes are those the forward pass saved (a ``saved``
+    from another block or model gives numpy's shape errors).
 
     Source: the forward pass of Radford et al. (2019), section 2.3, differentiated by
     the chain rule (checked against finite differences in tests/test_language_model.py).

@@ -7,9 +7,9 @@ chosen token and repeats::
     probabilities = softmax(logits / temperature), restricted to the top k tokens
     next token    = argmax (greedy)  or  a draw from the probabilities (sampling)
 
-The temperature is the softmax temperature of the softmax chapter, applied to the vocabulary
-instead of to the keys: below 1 it sharpens the distribution towards the most likely
-token, above 1 it flattens it; temperature 0 is the limit, greedy decoding. Top-k
+The temperature is the softmax temperature of the softmax chapter, applied to the
+vocabulary instead of to the keys: below 1 it sharpens the distribution towards the most
+likely token, above 1 it flattens it; temperature 0 is the limit, greedy decoding. Top-k
 sampling keeps only the ``k`` most likely tokens (the others get probability exactly 0,
 through softmax's mask) and renormalises.
 

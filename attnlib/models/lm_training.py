@@ -14,7 +14,8 @@ One training run (:func:`train`):
   lowest validation loss so far are kept, and training stops when that loss has not
   improved for ``patience`` evaluations in a row, or at ``max_steps``.
 
-The stored models (``make train-lm``) are written by :mod:`book_support.experiments.lm_runs`.
+The stored models (``make train-lm``) are written by
+:mod:`book_support.experiments.lm_runs`.
 
 Source: Kingma & Ba (2015), Algorithm 1; Vaswani et al. (2017), section 5.3 (a
 learning rate that grows linearly during warm-up, for the first 4000 steps there).

@@ -6,7 +6,8 @@ here); it is what the *book* needs around it:
 figures       matplotlib figures, SVG drawings, the style, and the explorers
               (``figures.explorers``: sliders whose every state is stored in the page)
 exercises     the framework of the exercise checkers (``checker``, answers read and
-              compared, the reader's function run) and the self-check questions (``quiz``)
+              compared, the reader's function run) and the self-check questions
+              (``quiz``)
 experiments   the drivers of the experiments whose stored results several chapters
               read: training runs (``make train``, ``make train-lm``), their evaluation
               and the probes of the pretrained encoder
@@ -16,5 +17,6 @@ What belongs to one chapter only sits in that chapter's folder, beside its noteb
 
 from pathlib import Path
 
-#: The ``chapters/`` folder: a chapter's stored data is ``CHAPTERS / part / topic / data``.
+#: The ``chapters/`` folder: a chapter's stored data is
+#: ``CHAPTERS / part / topic / data``.
 CHAPTERS = Path(__file__).resolve().parent.parent

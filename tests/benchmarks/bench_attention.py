@@ -37,10 +37,11 @@ kernel's high-water mark). The load average of the machine is recorded at the st
 end of every configuration.
 
 Results: ``chapters/attention_in_practice/cost/data/bench.csv`` (times and ratios),
-``chapters/attention_in_practice/cost/data/bench_memory.csv`` (peak memory), ``chapters/attention_in_practice/cost/data/bench_meta.json``
-(machine, load, threads, versions, BLAS kernel) and the figures
-``chapters/attention_in_practice/cost/images/bench.png`` (ratios) and ``chapters/attention_in_practice/cost/images/bench_memory.png`` (peak
-memory).
+``chapters/attention_in_practice/cost/data/bench_memory.csv`` (peak memory),
+``chapters/attention_in_practice/cost/data/bench_meta.json`` (machine, load, threads,
+versions, BLAS kernel) and the figures
+``chapters/attention_in_practice/cost/images/bench.png`` (ratios) and
+``chapters/attention_in_practice/cost/images/bench_memory.png`` (peak memory).
 
 Usage:  python tests/benchmarks/bench_attention.py [--quick] [--replot] [--resume]
         [--max-n N] [--skip-memory] [--out DIR]
@@ -87,9 +88,9 @@ def reps_for(n: int) -> int:
 
 
 # The order of a round (reversed every other round): the two pairs whose ratios the
-# criteria of the cost chapter rest on run next to each other (plain and reference; tiled and
-# torch's fast path), so that the machine's speed, which drifts over seconds on a shared
-# host, changes least between the two sides of those ratios.
+# criteria of the cost chapter rest on run next to each other (plain and reference;
+# tiled and torch's fast path), so that the machine's speed, which drifts over seconds
+# on a shared host, changes least between the two sides of those ratios.
 CANDIDATES = [
     "plain",
     "reference",

@@ -19,7 +19,8 @@ load average is recorded at the start and the end. The cached step is timed by
 resetting the cache's length to ``n - 1`` before every call (it rewrites the same
 slot).
 
-Results: ``chapters/attention_that_writes/kv_cache/data/lm_kv_bench.csv`` and ``chapters/attention_that_writes/kv_cache/data/lm_kv_bench.json``.
+Results: ``chapters/attention_that_writes/kv_cache/data/lm_kv_bench.csv`` and
+``chapters/attention_that_writes/kv_cache/data/lm_kv_bench.json``.
 
 Usage: ``python tests/benchmarks/bench_kv_cache.py [--quick]``. Not a test: pytest does
 not collect it, and nothing here asserts a time.

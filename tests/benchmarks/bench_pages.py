@@ -25,8 +25,8 @@ machine and its load, which is recorded before and after each page. Results: a t
 stdout and ``_build/page_timings.csv`` (one row per page).
 
 Usage:  python tests/benchmarks/bench_pages.py [--runs 3] [--page
-chapters/how_attention_works/scoring/scoring.html] Not a test: pytest does not collect it, and nothing here
-asserts a time.
+chapters/how_attention_works/scoring/scoring.html] Not a test: pytest does not collect
+it, and nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -152,7 +152,10 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--page",
         action="append",
-        help="a page to time, e.g. chapters/how_attention_works/scoring/scoring.html (default: every page)",
+        help=(
+            "a page to time, e.g. chapters/how_attention_works/scoring/scoring.html "
+            "(default: every page)"
+        ),
     )
     args = parser.parse_args(argv)
     if not (SITE / "index.html").is_file():

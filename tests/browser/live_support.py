@@ -90,65 +90,101 @@ def live_text(messages: list[dict]) -> str:
 
 # One wrong answer per chapter to one of its exercises (the one whose checker it calls).
 WRONG = {
-    "why_attention/word_in_context/word_in_context": 'my_kinds = {"a": "self", "b": "self", "c": "cross", '
-    '"d": "self"}\npassed = why_attention.check_attention_kind(my_kinds)',
-    "why_attention/learning/learning": "my_params = [-0.5, -0.25]\npassed = primer.check_one_step("
-    "my_params, x=2.0, y=1, w=0.0, b=0.0, learning_rate=0.5)",
-    "why_attention/bottleneck/bottleneck": "my_weights, my_context = [0.2024, 1.5232, 0.0], [0.0, 0.0]\n"
-    "ok = check_decoder_step(my_weights, my_context)",
-    "how_attention_works/query_key_value/query_key_value": 'my_shapes = {"Q": (5, 4), "K": (5, 4), "V": (5, 6), '
-    '"scores": (5, 4), "output": (5, 6)}\n'
-    "passed = qkv.check_projection_shapes(my_shapes, n=5, d=8, d_k=4, d_v=6)",
-    "how_attention_works/scoring/scoring": "my_scaled = 24 / 16\n"
-    "passed = scoring.check_scaled_score(my_scaled, raw_score=24, d_k=16)",
-    "how_attention_works/softmax/softmax": "my_answer = [0.5, 0.5]\n"
-    "ok = check_weights(my_answer, scores=[1.0, 0.0])",
-    "how_attention_works/values/values": 'my_shapes = {"X": (10, 16), "W_Q": (16, 8), "W_K": (16, 8), '
-    '"W_V": (16, 4), "Q": (10, 8), "K": (10, 8), "V": (10, 4), "scores": (10, 8), '
-    '"weights": (10, 10), "Z": (10, 4)}\n'
-    "ok = check_shapes(my_shapes, n=10, d=16, d_k=8, d_v=4)",
-    "how_attention_works/heads/heads": "my_weights = [[1 / 3] * 3] * 3\nok = check_head_weights(my_weights, "
-    "three_heads)",
-    "how_attention_works/masks/masks": "def my_causal_mask(n):\n"
-    "    return np.arange(n)[None, :] >= np.arange(n)[:, None]\n\n"
-    "ok = check_causal_mask(my_causal_mask)",
-    "how_attention_works/order_and_position/order_and_position": "my_entries = [0.8415, 0.4161, 0.0300]\n"
-    "ok = check_encoding_entries(my_entries, [(1, 0), (2, 1), (3, 2)], d_model=4)",
-    "attention_in_practice/cost/cost": "my_entries = 2048\nok = check_score_entries(my_entries, n=2048)",
-    "attention_in_practice/learned_and_computed/learned_and_computed": 'my_answers = {"W_Q": "learned", "W_K": "learned", "W_V": "learned", '
-    '"W_out": "learned", "b_out": "learned", "scores": "learned", '
-    '"attention weights": "computed", "attention output": "computed", '
-    '"0.6652": "computed"}\nok = check_learned_or_computed(my_answers)',
-    "attention_in_practice/transformer_layer/transformer_layer": 'my_shapes = {"X": (2, 10, 12), "Q_heads": (2, 3, 10, 4), '
-    '"weights": (2, 10, 10), "attended": (2, 10, 12), "h": (2, 10, 12), '
-    '"ff_hidden": (2, 10, 48), "output": (2, 10, 12)}\nok = check_layer_shapes('
-    "my_shapes, batch=2, length=10, d_model=12, num_heads=3, d_ff=48)",
-    "attention_in_practice/why_self_attention/why_self_attention": "my_n = 511\nok = check_crossover(my_n, d=512)",
-    "attention_that_writes/language_model/language_model": "def my_sample(logits, temperature, top_k, rng):\n"
-    "    if temperature == 0:\n"
-    "        return int(np.argmax(logits))\n"
-    "    scores = np.asarray(logits, dtype=float) * temperature\n"
-    "    if top_k is not None:\n"
-    "        cut = np.sort(scores)[-top_k]\n"
-    "        scores = np.where(scores >= cut, scores, -np.inf)\n"
-    "    p = np.exp(scores - scores.max())\n"
-    "    return int(rng.choice(len(p), p=p / p.sum()))\n\n"
-    "ok = check_sampler(my_sample)",
-    "attention_that_writes/kv_cache/kv_cache": "def my_cache_step(cache_k, cache_v, q, k, v):\n"
-    "    if len(cache_k) == 0:\n"
-    "        out = np.zeros_like(v)\n"
-    "    else:\n"
-    "        out = attnlib.attention(q[None], cache_k, cache_v)[0][0]\n"
-    "    return out, np.vstack([cache_k, k]), np.vstack([cache_v, v])\n\n"
-    "ok = check_cache_step(my_cache_step)",
-    "attention_that_writes/induction_heads/induction_heads": "def my_induction_score(weights, half):\n"
-    "    t = np.arange(half, weights.shape[-1])\n"
-    "    return weights[:, t, t - half].mean(axis=-1)\n\n"
-    "ok = check_induction_score(my_induction_score)",
-    "reading_attention/interpretability/interpretability": "my_norms = [0.6, 0.1]\n"
-    "ok = check.weighted_norms_answer(my_norms)",
-    "reading_attention/summary/summary": 'my_order = ["project", "score", "scale", "softmax", "mask", '
-    '"weighted sum"]\npassed = summary.check_pipeline_order(my_order)',
+    "why_attention/word_in_context/word_in_context": (
+        'my_kinds = {"a": "self", "b": "self", "c": "cross", '
+        '"d": "self"}\npassed = why_attention.check_attention_kind(my_kinds)'
+    ),
+    "why_attention/learning/learning": (
+        "my_params = [-0.5, -0.25]\npassed = primer.check_one_step("
+        "my_params, x=2.0, y=1, w=0.0, b=0.0, learning_rate=0.5)"
+    ),
+    "why_attention/bottleneck/bottleneck": (
+        "my_weights, my_context = [0.2024, 1.5232, 0.0], [0.0, 0.0]\n"
+        "ok = check_decoder_step(my_weights, my_context)"
+    ),
+    "how_attention_works/query_key_value/query_key_value": (
+        'my_shapes = {"Q": (5, 4), "K": (5, 4), "V": (5, 6), '
+        '"scores": (5, 4), "output": (5, 6)}\n'
+        "passed = qkv.check_projection_shapes(my_shapes, n=5, d=8, d_k=4, d_v=6)"
+    ),
+    "how_attention_works/scoring/scoring": (
+        "my_scaled = 24 / 16\n"
+        "passed = scoring.check_scaled_score(my_scaled, raw_score=24, d_k=16)"
+    ),
+    "how_attention_works/softmax/softmax": (
+        "my_answer = [0.5, 0.5]\nok = check_weights(my_answer, scores=[1.0, 0.0])"
+    ),
+    "how_attention_works/values/values": (
+        'my_shapes = {"X": (10, 16), "W_Q": (16, 8), "W_K": (16, 8), '
+        '"W_V": (16, 4), "Q": (10, 8), "K": (10, 8), "V": (10, 4), "scores": (10, 8), '
+        '"weights": (10, 10), "Z": (10, 4)}\n'
+        "ok = check_shapes(my_shapes, n=10, d=16, d_k=8, d_v=4)"
+    ),
+    "how_attention_works/heads/heads": (
+        "my_weights = [[1 / 3] * 3] * 3\nok = check_head_weights(my_weights, "
+        "three_heads)"
+    ),
+    "how_attention_works/masks/masks": (
+        "def my_causal_mask(n):\n"
+        "    return np.arange(n)[None, :] >= np.arange(n)[:, None]\n\n"
+        "ok = check_causal_mask(my_causal_mask)"
+    ),
+    "how_attention_works/order_and_position/order_and_position": (
+        "my_entries = [0.8415, 0.4161, 0.0300]\n"
+        "ok = check_encoding_entries(my_entries, [(1, 0), (2, 1), (3, 2)], d_model=4)"
+    ),
+    "attention_in_practice/cost/cost": (
+        "my_entries = 2048\nok = check_score_entries(my_entries, n=2048)"
+    ),
+    "attention_in_practice/learned_and_computed/learned_and_computed": (
+        'my_answers = {"W_Q": "learned", "W_K": "learned", "W_V": "learned", '
+        '"W_out": "learned", "b_out": "learned", "scores": "learned", '
+        '"attention weights": "computed", "attention output": "computed", '
+        '"0.6652": "computed"}\nok = check_learned_or_computed(my_answers)'
+    ),
+    "attention_in_practice/transformer_layer/transformer_layer": (
+        'my_shapes = {"X": (2, 10, 12), "Q_heads": (2, 3, 10, 4), '
+        '"weights": (2, 10, 10), "attended": (2, 10, 12), "h": (2, 10, 12), '
+        '"ff_hidden": (2, 10, 48), "output": (2, 10, 12)}\nok = check_layer_shapes('
+        "my_shapes, batch=2, length=10, d_model=12, num_heads=3, d_ff=48)"
+    ),
+    "attention_in_practice/why_self_attention/why_self_attention": (
+        "my_n = 511\nok = check_crossover(my_n, d=512)"
+    ),
+    "attention_that_writes/language_model/language_model": (
+        "def my_sample(logits, temperature, top_k, rng):\n"
+        "    if temperature == 0:\n"
+        "        return int(np.argmax(logits))\n"
+        "    scores = np.asarray(logits, dtype=float) * temperature\n"
+        "    if top_k is not None:\n"
+        "        cut = np.sort(scores)[-top_k]\n"
+        "        scores = np.where(scores >= cut, scores, -np.inf)\n"
+        "    p = np.exp(scores - scores.max())\n"
+        "    return int(rng.choice(len(p), p=p / p.sum()))\n\n"
+        "ok = check_sampler(my_sample)"
+    ),
+    "attention_that_writes/kv_cache/kv_cache": (
+        "def my_cache_step(cache_k, cache_v, q, k, v):\n"
+        "    if len(cache_k) == 0:\n"
+        "        out = np.zeros_like(v)\n"
+        "    else:\n"
+        "        out = attnlib.attention(q[None], cache_k, cache_v)[0][0]\n"
+        "    return out, np.vstack([cache_k, k]), np.vstack([cache_v, v])\n\n"
+        "ok = check_cache_step(my_cache_step)"
+    ),
+    "attention_that_writes/induction_heads/induction_heads": (
+        "def my_induction_score(weights, half):\n"
+        "    t = np.arange(half, weights.shape[-1])\n"
+        "    return weights[:, t, t - half].mean(axis=-1)\n\n"
+        "ok = check_induction_score(my_induction_score)"
+    ),
+    "reading_attention/interpretability/interpretability": (
+        "my_norms = [0.6, 0.1]\nok = check.weighted_norms_answer(my_norms)"
+    ),
+    "reading_attention/summary/summary": (
+        'my_order = ["project", "score", "scale", "softmax", "mask", '
+        '"weighted sum"]\npassed = summary.check_pipeline_order(my_order)'
+    ),
 }
 
 

@@ -16,9 +16,9 @@ With every request to another host blocked (conftest's ``context``), each page i
   "Correct ...");
 * sends no request anywhere but the local server.
 
-The transformer-layer chapter also shows, on the page, which cells cannot run there and why (the
-pretrained MiniLM model); its other cells run. Every chapter's exercise is tried
-(under Node, through the same kernel) by test_live_node.py; the five chapters here
+The transformer-layer chapter also shows, on the page, which cells cannot run there and
+why (the pretrained MiniLM model); its other cells run. Every chapter's exercise is
+tried (under Node, through the same kernel) by test_live_node.py; the five chapters here
 keep the browser test's cost to one page load per part. Timings are printed, never
 asserted.
 """
@@ -45,11 +45,16 @@ from sitepages import SCREENSHOTS, SITE
 # cache (as a reader going on to the next chapter does), while the other worker of
 # `make test-browser` runs the rest of the browser tests.
 PAGES = [
-    "chapters/why_attention/word_in_context/word_in_context.html",  # Why attention
-    "chapters/how_attention_works/softmax/softmax.html",  # How attention works
-    "chapters/attention_in_practice/transformer_layer/transformer_layer.html",  # Attention in practice
-    "chapters/attention_that_writes/kv_cache/kv_cache.html",  # Attention that writes (the stored language model)
-    "chapters/reading_attention/summary/summary.html",  # Reading attention
+    # Why attention
+    "chapters/why_attention/word_in_context/word_in_context.html",
+    # How attention works
+    "chapters/how_attention_works/softmax/softmax.html",
+    # Attention in practice
+    "chapters/attention_in_practice/transformer_layer/transformer_layer.html",
+    # Attention that writes (the stored language model)
+    "chapters/attention_that_writes/kv_cache/kv_cache.html",
+    # Reading attention
+    "chapters/reading_attention/summary/summary.html",
 ]
 _CELLS_JS = """() => attnLive.cells().map(c => ({
   index: c.index, position: c.position, runnable: c.runnable, tags: c.tags,

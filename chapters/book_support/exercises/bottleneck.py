@@ -1,4 +1,5 @@
-"""Checkers for the exercises of the chapter "The bottleneck" (chapters/why_attention/bottleneck/bottleneck).
+"""Checkers for the exercises of the chapter "The bottleneck"
+(chapters/why_attention/bottleneck/bottleneck).
 
 Each function computes the expected answer with attnlib, compares it with the reader's,
 prints a verdict and returns ``True`` or ``False``; ``show_answer=True`` prints the

@@ -1,4 +1,4 @@
-"""Checkers for the exercises of the interpretability chapter (interpretability, on all-MiniLM-L6-v2).
+"""Checkers for the exercises of the interpretability chapter (on all-MiniLM-L6-v2).
 
 Each function recomputes the answer with attnlib (``attnlib.models.minilm``), prints a
 one-line verdict and returns ``True`` or ``False``. A wrong answer never raises; an

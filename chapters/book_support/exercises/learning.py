@@ -6,8 +6,8 @@
 * :func:`check_softmax_jacobian`     the reader's own function for ``diag(p) - p p^T``
 
 Expected answers come from :mod:`attnlib.core.backward` (the softmax derivative) and
-from the model description in :mod:`book_support.experiments.context_classifier`. Every checker
-takes ``show_answer=True`` to print the expected answer after the diagnosis (see
+from the model description in :mod:`book_support.experiments.context_classifier`. Every
+checker takes ``show_answer=True`` to print the expected answer after the diagnosis (see
 :mod:`book_support.exercises`).
 """
 

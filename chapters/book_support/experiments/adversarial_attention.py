@@ -9,9 +9,9 @@ prediction. If such distributions exist, the original map is not *the* explanati
 the prediction.
 
 This module runs that search on the classifier of
-:mod:`book_support.experiments.context_classifier`, where the ambiguous word's attention row ``p``
-(over the L positions) enters the prediction only through ``z = p V`` (``V`` the value
-vectors): the prediction is ``softmax((p V) W_out + b_out)``.
+:mod:`book_support.experiments.context_classifier`, where the ambiguous word's attention
+row ``p`` (over the L positions) enters the prediction only through ``z = p V`` (``V``
+the value vectors): the prediction is ``softmax((p V) W_out + b_out)``.
 
 Public API
 ----------
@@ -24,8 +24,8 @@ Public API
     by more than ``epsilon`` (total variation); returns an
     :class:`AlternativeAttention`.
 ``exact_alternative_attention(model, batch, index=0, *, epsilon=0.01)``
-    (in :mod:`book_support.experiments.adversarial_exact`) the global maximum for two classes,
-    to check the search against.
+    (in :mod:`book_support.experiments.adversarial_exact`) the global maximum for two
+    classes, to check the search against.
 ``jensen_shannon(p, q)`` and ``total_variation(p, q)``
     the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in
     [0, 1]).
@@ -36,7 +36,10 @@ Public API
 
 Example
 -------
->>> from book_support.experiments.context_classifier import train_context_classifier, forward
+>>> from book_support.experiments.context_classifier import (
+...     train_context_classifier,
+...     forward,
+... )
 >>> from attnlib.data.context_task import encode_sentences
 >>> model = train_context_classifier(seed=0)  # a few seconds, deterministic
 >>> batch = encode_sentences(["The fisherman repaired his net beside the bank."])

@@ -1,9 +1,9 @@
 """The exact answer to the adversarial-attention search, for a two-class model.
 
-:func:`book_support.experiments.adversarial_attention.search_alternative_attention` is a local
-search (Adam from a few starts); when it fails, or stops short, nothing says how far
-the best alternative really is. For a model with two classes the question has an exact
-answer, computed here by enumeration, so that a search can be checked against it.
+:func:`book_support.experiments.adversarial_attention.search_alternative_attention` is a
+local search (Adam from a few starts); when it fails, or stops short, nothing says how
+far the best alternative really is. For a model with two classes the question has an
+exact answer, computed here by enumeration, so that a search can be checked against it.
 
 Source: the problem of Jain & Wallace (2019), "Attention is not Explanation", NAACL,
 section 4.2.

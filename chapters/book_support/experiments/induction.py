@@ -27,8 +27,8 @@ test them (the repeated part's loss with heads removed). The model is the langua
 model of :mod:`attnlib.models.language_model` with ``d_ff = 0`` (two layers of
 attention, nothing else between the embeddings and the head) and an untied head.
 
-Run ``python -m book_support.experiments.induction`` (part of ``make train-lm``) to train the
-stored models.
+Run ``python -m book_support.experiments.induction`` (part of ``make train-lm``) to
+train the stored models.
 
 Source: Elhage et al. (2021), "A Mathematical Framework for Transformer Circuits",
 section on induction heads (two-layer attention-only models); Olsson et al. (2022),

@@ -1,7 +1,8 @@
 """The stored language models of the chapters (``make train-lm``).
 
 * :data:`MAIN`: the character-level model of the book's prose that the chapters
-  generate with (stored weights, ``chapters/attention_that_writes/language_model/data/lm_main.npz``);
+  generate with (stored weights,
+  ``chapters/attention_that_writes/language_model/data/lm_main.npz``);
 * :data:`VARIANTS`: a smaller model trained with multi-head, grouped-query and
   multi-query attention and with a sliding window, each from :data:`SEEDS`, for the
   comparison of cache size and validation loss (stored histories only,
@@ -9,10 +10,10 @@
 * the induction-head models of :mod:`book_support.experiments.induction`.
 
 Every run is deterministic (seeded); its history, time and stopping reason are stored
-with it. ``python -m book_support.experiments.lm_runs [main] [variants] [induction]`` trains the
-groups named, all three when none is named (``make train-lm``): the runs form one list
-of jobs (the main model, each variant from each seed, the induction models), which two
-processes (one core each) take in turn, the longest first.
+with it. ``python -m book_support.experiments.lm_runs [main] [variants] [induction]``
+trains the groups named, all three when none is named (``make train-lm``): the runs form
+one list of jobs (the main model, each variant from each seed, the induction models),
+which two processes (one core each) take in turn, the longest first.
 """
 
 from __future__ import annotations

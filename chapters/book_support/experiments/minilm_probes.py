@@ -197,9 +197,10 @@ def attention_sink(outputs, per_head: bool = False) -> dict:
     ``||f(x)||``, over those tokens), so that a head that departs from the layer's
     average can be seen.
 
-    These are observations about each layer. Whether the model's output depends on
-    what ``[CLS]`` delivers or on the weight it holds is tested by
-    :func:`book_support.experiments.minilm_sink.key_edit_effects` (Xiao et al. 2023, section 3).
+    These are observations about each layer. Whether the model's output depends on what
+    ``[CLS]`` delivers or on the weight it holds is tested by
+    :func:`book_support.experiments.minilm_sink.key_edit_effects` (Xiao et al. 2023,
+    section 3).
 
     Parameters
     ----------

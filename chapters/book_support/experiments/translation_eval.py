@@ -1,4 +1,5 @@
-"""Held-out evaluation of the bottleneck chapter's translators: by length, by word kind, by position.
+"""Held-out evaluation of the bottleneck chapter's translators: by length, by word kind,
+by position.
 
 For one model and one batch of held-out sentences of length ``T``, :func:`evaluate`
 measures
@@ -47,10 +48,10 @@ def test_batches(lengths=TEST_LENGTHS, n: int = TEST_SENTENCES, seed: int = TEST
     """Held-out test sentences: ``n`` of every length, from their own seed.
 
     Training and validation draw from other streams
-    (:mod:`book_support.experiments.translation_training`); these use ``seed + length``, so the
-    draws are the models' own only by chance: a test sentence can also occur in the
-    training stream, which happens for a small share of the shortest (5-word) ones and
-    ever more rarely as the sentences grow longer.
+    (:mod:`book_support.experiments.translation_training`); these use ``seed + length``,
+    so the draws are the models' own only by chance: a test sentence can also occur in
+    the training stream, which happens for a small share of the shortest (5-word) ones
+    and ever more rarely as the sentences grow longer.
     """
     return [make_batch(seed + int(T), n, int(T)) for T in lengths]
 
@@ -168,8 +169,8 @@ def _attention_forward(model, batch, what: str):
 def farthest_verb(batch) -> TranslationBatch:
     """The sentence of ``batch`` whose verb moves farthest to reach the end of its
     translation (the first such sentence, when several share the farthest move), as a
-    batch of one; the bottleneck chapter draws its alignment figure from it, a choice made from the
-    sentences alone, before any model has read them.
+    batch of one; the bottleneck chapter draws its alignment figure from it, a choice
+    made from the sentences alone, before any model has read them.
 
     Raises
     ------

@@ -1,10 +1,11 @@
-"""Train the bottleneck chapter's translators to convergence, several seeds each, and store them.
+"""Train the bottleneck chapter's translators to convergence, several seeds each, and
+store them.
 
 The experiment (``make train``): four kinds of model, the context-vector model and the
 attention model (:mod:`attnlib.models.encoder_decoder`), each with a bidirectional and
 with a forward-only encoder, three seeds each. Every run uses the same sizes, the same
 optimiser and the same stopping rule (:func:`train`), the book's early stopping
-(chapter ``why_attention/learning/learning``) with the learning rate halved at a stall:
+(the learning primer) with the learning rate halved at a stall:
 
 * every ``eval_every`` steps the loss on a fixed *validation set* (sentences of every
   training length, drawn from their own seed and never trained on) is measured, and the
@@ -19,12 +20,12 @@ order (data seed ``DATA_SEED + s``), and models of the same encoder direction st
 the same numbers for the parameters they share (init seed ``s``).
 
 The runs are written to :data:`WEIGHTS` (float32, compressed); the training record and
-the held-out evaluation (:mod:`book_support.experiments.translation_eval`) to the ``.json`` beside
-it. The bottleneck chapter and the tests load them. Run ``python -m
-book_support.experiments.translation_training`` (what ``make train`` does; ``--kinds`` and
-``--seeds`` train one piece at a time, keeping the other stored runs). The progress bar
-counts steps against every run's budget cap; a run that stops early drops the rest of
-its budget, so the time it shows as left is an upper bound.
+the held-out evaluation (:mod:`book_support.experiments.translation_eval`) to the
+``.json`` beside it. The bottleneck chapter and the tests load them. Run ``python -m
+book_support.experiments.translation_training`` (what ``make train`` does; ``--kinds``
+and ``--seeds`` train one piece at a time, keeping the other stored runs). The progress
+bar counts steps against every run's budget cap; a run that stops early drops the rest
+of its budget, so the time it shows as left is an upper bound.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The bottleneck chapter's figures of the trained translators: accuracy with its spread over seeds.
+"""The bottleneck chapter's figures of the trained translators: accuracy with its spread
+over seeds.
 
 Each curve is the mean over a model's seeds, drawn with a band from the lowest to the
 highest seed, in the manner of Bahdanau, Cho & Bengio (2015), Figure 2 (there: BLEU
