@@ -188,12 +188,19 @@ WRONG = {
 }
 
 
-def cpython_replies(setup: str, codes: list[str]) -> list[str]:
-    """What the checkers print in this (CPython) process for the same cells."""
+def cpython_replies(
+    setup: str, codes: list[str], folder: str = "chapters"
+) -> list[str]:
+    """What the checkers print in this (CPython) process for the same cells, run in
+    the chapter's folder (``folder``, relative to the repository) as Jupyter runs
+    them."""
     namespace: dict = {}
     replies = []
     cwd = os.getcwd()
-    os.chdir(CHAPTERS)
+    where = str(REPO / folder)
+    os.chdir(where)
+    if where not in sys.path:
+        sys.path.insert(0, where)
     try:
         for code in [setup, *codes]:
             out = io.StringIO()
@@ -224,6 +231,7 @@ def exercise_plan() -> list[dict]:
         plan.append(
             {
                 "chapter": name,
+                "folder": (Path("chapters") / name).parent.as_posix(),
                 "setup": setup,
                 "page_setup": setup if first["runnable"] else first["prelude"],
                 "cell_id": exercise.id,

@@ -99,8 +99,8 @@ def test_live_code_is_in_this_build():
 
 def test_every_chapter_with_exercises_has_a_wrong_answer_to_try():
     with_exercises = {
-        path.stem
-        for path in CHAPTERS.glob("*.ipynb")
+        path.relative_to(CHAPTERS).with_suffix("").as_posix()
+        for path in CHAPTERS.rglob("*.ipynb")
         if '"exercise"' in path.read_text(encoding="utf-8")
     }
     assert with_exercises == set(WRONG)
@@ -186,7 +186,11 @@ def _run_node(tmp_path_factory) -> dict:
     ]
     plan = exercise_plan()
     for item in plan:
-        steps.append({"cell": "%reset -f"})
+        home = (
+            f"/home/pyodide/book/{item['folder']}"  # the page's folder, as in the page
+        )
+        enter = f"import os, sys\nos.chdir({home!r})\nsys.path.insert(0, {home!r})"
+        steps.append({"cell": "%reset -f\n" + enter})
         steps.append({"cell": item["page_setup"]})
         steps.extend({"cell": code} for code in item["codes"])
     job, out = tmp / "job.json", tmp / "out.json"
@@ -225,7 +229,7 @@ def test_exercise_replies_in_the_page_equal_cpython(node_run, chapter):
     results = node_run["exercises"][i * 5 : i * 5 + 5]  # reset, setup, 3 codes
     assert all(r["ok"] for r in results), [r["outputs"] for r in results if not r["ok"]]
     live = [_stdout(r) for r in results[2:]]
-    expected = cpython_replies(item["setup"], item["codes"])
+    expected = cpython_replies(item["setup"], item["codes"], item["folder"])
     assert live == expected
     stored, wrong, right = live
     assert "Not answered yet" in stored and "Correct" not in stored

@@ -99,7 +99,7 @@ def test_pages_cover_every_numbered_part_of_the_book():
     import yaml
 
     toc = yaml.safe_load((CHAPTERS.parent / "_toc.yml").read_text(encoding="utf-8"))
-    chosen = {f"chapters/{p.split('/')[-1][: -len('.html')]}" for p in PAGES}
+    chosen = {p[: -len(".html")] for p in PAGES}
     for part in toc["parts"]:
         if part.get("numbered"):
             files = {c["file"] for c in part["chapters"]}
@@ -117,7 +117,7 @@ def test_one_chapter_per_part_runs_live_offline(context, site_url):
 
 
 def _chapter_runs_live_offline(context, site_url, page_path):
-    name = page_path.split("/")[-1][: -len(".html")]
+    name = page_path[len("chapters/") : -len(".html")]
     nb = nbformat.read(CHAPTERS / f"{name}.ipynb", as_version=4)
     requests: list[str] = []
 
@@ -179,7 +179,7 @@ def _chapter_runs_live_offline(context, site_url, page_path):
 
         exercise = next(c for c in cells if "exercise" in c["tags"])
         plan = next(p for p in exercise_plan() if p["chapter"] == name)
-        expected = cpython_replies(plan["setup"], plan["codes"])
+        expected = cpython_replies(plan["setup"], plan["codes"], plan["folder"])
         wrong = _run_with_button(page, exercise, plan["codes"][1])
         assert _stdout(wrong["messages"]) == expected[1]
         assert "Not yet" in wrong["text"] and "Correct" not in wrong["text"]
