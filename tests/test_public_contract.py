@@ -114,8 +114,27 @@ SCRIPT_INDUCTION = (
     "script",
 )
 
+#: the modern decoder's functions (issue 39; their rows: tests/test_contract_modern.py)
+MODERN = "tests/test_contract_modern.py::test_contract"
+
 #: function -> the test that holds its contract (data/, models/, figures/, exercises/)
 CONTRACT_TESTS = {
+    **{
+        f"attnlib.{name}": MODERN
+        for name in (
+            "layers.causal_block.norm",
+            "layers.causal_block.norm_backward",
+            "layers.feed_forward.sigmoid",
+            "layers.feed_forward.silu",
+            "layers.feed_forward.swiglu",
+            "layers.layer_backward.rms_norm_backward",
+            "layers.layer_backward.rms_norm_stats",
+            "layers.layer_backward.silu_backward",
+            "layers.layer_backward.swiglu_backward",
+            "layers.layer_norm.rms_norm",
+            "models.adam.decays",
+        )
+    },
     **SCIENCE_ROWS,
     "attnlib.data.context_task.encode_sentences": DATA_MODELS,
     "attnlib.data.context_task.make_context_task": DATA_MODELS,
