@@ -50,15 +50,17 @@ class Adam:
 
 def decays(name: str, value) -> bool:
     """The rule of :class:`AdamW` for which parameters decay: matrices do; vectors
-    (biases, normalisation gains) and the embedding tables (``tok_emb``, ``pos_emb``:
-    a row is pulled only when its token occurs) do not.
+    (biases, normalisation gains) and the embedding tables (``tok_emb``, ``pos_emb``)
+    do not.
 
     Parameters: ``name``, a key of the parameter dict; ``value``, its array (any
     shape). Returns bool: ``value.ndim >= 2`` and ``name`` is not an embedding table.
     Raises nothing.
 
-    Source: Loshchilov & Hutter (2019) (decay of the weights); the exclusions follow
-    nanoGPT's ``configure_optimizers`` and Radford et al. (2019) practice.
+    Leaving out the embedding tables is a choice (nanoGPT's ``configure_optimizers``
+    decays them with the other matrices); biases and gains decay in neither.
+
+    Source: Loshchilov & Hutter (2019), section 2 (the decay of the weights).
     """
     return np.ndim(value) >= 2 and name.rsplit(".", 1)[-1] not in ("tok_emb", "pos_emb")
 
