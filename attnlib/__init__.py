@@ -30,33 +30,39 @@ core        the attention mechanism itself; imports nothing else from attnlib
                   split_heads(x, H), merge_heads(x), MultiHeadParams,
                   init_multi_head(rng, d, H),
                   multi_head_attention(q, k, v, params, mask=None,
-                                       average_weights=False, dropout=0.0, rng=None)
+                                       average_weights=False, dropout=0.0, rng=None,
+                                       rotary=False)
   backward      gradients of softmax and of scaled dot-product attention (with masks)
                   softmax_backward(weights, grad_weights, axis=-1, mask=None),
                   attention_backward(q, k, v, grad_output, mask=None, scale=None),
                   numerical_gradient(f, x, eps=1e-5), relative_error(analytic, numeric)
   grouped_query  grouped-query and multi-query attention: heads share keys and values
-                  grouped_query_attention(q, k, v, mask=None, ...), GroupedQueryParams,
+                  grouped_query_attention(q, k, v, mask=None, rotary=False, ...),
+                  GroupedQueryParams,
                   grouped_query_self_attention(x, params, mask),
                   from_multi_head(params, num_kv_heads)
   sliding_window  causal attention limited to the last w positions
                   sliding_window_mask(L_q, L_k=None, window=w, align=None)
   scaling       why scores are divided by sqrt(d_k): the variance argument, simulated
                   score_variance(rng, d_k, n=20000, scaled=False), mean_max_weight(...)
+  _rotary       rotary embeddings as attention applies them (``rotary=True``)
   _validation   the one contract every entry point checks (shapes, dtypes, masks, scale)
   _numerics     what takes part in attention and what overflows (the contract's
                 numerics)
 layers      the Transformer's parts, built from core
   positional_encoding  sinusoidal encodings, rotary embeddings, ALiBi biases
-  layer_norm           layer normalisation over the features of each position
-  feed_forward         the position-wise feed-forward network, GELU and ReLU
+  layer_norm           layer normalisation over the features of each position, and
+                       RMSNorm: layer_norm(x, gain, bias), rms_norm(x, gain)
+  feed_forward         the position-wise feed-forward network, GELU, ReLU, SiLU and
+                       the gated SwiGLU: silu(x), swiglu(x, W_1, W_3, W_2)
   encoder_layer        one post-LN encoder layer: self-attention, residuals, norms,
                        feed-forward
   decoder_layer        one decoder layer: causal self-attention, cross-attention,
                        feed-forward
-  causal_block         one pre-LN causal block (GPT-2) and its backward pass
+  causal_block         one pre-LN causal block (GPT-2, or LLaMA's RMSNorm, RoPE and
+                       SwiGLU) and its backward pass
   dropout              residual dropout (training only), with the core's keep-mask
-  layer_backward       backward passes of layer normalisation and GELU
+  layer_backward       backward passes of layer norm, RMSNorm, GELU, SiLU and SwiGLU
 data        the book's data: worked examples and synthetic tasks (numpy only)
   examples          the source documents' worked examples as named read-only arrays
   translation_task  a toy language pair with a known word alignment (the bottleneck
@@ -73,7 +79,8 @@ models      models and experiments built from core, layers and data
   translation_training  the bottleneck chapter's translators trained to convergence
                         (make train)
   translation_eval  their held-out evaluation: by length, word kind and target position
-  adam              the Adam optimiser (Kingma & Ba 2015)
+  adam              the Adam optimiser (Kingma & Ba 2015) and AdamW with decoupled
+                    weight decay (Loshchilov & Hutter 2019)
   linear_classifier  the learning primer's classifier: loss, gradient, early stopping
   context_classifier  a one-layer self-attention classifier, trained by hand
   adversarial_attention  a Jain & Wallace style search for other attention weights
@@ -82,6 +89,7 @@ models      models and experiments built from core, layers and data
   minilm_probes     probes of its attention: controlled sentences, the attention sink
   minilm_sink       edits of one key in every layer: the sink tested on the whole model
   language_model    a decoder-only Transformer language model and its backward pass
+                    (GPT-2 style, or LLaMA style: RoPE, RMSNorm, SwiGLU, no biases)
   lm_training       training it: Adam, warm-up, clipping, the validation stopping rule
   lm_runs           the stored language models of the chapters (make train-lm)
   generation        greedy decoding, temperature and top-k sampling
@@ -208,8 +216,8 @@ from attnlib.layers.encoder_layer import (
     encoder_layer,
     init_encoder_layer,
 )
-from attnlib.layers.feed_forward import feed_forward, gelu
-from attnlib.layers.layer_norm import layer_norm
+from attnlib.layers.feed_forward import feed_forward, gelu, silu, swiglu
+from attnlib.layers.layer_norm import layer_norm, rms_norm
 from attnlib.layers.positional_encoding import (
     rotary_embedding,
     sinusoidal_encoding,
@@ -239,8 +247,11 @@ __all__ = [
     "sinusoidal_shift_matrix",
     "rotary_embedding",
     "layer_norm",
+    "rms_norm",
     "feed_forward",
     "gelu",
+    "silu",
+    "swiglu",
     "EncoderLayerParams",
     "encoder_layer",
     "init_encoder_layer",

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlib.core._rotary import positions_of, rotate
 from attnlib.core._validation import as_float_array, mask_for_scores, require_ndim
 from attnlib.core.attention import attention
 from attnlib.core.heads import MultiHeadParams, merge_heads, split_heads
@@ -96,6 +97,9 @@ def grouped_query_attention(
     rng=None,
     keep=None,
     return_keep: bool = False,
+    rotary: bool = False,
+    query_positions=None,
+    key_positions=None,
 ):
     """Scaled dot-product attention in which groups of query heads share keys and
     values.
@@ -116,6 +120,9 @@ def grouped_query_attention(
     dropout, rng, keep, return_keep
         Dropout on the attention weights, exactly as in :func:`attnlib.attention` (off
         by default); a replayed ``keep`` has the weights' shape (..., H, L_q, L_k).
+    rotary, query_positions, key_positions
+        Rotate queries and keys by their positions first (RoPE), exactly as in
+        :func:`attnlib.multi_head_attention` (``d_k`` even; default ``0 .. L - 1``).
 
     Returns
     -------
@@ -156,6 +163,9 @@ def grouped_query_attention(
         )
     H, H_kv = q.shape[-3], k.shape[-3]
     G = group_size(H, H_kv)
+    if rotary:  # RoPE: q_m -> R_m q_m, k_n -> R_n k_n (Su et al. 2021)
+        q = rotate(q, positions_of(query_positions, q.shape[-2], "query_positions"))
+        k = rotate(k, positions_of(key_positions, k.shape[-2], "key_positions"))
     qg = q.reshape(q.shape[:-3] + (H_kv, G) + q.shape[-2:])  # (..., H_kv, G, L_q, d_k)
     kg = k[..., None, :, :]  # (..., H_kv, 1, L_k, d_k): shared by the group
     vg = v[..., None, :, :]  # (..., H_kv, 1, L_k, d_v)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.core._numerics import taking_part
+from attnlib.core._rotary import positions_of, rotate
 from attnlib.core._validation import (
     as_float_array,
     as_width,
@@ -296,6 +297,9 @@ def multi_head_attention(
     rng: np.random.Generator | None = None,
     keep=None,
     return_keep: bool = False,
+    rotary: bool = False,
+    query_positions=None,
+    key_positions=None,
 ):
     """Multi-head scaled dot-product attention.
 
@@ -331,6 +335,11 @@ def multi_head_attention(
         ``numpy.random.Generator``, is required when ``dropout > 0`` unless a keep-mask
         ``keep`` of shape ``batch + (H, L_q, L_k)`` is replayed). The weights returned
         are those before dropout.
+    rotary : bool, rotate every head's queries and keys by their positions (RoPE, Su
+        et al. 2021) before the scores; ``d_head`` must then be even
+    query_positions, key_positions : int arrays of shape (L_q,) and (L_k,), optional,
+        the positions rotary uses (default ``0 .. L - 1``; for queries after ``n``
+        cached keys pass ``n + arange(L_q)``)
 
     Returns
     -------
@@ -354,7 +363,8 @@ def multi_head_attention(
     OverflowError
         If an allowed score or the output does not fit the compute or the input dtype.
 
-    Source: Vaswani et al. (2017), section 3.2.2.
+    Source: Vaswani et al. (2017), section 3.2.2; Su et al. (2021), section 3.4
+    (rotary).
     """
     q, k, v, mask, batch, out_dtype = _check_multi_head(
         queries, keys, values, mask, params
@@ -363,6 +373,9 @@ def multi_head_attention(
     qh = split_heads(_project(q, params.W_Q, params.b_Q), H)  # (..., H, L_q, d_head)
     kh = split_heads(_project(k, params.W_K, params.b_K), H)  # (..., H, L_k, d_head)
     vh = split_heads(_project(v, params.W_V, params.b_V), H)  # (..., H, L_k, d_head)
+    if rotary:  # RoPE: q_m -> R_m q_m, k_n -> R_n k_n
+        qh = rotate(qh, positions_of(query_positions, qh.shape[-2], "query_positions"))
+        kh = rotate(kh, positions_of(key_positions, kh.shape[-2], "key_positions"))
     heads, weights, keep = attention(
         qh, kh, vh, mask, dropout=dropout, rng=rng, keep=keep, return_keep=True
     )  # (..., H, L_q, d_head), (..., H, L_q, L_k)

@@ -16,6 +16,13 @@ before it is added. The causal mask (or a sliding window) lets position ``t`` re
 positions up to ``t`` only. With ``H_kv = H`` the attention is multi-head attention; the
 projections have no biases, the feed-forward network has.
 
+The modern (LLaMA-style) choices are keyword arguments: ``norm="rms"`` (RMSNorm: no
+centring, no ``ln*_bias``), ``rotary=True`` (queries and keys rotated by their
+positions ``start, start + 1, ...`` before attention, instead of learned position
+vectors at the input) and ``activation="swiglu"`` (the gated network ``(SiLU(f W_1 +
+b_1) * (f W_3 + b_3)) W_2 + b_2``). Any bias may be left out of ``p`` (``bias=False``
+in the language model).
+
 Parameters are a dict of arrays named as in :data:`BLOCK_PARAMETERS`; the same names
 key the gradients that :func:`causal_block_backward` returns. A block without ``W_1``
 (and ``ln2_*``, ``b_1``, ``W_2``, ``b_2``) has no feed-forward sub-layer: the
@@ -23,13 +30,16 @@ attention-only blocks of the induction-head model (chapter on induction heads).
 
 Source: Radford et al. (2019), section 2.3 (layer normalisation moved to the input of
 each sub-block, a final one after the last block); Vaswani et al. (2017), sections 3.1,
-3.2.3 and 5.4; Ainslie et al. (2023) for grouped-query attention.
+3.2.3 and 5.4; Ainslie et al. (2023) for grouped-query attention; Zhang & Sennrich
+(2019), Su et al. (2021) and Shazeer (2020) for RMSNorm, RoPE and SwiGLU (Touvron et
+al. 2023, section 2.2: LLaMA's block).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from attnlib.core._rotary import rotate
 from attnlib.core.backward import softmax_backward
 from attnlib.core.dropout import drop_weights
 from attnlib.core.grouped_query import group_size, grouped_query_attention
@@ -37,17 +47,22 @@ from attnlib.core.heads import merge_heads, split_heads
 from attnlib.core.masks import causal_mask
 from attnlib.core.sliding_window import sliding_window_mask
 from attnlib.layers.dropout import residual_dropout
-from attnlib.layers.feed_forward import ACTIVATIONS
+from attnlib.layers.feed_forward import ACTIVATIONS, silu
 from attnlib.layers.layer_backward import (
     gelu_backward,
     layer_norm_backward,
     layer_norm_stats,
+    rms_norm_backward,
+    rms_norm_stats,
+    silu_backward,
 )
-from attnlib.layers.layer_norm import layer_norm
+from attnlib.layers.layer_norm import layer_norm, rms_norm
 
 __all__ = [
     "BLOCK_PARAMETERS",
     "self_attention_mask",
+    "norm",
+    "norm_backward",
     "causal_block",
     "causal_block_backward",
 ]
@@ -67,6 +82,8 @@ BLOCK_PARAMETERS = {
     "b_1": "(d_ff,)",
     "W_2": "(d_ff, d)",
     "b_2": "(d,)",
+    "W_3": "(d, d_ff)",  # SwiGLU only: the value projection
+    "b_3": "(d_ff,)",
 }
 
 
@@ -80,6 +97,37 @@ def self_attention_mask(n: int, window: int | None = None) -> np.ndarray:
     Beltagy et al. (2020), section 3.1.
     """
     return causal_mask(n) if window is None else sliding_window_mask(n, window=window)
+
+
+def norm(x, p: dict, which: str, kind: str = "layer"):
+    """The block's normalisation ``which`` ("ln1", "ln2", "lnf") of ``x`` (B, L, d):
+    :func:`attnlib.layer_norm` (its bias if ``p`` has one) or, for ``kind="rms"``,
+    :func:`attnlib.rms_norm`. Raises what they raise. Source: Ba, Kiros & Hinton
+    (2016); Zhang & Sennrich (2019).
+    """
+    if kind == "rms":
+        return rms_norm(x, p[f"{which}_gain"])
+    return layer_norm(x, p[f"{which}_gain"], p.get(f"{which}_bias"))
+
+
+def norm_backward(dy, x, p: dict, which: str, kind: str = "layer"):
+    """``(dx, grads)``: the backward pass of :func:`norm`, ``grads`` keyed
+    ``<which>_gain`` (and ``<which>_bias`` if ``p`` has one); the shapes of ``x`` (B, L,
+    d) and of the parameters. Raises ``OverflowError`` as the layer-norm backward
+    passes do. Source: Ba, Kiros & Hinton (2016); Zhang & Sennrich (2019).
+    """
+    gain = p[f"{which}_gain"]
+    if kind == "rms":
+        dx, dgain = rms_norm_backward(dy, *rms_norm_stats(x), gain)
+        return dx, {f"{which}_gain": dgain}
+    dx, dgain, dbias = layer_norm_backward(dy, *layer_norm_stats(x), gain)
+    grads = {f"{which}_gain": dgain}
+    return dx, grads | ({f"{which}_bias": dbias} if f"{which}_bias" in p else {})
+
+
+def _affine(x, p, W, b):
+    """``x p[W] + p[b]``, the bias only if ``p`` has one."""
+    return x @ p[W] + p[b] if b in p else x @ p[W]
 
 
 def _rows(a):
@@ -100,6 +148,9 @@ def causal_block(
     head_mask=None,
     cache=None,
     activation: str = "relu",
+    norm_kind: str = "layer",
+    rotary: bool = False,
+    start: int = 0,
     keep_for_backward: bool = False,
 ):
     """One pre-LN causal block: attention sub-layer, then feed-forward sub-layer.
@@ -121,7 +172,12 @@ def causal_block(
         then holds only the new positions; ``k, v`` are their keys and values, shape
         (B, H_kv, L, d_k), and the cache returns every kept key and value with the
         mask of the new queries against them.
-    activation : "relu" (Vaswani et al.) or "gelu" (GPT-2), the feed-forward network's
+    activation : "relu" (Vaswani et al.), "gelu" (GPT-2) or "swiglu" (LLaMA: needs
+        ``W_3``), the feed-forward network's
+    norm_kind : "layer" (layer norm) or "rms" (RMSNorm), both normalisations
+    rotary : bool, rotate queries and keys by their positions ``start + 0 .. L - 1``
+        (RoPE); the cache then stores rotated keys
+    start : int, the position of ``x[:, 0]`` (the tokens already cached)
     keep_for_backward : bool, also return what :func:`causal_block_backward` needs
 
     Returns
@@ -142,10 +198,13 @@ def causal_block(
     H, H_kv = num_heads, num_kv_heads
     group_size(H, H_kv)
     rate = dropout_rate if training else 0.0
-    a = layer_norm(x, p["ln1_gain"], p["ln1_bias"])  # (B, L, d)
+    a = norm(x, p, "ln1", norm_kind)  # (B, L, d)
     q = split_heads(a @ p["W_Q"], H)  # (B, H, L, d_k)
     k = split_heads(a @ p["W_K"], H_kv)  # (B, H_kv, L, d_k)
     v = split_heads(a @ p["W_V"], H_kv)  # (B, H_kv, L, d_k)
+    positions = start + np.arange(x.shape[-2], dtype=np.float64)  # (L,)
+    if rotary:  # RoPE: q_m -> R_m q_m, k_n -> R_n k_n (Su et al. 2021)
+        q, k = rotate(q, positions), rotate(k, positions)
     if cache is None:
         keys, values, mask = k, v, self_attention_mask(x.shape[-2], window)
     else:
@@ -160,11 +219,17 @@ def causal_block(
     x1 = x + attn_out  # (B, L, d)
     saved = dict(x=x, a=a, q=q, k=k, v=v, mask=mask, weights=weights, keep=keep)
     saved |= dict(rate=rate, head_mask=head_mask, merged=merged, drop1=drop1, x1=x1)
+    saved |= dict(norm_kind=norm_kind, positions=positions if rotary else None)
     if "W_1" in p:  # the feed-forward sub-layer (absent in an attention-only model)
-        f = layer_norm(x1, p["ln2_gain"], p["ln2_bias"])  # (B, L, d)
-        pre = f @ p["W_1"] + p["b_1"]  # (B, L, d_ff), before the activation
-        act = ACTIVATIONS[activation](pre)  # (B, L, d_ff)
-        ff_out = act @ p["W_2"] + p["b_2"]  # (B, L, d)
+        f = norm(x1, p, "ln2", norm_kind)  # (B, L, d)
+        pre = _affine(f, p, "W_1", "b_1")  # (B, L, d_ff), before the activation
+        if activation == "swiglu":  # gated: SiLU(f W_1 + b_1) * (f W_3 + b_3)
+            up = _affine(f, p, "W_3", "b_3")  # (B, L, d_ff)
+            act = silu(pre) * up  # (B, L, d_ff)
+            saved["up"] = up
+        else:
+            act = ACTIVATIONS[activation](pre)  # (B, L, d_ff)
+        ff_out = _affine(act, p, "W_2", "b_2")  # (B, L, d)
         ff_out, drop2 = residual_dropout(ff_out, rate, rng, training=training)
         y = x1 + ff_out  # (B, L, d)
         saved |= dict(f=f, pre=pre, act=act, drop2=drop2, activation=activation)
@@ -246,17 +311,21 @@ def _block_backward(dy, p, saved, num_heads, num_kv_heads):
         g["W_2"] = _rows(s["act"]).T @ _rows(d_ff)  # (d_ff, d)
         g["b_2"] = d_ff.sum(axis=(0, 1))
         d_act = d_ff @ p["W_2"].T  # (B, L, d_ff)
-        if s["activation"] == "gelu":
+        d_f = 0.0
+        if s["activation"] == "swiglu":  # act = SiLU(pre) * up
+            d_up = d_act * silu(s["pre"])  # (B, L, d_ff)
+            d_pre = silu_backward(s["pre"], d_act * s["up"])  # (B, L, d_ff)
+            g["W_3"], g["b_3"] = _rows(s["f"]).T @ _rows(d_up), d_up.sum(axis=(0, 1))
+            d_f = d_up @ p["W_3"].T  # (B, L, d)
+        elif s["activation"] == "gelu":
             d_pre = gelu_backward(s["pre"], d_act)  # (B, L, d_ff)
         else:
             d_pre = d_act * (s["pre"] > 0)  # ReLU passes the gradient where x > 0
         g["W_1"] = _rows(s["f"]).T @ _rows(d_pre)  # (d, d_ff)
         g["b_1"] = d_pre.sum(axis=(0, 1))
-        xhat2, r2 = layer_norm_stats(s["x1"])
-        d_f, g["ln2_gain"], g["ln2_bias"] = layer_norm_backward(
-            d_pre @ p["W_1"].T, xhat2, r2, p["ln2_gain"]
-        )
-        d_x1 = d_x1 + d_f
+        d_f = d_f + d_pre @ p["W_1"].T  # (B, L, d)
+        d_x1_f, g_ln2 = norm_backward(d_f, s["x1"], p, "ln2", s["norm_kind"])
+        d_x1, g = d_x1 + d_x1_f, g | g_ln2
     # attention sub-layer: x1 = x + drop1 * (merged W_O)
     d_attn = drop_weights(d_x1, s["drop1"], s["rate"])  # (B, L, d)
     g["W_O"] = _rows(s["merged"]).T @ _rows(d_attn)  # (H d_k, d)
@@ -266,12 +335,12 @@ def _block_backward(dy, p, saved, num_heads, num_kv_heads):
             d_heads * np.asarray(s["head_mask"], dtype=d_heads.dtype)[:, None, None]
         )
     dq, dk, dv = _attention_backward(d_heads, s, H, H_kv)
+    if s["positions"] is not None:  # RoPE: R_m^T = R_{-m} turns the gradient back
+        dq, dk = rotate(dq, -s["positions"]), rotate(dk, -s["positions"])
     dq, dk, dv = merge_heads(dq), merge_heads(dk), merge_heads(dv)  # (B, L, ...)
     a = _rows(s["a"])
     g["W_Q"], g["W_K"], g["W_V"] = (a.T @ _rows(d) for d in (dq, dk, dv))
     d_a = dq @ p["W_Q"].T + dk @ p["W_K"].T + dv @ p["W_V"].T  # (B, L, d)
-    xhat1, r1 = layer_norm_stats(s["x"])
-    d_x, g["ln1_gain"], g["ln1_bias"] = layer_norm_backward(
-        d_a, xhat1, r1, p["ln1_gain"]
-    )
+    d_x, g_ln1 = norm_backward(d_a, s["x"], p, "ln1", s["norm_kind"])
+    g |= g_ln1
     return d_x + d_x1, {name: g[name] for name in BLOCK_PARAMETERS if name in p}

@@ -6,8 +6,11 @@ in attention). The inner width ``d_ff`` is usually four times the model width (2
 512 in Vaswani et al.; 1536 for 384 in all-MiniLM-L6-v2). Vaswani et al. use ReLU; BERT
 and its descendants use GELU.
 
+The gated variant of LLaMA, :func:`swiglu`, multiplies two projections, one through
+SiLU: ``SwiGLU(x) = (SiLU(x W_1) * x W_3) W_2``, without biases.
+
 Source: Vaswani et al. (2017), section 3.3, equation (2); Hendrycks & Gimpel (2016) for
-GELU.
+GELU; Shazeer (2020), "GLU Variants Improve Transformer", section 2, for SwiGLU.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core._validation import as_float_array, as_width, to_dtype
-from attnlib.layers._validation import check_feed_forward, fits
+from attnlib.layers._validation import check_feed_forward, finite_array, fits
 
 
 def erf(x) -> np.ndarray:
@@ -64,7 +67,31 @@ def relu(x) -> np.ndarray:
     return np.maximum(x, 0.0).astype(x.dtype, copy=False)
 
 
-ACTIVATIONS = {"gelu": gelu, "relu": relu}
+def sigmoid(x) -> np.ndarray:
+    """``1 / (1 + exp(-x))``, elementwise, from ``exp(-|x|)`` so that nothing overflows.
+
+    Parameters: ``x``, a float array of any shape. Returns: numpy.ndarray of that shape
+    and dtype, in [0, 1]. Raises nothing of its own (numpy's errors for non-numbers).
+
+    Source: the logistic function; Elfwing, Uchibe & Doya (2018), section 2.1.
+    """
+    e = np.exp(-np.abs(x))  # in [0, 1]
+    return np.where(x >= 0, 1.0, e) / (1.0 + e)
+
+
+def silu(x) -> np.ndarray:
+    """SiLU (Swish-1): ``x * sigmoid(x)``, elementwise.
+
+    Parameters: ``x``, array_like of any shape. Returns: numpy.ndarray of the same shape
+    and float dtype (integers give float64). Raises: ``TypeError`` for non-real input.
+
+    Source: Elfwing, Uchibe & Doya (2018), section 2.1; Ramachandran et al. (2017).
+    """
+    x = as_float_array(x, "x")
+    return (x * sigmoid(x)).astype(x.dtype, copy=False)
+
+
+ACTIVATIONS = {"gelu": gelu, "relu": relu, "silu": silu}
 
 
 def init_feed_forward(rng, d_model: int, d_ff: int):
@@ -139,3 +166,31 @@ def feed_forward(
     out = _affine(hidden, W_2, b_2)  # (..., L, d_model_out)
     out = to_dtype(out, out_dtype, "feed-forward outputs")
     return (out, hidden) if return_hidden else out
+
+
+def swiglu(x, W_1, W_3, W_2) -> np.ndarray:
+    """The gated feed-forward network ``(SiLU(x W_1) * x W_3) W_2`` (no biases).
+
+    Parameters: ``x`` (..., d_model); ``W_1``, ``W_3`` (d_model, d_ff), the gate and
+    the value; ``W_2`` (d_ff, d_model_out). Returns: numpy.ndarray of shape (...,
+    d_model_out) in the inputs' common float dtype.
+
+    Raises
+    ------
+    ValueError if a shape does not fit (shapes named) or an input holds NaN or inf;
+    TypeError for non-real input; OverflowError if a number does not fit the dtype.
+
+    Source: Shazeer (2020), "GLU Variants Improve Transformer", equation (6) (FFN_SwiGLU
+    with Swish_1); Touvron et al. (2023), section 2.2 (LLaMA).
+    """
+    x, W_1, _, W_2, _, out_dtype = check_feed_forward(
+        x, W_1, None, W_2, None, "silu", ACTIVATIONS
+    )  # the contract for x, W_1, W_2
+    W_3 = finite_array(W_3, "W_3").astype(W_1.dtype, copy=False)
+    if W_3.shape != W_1.shape:
+        raise ValueError(f"W_3 {W_3.shape} must have the shape of W_1 {W_1.shape}")
+    gate, value = _affine(x, W_1, None), _affine(x, W_3, None)  # (..., d_ff) each
+    with np.errstate(over="ignore", invalid="ignore"):  # checked by fits
+        hidden = fits(silu(gate) * value, "SwiGLU hidden units")  # (..., d_ff)
+    out = _affine(hidden, W_2, None)  # (..., d_model_out)
+    return to_dtype(out, out_dtype, "SwiGLU outputs")

@@ -1,4 +1,5 @@
-"""Backward passes of the layer pieces: layer normalisation and GELU.
+"""Backward passes of the layer pieces: layer and RMS normalisation, GELU, SiLU and
+SwiGLU.
 
 Each function receives the upstream gradient ``dy = dLoss/dy`` of its forward
 function's output and returns the gradients of that function's inputs (and
@@ -14,20 +15,31 @@ Layer normalisation, for one row ``x`` of ``d`` numbers, ``xhat = (x - mean) * r
     dx = r * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 
 (the two means remove the directions that normalising takes away: a shift of the row
-and a change of its scale).
+and a change of its scale). RMS normalisation, ``xhat = x * r`` with ``r = 1 /
+sqrt(mean(x^2) + eps)``, has no shift to remove::
 
-Source: Ba, Kiros & Hinton (2016), section 3 (the forward pass); the derivatives are
-the chain rule.
+    dx = r * (dxhat - xhat * mean(dxhat * xhat))
+
+Source: Ba, Kiros & Hinton (2016), section 3; Zhang & Sennrich (2019) (the forward
+passes); the derivatives are the chain rule.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from attnlib.layers.feed_forward import erf
+from attnlib.layers.feed_forward import erf, sigmoid, silu
 from attnlib.layers.layer_norm import DEFAULT_EPS
 
-__all__ = ["layer_norm_stats", "layer_norm_backward", "gelu_backward"]
+__all__ = [
+    "layer_norm_stats",
+    "layer_norm_backward",
+    "rms_norm_stats",
+    "rms_norm_backward",
+    "gelu_backward",
+    "silu_backward",
+    "swiglu_backward",
+]
 
 # Abramowitz & Stegun 7.1.26, the approximation :func:`attnlib.layers.feed_forward.erf`
 # computes: erf(a) = 1 - t (c1 + c2 t + ... + c5 t^4) exp(-a^2), t = 1 / (1 + P a).
@@ -93,6 +105,41 @@ def layer_norm_backward(dy, xhat, r, gain):
     return dx, dgain, dbias
 
 
+def rms_norm_stats(x, eps: float = DEFAULT_EPS):
+    """``(xhat, r)``: the rows of ``x`` (..., d) divided by their root mean square, and
+    ``r = 1 / sqrt(mean(x^2) + eps)`` of shape (..., 1). ``xhat * gain`` equals
+    :func:`attnlib.rms_norm` to rounding. Raises ``OverflowError`` naming ``x`` when its
+    squares would overflow (as :func:`layer_norm_stats`).
+
+    Source: Zhang & Sennrich (2019), equation (4).
+    """
+    x = np.asarray(x)
+    if x.size and np.abs(x).max() > np.sqrt(np.finfo(x.dtype).max / x.shape[-1]):
+        raise OverflowError("x holds numbers so large that their squares overflow")
+    r = 1.0 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)  # (..., 1)
+    return x * r, r  # (..., d), (..., 1)
+
+
+def rms_norm_backward(dy, xhat, r, gain):
+    """Gradients of ``y = xhat * gain`` (RMS normalisation) with respect to ``x`` and
+    ``gain``: ``dx = r (dxhat - xhat mean(dxhat xhat))``, ``dxhat = dy gain``.
+
+    Parameters: ``dy`` (..., d); ``xhat``, ``r`` from :func:`rms_norm_stats`; ``gain``
+    (d,). Returns ``(dx, dgain)`` of shapes (..., d) and (d,). Raises
+    ``OverflowError`` (naming ``dy``) when the gradients do not fit the dtype.
+
+    Source: Zhang & Sennrich (2019), equation (4), differentiated.
+    """
+    dy = np.asarray(dy)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below
+        dgain = (dy * xhat).sum(axis=tuple(range(dy.ndim - 1)))  # (d,)
+        dxhat = dy * gain  # (..., d)
+        dx = r * (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+    if not (np.isfinite(dx).all() and np.isfinite(dgain).all()):
+        raise OverflowError("dy is so large that the rms-norm gradients overflow")
+    return dx, dgain
+
+
 def _erf_derivative(x) -> np.ndarray:
     """The derivative of the erf approximation that attnlib computes (not of erf
     itself).
@@ -124,3 +171,44 @@ def gelu_backward(x, dy):
     with np.errstate(over="ignore", under="ignore"):  # exp(-s^2) -> 0 far out: exact
         slope = 0.5 * (1.0 + erf(s)) + 0.5 * s * _erf_derivative(s)
     return dy * slope
+
+
+def silu_backward(x, dy):
+    """``dy * silu'(x)``, with ``silu'(x) = s (1 + x (1 - s))``, ``s = sigmoid(x)``.
+
+    Parameters: ``x``, the forward input (any shape); ``dy``, the same shape. Returns:
+    numpy.ndarray of that shape. Raises nothing of its own.
+
+    Source: Elfwing, Uchibe & Doya (2018), section 2.1 (the function and its
+    derivative).
+    """
+    x = np.asarray(x)
+    s = sigmoid(x)
+    slope = s * (1.0 + x * (1.0 - s))  # s is exactly 0 or 1 far out: no overflow
+    return dy * slope
+
+
+def swiglu_backward(dy, x, W_1, W_3, W_2):
+    """Gradients of ``y = (SiLU(x W_1) * x W_3) W_2`` (:func:`attnlib.swiglu`).
+
+    With ``g = x W_1``, ``u = x W_3``, ``h = SiLU(g) * u``::
+
+        dW_2 = h^T dy,   dh = dy W_2^T
+        du = dh * SiLU(g),   dg = dh * u * SiLU'(g)
+        dW_1 = x^T dg,   dW_3 = x^T du,   dx = dg W_1^T + du W_3^T
+
+    Parameters: ``dy`` (..., d_out); ``x`` (..., d); ``W_1``, ``W_3`` (d, d_ff);
+    ``W_2`` (d_ff, d_out). Returns ``(dx, dW_1, dW_3, dW_2)`` with the shapes of ``x``
+    and the matrices (summed over every leading axis). Raises numpy's errors for shapes
+    that do not fit.
+
+    Source: Shazeer (2020), equation (6), differentiated by the chain rule.
+    """
+    x, dy = np.asarray(x), np.asarray(dy)
+    rows, drows = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+    g, u = rows @ W_1, rows @ W_3  # (n, d_ff) each
+    dh = drows @ W_2.T  # (n, d_ff)
+    du = dh * silu(g)  # (n, d_ff)
+    dg = silu_backward(g, dh * u)  # (n, d_ff)
+    dx = (dg @ W_1.T + du @ W_3.T).reshape(x.shape)  # (..., d)
+    return dx, rows.T @ dg, rows.T @ du, (silu(g) * u).T @ drows

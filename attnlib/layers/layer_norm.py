@@ -6,8 +6,11 @@ scaled and shifted by learned numbers.
 batch elements. In a Transformer layer it follows each residual connection (the
 "post-LN" layout of Vaswani et al. 2017 and BERT) or precedes each sub-layer ("pre-LN").
 
+RMS normalisation (:func:`rms_norm`, LLaMA's choice) drops the centring and the bias:
+``RMSNorm(x) = x / sqrt(mean(x^2) + eps) * gain``.
+
 Source: Ba, Kiros & Hinton (2016), section 3, equation (4); Vaswani et al. (2017),
-section 3.1.
+section 3.1; Zhang & Sennrich (2019), equation (4), for RMSNorm.
 """
 
 from __future__ import annotations
@@ -64,6 +67,31 @@ def layer_norm(x, gain=None, bias=None, eps: float = DEFAULT_EPS) -> np.ndarray:
         out = out if gain is None else out * gain
         out = out if bias is None else out + bias
     return to_dtype(fits(out, "layer-norm outputs"), out_dtype, "layer-norm outputs")
+
+
+def rms_norm(x, gain=None, eps: float = DEFAULT_EPS) -> np.ndarray:
+    """``x / sqrt(mean(x^2) + eps) * gain`` over the last axis: layer normalisation
+    without the mean and the bias.
+
+    Parameters: ``x`` (..., d), floats or integers; ``gain`` (d,), optional (default
+    ones); ``eps`` > 0 (default 1e-5). Returns: numpy.ndarray of shape (..., d), in
+    the dtype of ``x`` (integers give float64), computed as :func:`layer_norm` is.
+
+    Raises
+    ------
+    ValueError if ``x`` has no features, ``gain`` is not of shape (d,) (shapes named),
+    ``eps`` is not positive or an input holds NaN or inf; TypeError for non-real input;
+    OverflowError if ``gain`` lifts an output beyond the dtype.
+
+    Source: Zhang & Sennrich (2019), "Root Mean Square Layer Normalization", eq. (4).
+    """
+    x, gain, _, eps, out_dtype = check_layer_norm(x, gain, None, eps)  # contract
+    x, eps = _rescaled(x, eps)  # exact powers of 2, so that no square overflows
+    ms = (x * x).mean(axis=-1, keepdims=True)  # (..., 1), the mean square
+    out = x / np.sqrt(ms + eps)  # (..., d)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked by fits
+        out = out if gain is None else out * gain
+    return to_dtype(fits(out, "rms-norm outputs"), out_dtype, "rms-norm outputs")
 
 
 def _rescaled(x: np.ndarray, eps: float):

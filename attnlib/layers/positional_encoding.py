@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlib.core._rotary import positions_of, rotate
 from attnlib.core._validation import as_float_array, as_length
 from attnlib.layers._validation import finite_array, fits
 
@@ -208,27 +209,10 @@ def rotary_embedding(x, positions=None, base: float = BASE) -> np.ndarray:
     efficient pairwise form).
     """
     x = finite_array(x, "x", "(..., L, d)", 2).astype(np.float64)
-    L, d = x.shape[-2], x.shape[-1]
-    theta = frequencies(_even_width(d, "the last axis of x"), base)  # (d/2,)
-    if positions is None:
-        pos = np.arange(L, dtype=np.float64)
-    else:
-        pos = np.asarray(positions)
-        if pos.dtype.kind not in "iu":
-            raise TypeError(f"positions must be integers; got dtype {pos.dtype}")
-        if pos.shape != (L,):
-            raise ValueError(
-                f"positions must have shape ({L},), one per row of x {x.shape}; "
-                f"got {pos.shape}"
-            )
-        pos = pos.astype(np.float64)
-    angles = pos[:, None] * theta  # (L, d/2)
-    c, s = np.cos(angles), np.sin(angles)
-    even, odd = x[..., 0::2], x[..., 1::2]  # (..., L, d/2) each
-    out = np.empty_like(x)
+    _even_width(x.shape[-1], "the last axis of x")
+    pos = positions_of(positions, x.shape[-2], "positions")  # (L,)
     with np.errstate(over="ignore", invalid="ignore"):  # checked by fits
-        out[..., 0::2] = even * c - odd * s
-        out[..., 1::2] = even * s + odd * c
+        out = rotate(x, pos, _check_base(base))  # (..., L, d)
     return fits(out, "rotated coordinates")
 
 

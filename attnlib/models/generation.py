@@ -120,7 +120,11 @@ def generate(
     ----------
     params, config : a language model (:mod:`attnlib.models.language_model`)
     prompt : int array_like, shape (L,) or (B, L), at least one token
-    n_new : int >= 0, how many tokens to add; ``L + n_new`` must fit the context
+    n_new : int >= 0, how many tokens to add; ``L + n_new`` must fit the context,
+        except with rotary positions and a sliding window (``position="rope"``,
+        ``window=w``): the cache then keeps ``w`` positions, and recomputing reads the
+        last ``context`` tokens at their positions (the same logits when ``context >
+        num_layers * (w - 1)``, the reach of ``num_layers`` windows)
     rng : numpy.random.Generator (needed unless ``temperature == 0``)
     temperature, top_k : as in :func:`next_token_distribution`
     use_cache : bool; True keeps every layer's keys and values
@@ -147,7 +151,8 @@ def generate(
     tokens = prompt[None, :] if single else prompt  # (B, L)
     if tokens.shape[1] < 1:
         raise ValueError("the prompt needs at least one token")
-    if tokens.shape[1] + n_new > config.context:
+    unbounded = config.position == "rope" and config.window is not None
+    if tokens.shape[1] + n_new > config.context and not unbounded:
         raise ValueError(
             f"{tokens.shape[1]} + {n_new} tokens exceed the context of {config.context}"
         )
@@ -161,7 +166,8 @@ def generate(
     new = tokens
     for _ in range(n_new):
         if cache is None:
-            logits, _ = forward(params, config, tokens)  # the whole sequence again
+            s = max(0, tokens.shape[1] - config.context)  # > 0 only past the context
+            logits, _ = forward(params, config, tokens[:, s:], start=s)  # all again
         else:
             logits, _ = forward(
                 params, config, new, caches=cache.layers, start=cache.length

@@ -97,10 +97,11 @@ class LayerCache:
         oldest first, shape (B, H_kv, L_k, d_k), and the (L_new, L_k) mask of the new
         queries against them (causal, or causal within the window).
 
-        Raises ``ValueError`` when the cache would exceed its capacity.
+        Raises ``ValueError`` when a cache without a window would exceed its capacity
+        (a sliding window's ring never fills: past keys leave it).
         """
         n_new, start = k.shape[2], self.length
-        if start + n_new > self.capacity:
+        if start + n_new > self.capacity and self.window is None:
             raise ValueError(
                 f"the cache holds {self.capacity} positions; "
                 f"{start} + {n_new} do not fit"

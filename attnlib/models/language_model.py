@@ -16,6 +16,10 @@ one matrix serves to read tokens in and to write them out, and the model saves
 ``V * d`` parameters. Dropout (attention weights and residual branches) acts only with
 ``training=True``; evaluation is exact and deterministic.
 
+The modern decoder (LLaMA's choices) is a matter of :class:`LMConfig` options:
+``position="rope"`` (no table ``P``: queries and keys are rotated inside attention),
+``norm="rms"``, ``activation="swiglu"`` and ``bias=False``.
+
 Parameters are a flat dict of arrays: ``tok_emb``, ``pos_emb``, ``lnf_gain``,
 ``lnf_bias`` and ``blocks.<r>.<name>`` for every name of
 :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS`. :func:`loss_and_gradients`
@@ -24,7 +28,8 @@ returns gradients under the same names (checked against finite differences in
 
 Source: Radford et al. (2019), section 2.3 (GPT-2: pre-LN blocks, final layer norm,
 initialisation); Press & Wolf (2017) (tying the input and output embeddings); Vaswani
-et al. (2017), sections 3.1-3.4; the layout follows Karpathy's nanoGPT ``model.py``.
+et al. (2017), sections 3.1-3.4; the layout follows Karpathy's nanoGPT ``model.py``;
+Touvron et al. (2023), section 2.2 (LLaMA: RMSNorm, SwiGLU, rotary embeddings).
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from attnlib.layers.causal_block import causal_block, causal_block_backward
-from attnlib.layers.layer_backward import layer_norm_backward, layer_norm_stats
-from attnlib.layers.layer_norm import layer_norm
+from attnlib.layers.causal_block import (
+    causal_block,
+    causal_block_backward,
+    norm,
+    norm_backward,
+)
 
 __all__ = [
     "LMConfig",
@@ -63,10 +71,15 @@ class LMConfig:
     d_ff : int, the feed-forward width (default ``4 d``; 0: attention-only blocks)
     window : int or None, a sliding attention window instead of the full causal mask
     dropout : float in [0, 1), used in training only
-    activation : "relu" (default; Vaswani et al.) or "gelu" (GPT-2), the feed-forward
-        network's nonlinearity
+    activation : "relu" (default; Vaswani et al.), "gelu" (GPT-2) or "swiglu"
+        (LLaMA's gated network, with a third matrix ``W_3``)
     tied : bool, default True: the LM head is the token-embedding table ``E``; False
         gives the head its own matrix ``U`` (V, d), ``lm_head`` in the parameters
+    position : "learned" (default; a table ``P``, GPT-2) or "rope" (rotary embeddings
+        inside every attention, no table; with a ``window``, generation may then run
+        past ``context`` with a cache of ``window`` positions)
+    norm : "layer" (default) or "rms" (RMSNorm, no bias)
+    bias : bool, default True; False leaves out every bias (feed-forward, layer norm)
 
     The arrays these sizes give are listed in :func:`init_language_model`.
 
@@ -86,6 +99,9 @@ class LMConfig:
     dropout: float = 0.0
     activation: str = "relu"
     tied: bool = True
+    position: str = "learned"
+    norm: str = "layer"
+    bias: bool = True
 
     def __post_init__(self):
         if self.num_kv_heads is None:
@@ -103,6 +119,17 @@ class LMConfig:
             )
         if min(self.vocab_size, self.context, self.num_layers) < 1:
             raise ValueError(f"sizes must be positive: {self}")
+        for name, allowed in (
+            ("activation", ("relu", "gelu", "swiglu")),
+            ("position", ("learned", "rope")),
+            ("norm", ("layer", "rms")),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(
+                    f"{name} must be one of {allowed}; got {getattr(self, name)!r}"
+                )
+        if self.position == "rope" and self.d_head % 2:
+            raise ValueError(f"position='rope' needs an even d_head; got {self.d_head}")
 
     @property
     def d_head(self) -> int:
@@ -131,9 +158,10 @@ def init_language_model(config: LMConfig, rng, dtype=np.float32) -> dict:
 
     Parameters: ``config``; ``rng``, a numpy Generator or int seed; ``dtype``, float32
     (training) or float64 (gradient checks). Returns the flat dict of arrays:
-    ``tok_emb`` (V, d), ``pos_emb`` (context, d), per block the arrays of
-    :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS`, ``lnf_gain`` and
-    ``lnf_bias`` (d,), and ``lm_head`` (V, d) when the head is not tied. Raises
+    ``tok_emb`` (V, d), ``pos_emb`` (context, d) (learned positions only), per block
+    the arrays of :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS` that the config
+    uses, ``lnf_gain`` and ``lnf_bias`` (d,) (no bias for RMSNorm or ``bias=False``),
+    and ``lm_head`` (V, d) when the head is not tied. Raises
     nothing beyond numpy's own errors (the config was checked when it was made).
 
     Source: Radford et al. (2019), section 2.3.
@@ -146,18 +174,29 @@ def init_language_model(config: LMConfig, rng, dtype=np.float32) -> dict:
     def normal(shape, s=std):
         return rng.normal(0.0, s, size=shape).astype(dtype)
 
-    params = {"tok_emb": normal((c.vocab_size, d)), "pos_emb": normal((c.context, d))}
+    def gain_bias(which):  # a normalisation's gain (and bias, for layer norm)
+        out = {f"{which}_gain": np.ones(d, dtype)}
+        return out | ({f"{which}_bias": np.zeros(d, dtype)} if norm_bias else {})
+
+    norm_bias = c.bias and c.norm == "layer"
+    params = {"tok_emb": normal((c.vocab_size, d))}
+    if c.position == "learned":
+        params["pos_emb"] = normal((c.context, d))
     for r in range(c.num_layers):
-        block = {"ln1_gain": np.ones(d, dtype), "ln1_bias": np.zeros(d, dtype)}
+        block = gain_bias("ln1")
         block |= {"W_Q": normal((d, d)), "W_K": normal((d, d_kv))}
         block |= {"W_V": normal((d, d_kv)), "W_O": normal((d, d), residual_std)}
         if c.d_ff:
-            block |= {"ln2_gain": np.ones(d, dtype), "ln2_bias": np.zeros(d, dtype)}
-            block |= {"W_1": normal((d, c.d_ff)), "b_1": np.zeros(c.d_ff, dtype)}
+            block |= gain_bias("ln2") | {"W_1": normal((d, c.d_ff))}
             block |= {"W_2": normal((c.d_ff, d), residual_std)}
-            block |= {"b_2": np.zeros(d, dtype)}
+            if c.activation == "swiglu":
+                block["W_3"] = normal((d, c.d_ff))
+            if c.bias:
+                block |= {"b_1": np.zeros(c.d_ff, dtype), "b_2": np.zeros(d, dtype)}
+                if c.activation == "swiglu":
+                    block["b_3"] = np.zeros(c.d_ff, dtype)
         params |= {f"blocks.{r}.{name}": value for name, value in block.items()}
-    params |= {"lnf_gain": np.ones(d, dtype), "lnf_bias": np.zeros(d, dtype)}
+    params |= gain_bias("lnf")
     if not c.tied:
         params["lm_head"] = normal((c.vocab_size, d))
     return params
@@ -183,7 +222,10 @@ def _check_ids(idx, config: LMConfig, start: int) -> np.ndarray:
         )
     if idx.size and (idx.min() < 0 or idx.max() >= config.vocab_size):
         raise ValueError(f"token ids must lie in 0 .. {config.vocab_size - 1}")
-    if start + idx.shape[1] > config.context:
+    unbounded = config.position == "rope" and config.window is not None
+    if idx.shape[1] > config.context or (
+        start + idx.shape[1] > config.context and not unbounded
+    ):
         raise ValueError(
             f"positions {start} .. {start + idx.shape[1] - 1} exceed the model's "
             f"context of {config.context} positions"
@@ -234,7 +276,9 @@ def forward(
     """
     c = config
     idx = _check_ids(idx, c, start)
-    x = params["tok_emb"][idx] + params["pos_emb"][start : start + idx.shape[1]]
+    x = params["tok_emb"][idx]  # (B, L, d)
+    if c.position == "learned":
+        x = x + params["pos_emb"][start : start + idx.shape[1]]  # (B, L, d)
     weights, saved_blocks = [], []
     for r in range(c.num_layers):
         out = causal_block(
@@ -249,13 +293,16 @@ def forward(
             head_mask=None if head_mask is None else head_mask[r],
             cache=None if caches is None else caches[r],
             activation=c.activation,
+            norm_kind=c.norm,
+            rotary=c.position == "rope",
+            start=start,
             keep_for_backward=keep_for_backward,
         )
         x = out[0]  # (B, L, d)
         weights.append(out[1])  # (B, H, L, L_k)
         if keep_for_backward:
             saved_blocks.append(out[2])
-    h = layer_norm(x, params["lnf_gain"], params["lnf_bias"])  # (B, L, d)
+    h = norm(x, params, "lnf", c.norm)  # (B, L, d)
     logits = h @ _head(params).T  # (B, L, V): E^T when tied
     if not keep_for_backward:
         return logits, weights
@@ -331,10 +378,8 @@ def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
     grads = {"tok_emb": d_head if c.tied else np.zeros_like(d_head)}
     if not c.tied:
         grads["lm_head"] = d_head
-    xhat, r = layer_norm_stats(saved["x"])
-    dx, grads["lnf_gain"], grads["lnf_bias"] = layer_norm_backward(
-        dlogits @ _head(params), xhat, r, params["lnf_gain"]
-    )  # (B, L, d)
+    dx, g = norm_backward(dlogits @ _head(params), saved["x"], params, "lnf", c.norm)
+    grads |= g  # dx: (B, L, d)
     for r_ in reversed(range(c.num_layers)):
         dx, g = causal_block_backward(
             dx,
@@ -346,9 +391,9 @@ def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
         grads |= {f"blocks.{r_}.{name}": value for name, value in g.items()}
     idx, start = saved["idx"], saved["start"]
     np.add.at(grads["tok_emb"], idx.ravel(), dx.reshape(-1, dx.shape[-1]))
-    d_pos = np.zeros_like(params["pos_emb"])
-    d_pos[start : start + idx.shape[1]] = dx.sum(axis=0)
-    grads["pos_emb"] = d_pos
+    if c.position == "learned":
+        grads["pos_emb"] = np.zeros_like(params["pos_emb"])
+        grads["pos_emb"][start : start + idx.shape[1]] = dx.sum(axis=0)
     return {name: grads[name] for name in params}
 
 
