@@ -28,11 +28,13 @@ install: $(STAMP)
 
 # Built the way Binder builds its image: requirements.txt, then postBuild (which installs the
 # pretrained model). On a fresh clone, `make test` therefore checks Binder's environment too.
-$(STAMP): requirements.txt pyproject.toml postBuild
+$(STAMP): requirements.txt requirements-torch.txt pyproject.toml postBuild
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install -r requirements.txt
 	PATH="$(abspath $(BIN)):$$PATH" ./postBuild
+	# PyTorch (CPU build), for the tests that compare attnlib with it; not for Binder
+	$(BIN)/python -m pip install -r requirements-torch.txt
 	touch $(STAMP)
 
 ## assets: fetch the offline assets of the website (npm ci; exact versions in package-lock.json)
