@@ -77,7 +77,7 @@ def register_check(name: str, function, *, profiles=(DEFAULT_PROFILE,), order=50
 
 #: how sphinx-reredirects' stub at an old page address begins (tests/browser/
 #: test_redirects.py opens those; they are not pages)
-REDIRECT_STUB = "<html><head><noscript><meta http-equiv=\"refresh\""
+REDIRECT_STUB = '<html><head><noscript><meta http-equiv="refresh"'
 
 
 def site_pages() -> list[str]:
