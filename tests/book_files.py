@@ -7,6 +7,9 @@ its topic; ``page("glossary")``: a Markdown page by its name.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import sys
 from pathlib import Path
 
 import yaml
@@ -44,3 +47,23 @@ def page(name: str) -> Path:
     """The Markdown page named ``name`` (its file's stem)."""
     [path] = [p for p in PAGES if p.stem == name]
     return path
+
+
+#: the chapters' folders (where each chapter's own modules live, beside its notebook)
+CHAPTER_DIRS = sorted({p.parent for p in NOTEBOOKS})
+for _folder in CHAPTER_DIRS:  # as Jupyter runs a notebook: its folder is importable
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
+
+def exercise_modules() -> list:
+    """Every module of exercise checkers: each chapter's ``<name>_exercises.py`` and
+    the shared ones in ``book_support.exercises`` (not the framework, not quiz)."""
+    import book_support.exercises as shared
+
+    names = sorted(p.stem for d in CHAPTER_DIRS for p in d.glob("*_exercises.py"))
+    modules = [importlib.import_module(name) for name in names]
+    for info in pkgutil.iter_modules(shared.__path__):
+        if not info.name.startswith("_") and info.name != "quiz":
+            modules.append(importlib.import_module(f"{shared.__name__}.{info.name}"))
+    return modules

@@ -2,6 +2,7 @@
 
 import os
 
+import book_files  # noqa: F401  (puts the chapters' folders on sys.path)
 import numpy as np
 from hypothesis import settings
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 
+import bottleneck_exercises as ex
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlib.models import bottleneck as bn
-from book_support.exercises import bottleneck as ex
 
 
 def _params(m=2, h=4, seed=0, rho=0.9):

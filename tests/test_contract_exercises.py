@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import functools
 
+import interpretability_exercises as interpretability
+import learning_exercises as primer
 import numpy as np
 import pytest
 from contract_rows import Row, check_row, f64
 
 import book_support.exercises as ex
-from book_support.exercises import WrongKind, interpretability, primer, quiz
+from book_support.exercises import WrongKind, quiz
 
 BIG, TINY = 1e308, 1e-300
 
@@ -268,12 +270,12 @@ ROWS = {
         ),
         check=lambda r: r == (False, False),
     ),
-    "book_support.exercises.interpretability.norm_share": Row(
+    "interpretability_exercises.norm_share": Row(
         ok=lambda: interpretability.norm_share(river(), 2, 0),
         check=lambda v: isinstance(v, float) and 0 < v < 1,
         bad=[(lambda: interpretability.norm_share(river(), 9, 0), IndexError, "9")],
     ),
-    "book_support.exercises.primer.one_step": Row(
+    "learning_exercises.one_step": Row(
         ok=lambda: primer.one_step(2.0, 1, 0.0, 0.0, 0.5),
         check=lambda r: r == [0.5, 0.25],  # p = 0.5, dL/dz = -0.5, by hand
         bad=[

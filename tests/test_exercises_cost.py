@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 import pytest
-
-from book_support.exercises.cost import (
+from cost_exercises import (
     check_merge,
     check_score_entries,
     check_score_memory,
@@ -133,7 +132,7 @@ def test_merge_accepts_an_array_and_names_the_inverted_exponent(capsys):
 
 
 def test_tiled_attention_in_float32_is_judged_alike_on_every_input(capsys):
-    from book_support.exercises.online_softmax import check_tiled_attention
+    from online_softmax_exercises import check_tiled_attention
 
     def in_float32(Q, K, V, block):
         Q, K, V = (np.asarray(a, dtype=np.float32) for a in (Q, K, V))
@@ -191,7 +190,7 @@ def test_tiled_attention_rejects_a_softmax_over_whole_rows(capsys):
     """Expert read 6b, error 1: both variants avoid the full table and give the right
     values, so only the case with 4 queries and 65,536 keys separates them from an
     online softmax over blocks of keys."""
-    from book_support.exercises.online_softmax import check_tiled_attention
+    from online_softmax_exercises import check_tiled_attention
 
     assert check_tiled_attention(_online)
     out = capsys.readouterr().out

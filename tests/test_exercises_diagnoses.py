@@ -12,21 +12,19 @@ from __future__ import annotations
 import math
 import warnings
 
+import cost_exercises as cost
+import heads_exercises as heads
+import interpretability_exercises as interpretability
+import masks_exercises as masks
 import numpy as np
 import pytest
+import scoring_exercises as scoring
+import softmax_exercises as softmax
+import summary_exercises as summary
+import values_exercises as values
+import word_in_context_exercises as why_attention
 
-from book_support.exercises import (
-    check_close,
-    cost,
-    heads,
-    interpretability,
-    masks,
-    scoring,
-    softmax,
-    summary,
-    values,
-    why_attention,
-)
+from book_support.exercises import check_close
 
 BANK_VALUES = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
 

@@ -8,16 +8,13 @@ hand.
 
 from __future__ import annotations
 
+import attention_gradients_exercises as attention_gradients
+import learning_exercises as primer
+import multi_head_exercises as multi_head
 import numpy as np
+import online_softmax_exercises as online_softmax
 import pytest
-
-from book_support.exercises import (
-    attention_gradients,
-    multi_head,
-    online_softmax,
-    primer,
-)
-from book_support.exercises import rotary as rotary_ex
+import rotary_exercises as rotary_ex
 
 
 def _softmax(S, mask=None):

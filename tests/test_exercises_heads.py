@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 import pytest
-
-from book_support.exercises.heads import (
+from heads_exercises import (
     HEAD_SHAPE_NAMES,
     check_head_shapes,
     check_head_weights,

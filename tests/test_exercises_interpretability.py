@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
+import interpretability_exercises as check
 import numpy as np
 import pytest
 
 from attnlib.models import minilm
-from book_support.exercises import interpretability as check
 
 TIRED = "The animal didn't cross the street because it was too tired."
 

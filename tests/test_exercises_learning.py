@@ -3,9 +3,8 @@ explain wrong ones."""
 
 from __future__ import annotations
 
+import learned_and_computed_exercises as learning
 import numpy as np
-
-from book_support.exercises import learning
 
 
 def test_learned_or_computed(capsys):

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from book_support.exercises.masks import (
+from masks_exercises import (
     check_causal_mask,
     check_padding_mask,
     check_visible,

@@ -16,20 +16,17 @@ never a warning.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 import io
 import math
-import pkgutil
 import warnings
 
 import numpy as np
 import pytest
+from book_files import exercise_modules
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
-
-import book_support.exercises
 
 VERDICTS = ("Correct", "Not yet", "Not answered yet")
 
@@ -39,41 +36,55 @@ FLOOD = ["The", "bank", "flooded", "after", "the", "storm", "."]
 #: The book's own arguments of every checker that needs some (what the chapter passes
 #: besides the reader's answer), by qualified name.
 BOOK_ARGUMENTS = {
-    "learning.check_score_gradient": {
+    "learned_and_computed_exercises.check_score_gradient": {
         "weights": [0.6652, 0.2447, 0.0900],
         "upstream": [1.0, 0.0, -1.0],
     },
-    "qkv.check_projection_shapes": {"n": 5, "d": 6, "d_k": 4, "d_v": 3},
-    "qkv.check_head_output": {
+    "query_key_value_exercises.check_projection_shapes": {
+        "n": 5,
+        "d": 6,
+        "d_k": 4,
+        "d_v": 3,
+    },
+    "query_key_value_exercises.check_head_output": {
         "query": [1.0, 0.0],
         "keys": [[1.0, 0.0], [0.0, 1.0]],
         "values": [[1.0, 2.0], [3.0, 4.0]],
     },
-    "scoring.check_dot_product": {"q": [1.0, 2.0], "k": [3.0, -1.0]},
-    "scoring.check_scaled_score": {"raw_score": 24.0, "d_k": 16},
-    "scoring.check_additive_score": {
+    "scoring_exercises.check_dot_product": {"q": [1.0, 2.0], "k": [3.0, -1.0]},
+    "scoring_exercises.check_scaled_score": {"raw_score": 24.0, "d_k": 16},
+    "scoring_exercises.check_additive_score": {
         "q": [1.0, 0.0],
         "k": [0.0, 1.0],
         "W_q": np.eye(2),
         "W_k": np.eye(2),
         "w_v": [1.0, 1.0],
     },
-    "softmax.check_weights": {"scores": [2.0, 1.0, 0.0]},
-    "values.check_output": {
+    "softmax_exercises.check_weights": {"scores": [2.0, 1.0, 0.0]},
+    "values_exercises.check_output": {
         "weights": [0.2, 0.3, 0.5],
         "values": [[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]],
     },
-    "values.check_shapes": {"n": 10, "d": 16, "d_k": 8, "d_v": 4},
-    "heads.check_head_weights": {"scores": [[2.0, 1.0, 0.0], [1.0, 2.0, 0.0]]},
-    "heads.check_head_shapes": {"batch": 2, "length": 5, "d_model": 12, "num_heads": 3},
-    "masks.check_visible": {
+    "values_exercises.check_shapes": {"n": 10, "d": 16, "d_k": 8, "d_v": 4},
+    "heads_exercises.check_head_weights": {
+        "scores": [[2.0, 1.0, 0.0], [1.0, 2.0, 0.0]]
+    },
+    "heads_exercises.check_head_shapes": {
+        "batch": 2,
+        "length": 5,
+        "d_model": 12,
+        "num_heads": 3,
+    },
+    "masks_exercises.check_visible": {
         "query": "after",
         "tokens": FLOOD,
         "mask": np.tril(np.ones((7, 7), dtype=bool)),
     },
-    "masks.check_padding_mask": {"valid_lens": [3, 5], "n_keys": 5},
-    "position.check_encoding_entries": {"entries": [(1, 0), (2, 1), (3, 2)]},
-    "position.check_reordered_output": {
+    "masks_exercises.check_padding_mask": {"valid_lens": [3, 5], "n_keys": 5},
+    "order_and_position_exercises.check_encoding_entries": {
+        "entries": [(1, 0), (2, 1), (3, 2)]
+    },
+    "order_and_position_exercises.check_reordered_output": {
         "tokens": "the dog bit the man".split(),
         "reordered": "the man bit the dog".split(),
     },
@@ -86,17 +97,17 @@ BOOK_ARGUMENTS = {
     },
     "layer.check_parameter_count": {"d_model": 384, "d_ff": 1536},
     "layer.check_crossover": {"d": 512},
-    "cost.check_score_entries": {"n": 2048},
-    "cost.check_score_memory": {"n": 4096, "heads": 32, "bytes_per_entry": 2},
-    "cost.check_skipped_tiles": {"n": 16, "block": 4},
-    "primer.check_one_step": {
+    "cost_exercises.check_score_entries": {"n": 2048},
+    "cost_exercises.check_score_memory": {"n": 4096, "heads": 32, "bytes_per_entry": 2},
+    "cost_exercises.check_skipped_tiles": {"n": 16, "block": 4},
+    "learning_exercises.check_one_step": {
         "x": 2.0,
         "y": 1,
         "w": 0.0,
         "b": 0.0,
         "learning_rate": 0.5,
     },
-    "interpretability.strongest_head_answer": {
+    "interpretability_exercises.strongest_head_answer": {
         "sentence": "The animal didn't cross the street because it was too tired.",
         "query": "it",
         "key": "animal",
@@ -105,11 +116,10 @@ BOOK_ARGUMENTS = {
 
 
 def checker_modules():
-    """Every chapter-topic module of book_support.exercises (not the framework, not
-    quiz)."""
-    for info in pkgutil.iter_modules(book_support.exercises.__path__):
-        if not info.name.startswith("_") and info.name != "quiz":
-            yield importlib.import_module(f"book_support.exercises.{info.name}")
+    """Every module of exercise checkers: each chapter's ``<name>_exercises.py`` beside
+    its notebook, and the shared ones of book_support.exercises (not the framework,
+    not quiz)."""
+    yield from exercise_modules()
 
 
 def all_checkers() -> dict:
@@ -117,7 +127,7 @@ def all_checkers() -> dict:
     for module in checker_modules():
         for name, obj in vars(module).items():
             if getattr(obj, "is_checker", False) and obj.__module__ == module.__name__:
-                found[f"{module.__name__.rsplit('.', 1)[1]}.{name}"] = obj
+                found[f"{module.__name__.rsplit('.', 1)[-1]}.{name}"] = obj
     return found
 
 

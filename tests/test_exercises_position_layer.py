@@ -9,6 +9,11 @@ import math
 
 import numpy as np
 import pytest
+from order_and_position_exercises import (
+    check_encoding_entries,
+    check_reordered_output,
+    check_shift_matrix,
+)
 
 from book_support.exercises.layer import (
     LAYER_SHAPE_NAMES,
@@ -16,11 +21,6 @@ from book_support.exercises.layer import (
     check_layer_norm,
     check_layer_shapes,
     check_parameter_count,
-)
-from book_support.exercises.position import (
-    check_encoding_entries,
-    check_reordered_output,
-    check_shift_matrix,
 )
 
 DOG = "the dog bit the man".split()

@@ -3,8 +3,7 @@
 import math
 
 import numpy as np
-
-from book_support.exercises.qkv import (
+from query_key_value_exercises import (
     check_head_output,
     check_one_head,
     check_projection_shapes,

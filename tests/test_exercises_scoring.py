@@ -4,8 +4,7 @@ import math
 
 import numpy as np
 import pytest
-
-from book_support.exercises.scoring import (
+from scoring_exercises import (
     check_additive_score,
     check_dot_product,
     check_scaled_score,

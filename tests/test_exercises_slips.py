@@ -13,30 +13,28 @@ from __future__ import annotations
 
 import math
 
+import attention_gradients_exercises as attention_gradients
+import bottleneck_exercises as bottleneck
+import cost_exercises as cost
+import heads_exercises as heads
+import interpretability_exercises as interpretability
+import learned_and_computed_exercises as learning
+import learning_exercises as primer
+import masks_exercises as masks
+import multi_head_exercises as multi_head
 import numpy as np
+import online_softmax_exercises as online_softmax
+import order_and_position_exercises as position
 import pytest
+import query_key_value_exercises as qkv
+import rotary_exercises as rotary
+import scoring_exercises as scoring
+import softmax_exercises as softmax
+import summary_exercises as summary
+import values_exercises as values
+import word_in_context_exercises as why_attention
 
-from book_support.exercises import (
-    attention_gradients,
-    bottleneck,
-    cost,
-    heads,
-    interpretability,
-    layer,
-    learning,
-    masks,
-    multi_head,
-    online_softmax,
-    position,
-    primer,
-    qkv,
-    rotary,
-    scoring,
-    softmax,
-    summary,
-    values,
-    why_attention,
-)
+from book_support.exercises import layer
 
 E = math.e
 BANK_VALUES = [[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from book_support.exercises.softmax import SOFTMAX_CASES, check_softmax, check_weights
+from softmax_exercises import SOFTMAX_CASES, check_softmax, check_weights
 
 
 def loop_softmax(x, axis=-1):

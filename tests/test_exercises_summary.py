@@ -3,8 +3,7 @@
 import math
 
 import numpy as np
-
-from book_support.exercises.summary import (
+from summary_exercises import (
     PIPELINE_STEPS,
     check_attention_function,
     check_pipeline_order,

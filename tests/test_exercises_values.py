@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 import pytest
-
-from book_support.exercises.values import (
+from values_exercises import (
     SHAPE_NAMES,
     check_attention,
     check_output,

@@ -1,6 +1,6 @@
 """Checkers of the chapter "Why attention"."""
 
-from book_support.exercises.why_attention import (
+from word_in_context_exercises import (
     check_attention_kind,
     check_uniform_mixture,
 )
