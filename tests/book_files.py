@@ -67,3 +67,11 @@ def exercise_modules() -> list:
         if not info.name.startswith("_") and info.name != "quiz":
             modules.append(importlib.import_module(f"{shared.__name__}.{info.name}"))
     return modules
+
+
+def chapter_module_names(*patterns: str) -> list[str]:
+    """The names of the chapters' own modules whose file names match ``patterns``
+    (``"*_explorer.py"``), importable once this module is loaded."""
+    return sorted(
+        p.stem for d in CHAPTER_DIRS for pattern in patterns for p in d.glob(pattern)
+    )

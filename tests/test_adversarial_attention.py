@@ -2,7 +2,7 @@
 answer.
 
 For the two-class classifier the most divergent attention row that keeps the prediction
-within epsilon is computed by enumeration (book_support.experiments.adversarial_exact);
+within epsilon is computed by enumeration (adversarial_exact);
 here it is checked against a dense sample of the simplex scored by the model's own
 forward pass, and the search is checked against it (issue 28: the search used to fail on
 test row 4 at epsilon = 0.01 although alternatives exist).
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import adversarial_attention as aa
 import numpy as np
 import pytest
+from adversarial_exact import exact_alternative_attention
 
 from attnlib.core.softmax import softmax
-from book_support.experiments import adversarial_attention as aa
 from book_support.experiments import context_classifier as cc
-from book_support.experiments.adversarial_exact import exact_alternative_attention
 
 ROW = 4  # the test sequence on which the earlier search found nothing
 

@@ -15,9 +15,15 @@ import functools
 import io
 import re
 
+import cost_explorer as cost
+import learned_and_computed_explorer as learned
+import learning_figures as learning
+import masks_explorer as masks
 import matplotlib.pyplot as plt
 import numpy as np
+import order_and_position_explorer as position
 import pytest
+import query_key_value_explorer as qk
 from contract_rows import Row, check_row, f64
 from matplotlib.figure import Figure
 
@@ -25,22 +31,12 @@ from book_support.figures import (
     charts,
     diagrams,
     heatmaps,
-    learning,
     precomputed,
     style,
     svg,
     translation,
 )
-from book_support.figures.explorers import (
-    cost,
-    heads,
-    learned,
-    masks,
-    minilm,
-    position,
-    weights,
-)
-from book_support.figures.explorers import query_key as qk
+from book_support.figures.explorers import heads, minilm, weights
 
 BIG, TINY = 1e308, 1e-300
 AB = ["a", "b"]

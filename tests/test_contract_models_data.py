@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 
+import adversarial_attention as aa
 import numpy as np
 import pytest
 from contract_rows import Row, check_row, f64, finite
@@ -32,7 +33,6 @@ from attnlib.models import linear_classifier as lc
 from attnlib.models import minilm
 from attnlib.models import recurrent as rc
 from attnlib.models import rnn_decoder as rd
-from book_support.experiments import adversarial_attention as aa
 from book_support.experiments import context_classifier as cc
 from book_support.experiments import translation_eval as te
 from book_support.experiments import translation_training as tr
@@ -312,7 +312,7 @@ ROWS = {
         extreme=lambda: lc.descent_along(W_LC, X_LC, Y_LC, 0, 1e150, 2),
     ),
     # --- models: the adversarial-attention search ----------------------------------
-    "book_support.experiments.adversarial_attention.jensen_shannon": Row(
+    "adversarial_attention.jensen_shannon": Row(
         ok=lambda: aa.jensen_shannon(ONE_HOT, OTHER),
         check=lambda v: isinstance(v, float) and abs(v - math.log(2)) < 1e-15,
         bad=[
@@ -322,7 +322,7 @@ ROWS = {
         ],
         extreme=lambda: aa.jensen_shannon([1 - TINY, TINY], [TINY, 1 - TINY]),
     ),
-    "book_support.experiments.adversarial_attention.total_variation": Row(
+    "adversarial_attention.total_variation": Row(
         ok=lambda: aa.total_variation([0.2, 0.8], [0.6, 0.4]),
         check=lambda v: isinstance(v, float) and abs(v - 0.4) < 1e-15,
         bad=[
@@ -331,7 +331,7 @@ ROWS = {
         ],
         extreme=lambda: aa.total_variation([1.0, TINY], [TINY, 1.0]),
     ),
-    "book_support.experiments.adversarial_attention.predict_with_attention": Row(
+    "adversarial_attention.predict_with_attention": Row(
         ok=lambda: aa.predict_with_attention(
             classifier(),
             context_batch(),
@@ -351,7 +351,7 @@ ROWS = {
             classifier(), context_batch(), np.eye(2, context_batch().tokens.shape[1])
         ),
     ),
-    "book_support.experiments.adversarial_attention.search_alternative_attention": Row(
+    "adversarial_attention.search_alternative_attention": Row(
         ok=lambda: aa.search_alternative_attention(
             classifier(), context_batch(), steps=3, restarts=1
         ),

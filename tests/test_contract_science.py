@@ -8,13 +8,13 @@ Registered in tests/test_public_contract.py (CONTRACT_TESTS), one test per modul
 
 from __future__ import annotations
 
+import adversarial_attention as aa
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
 from attnlib.models import minilm
-from book_support.experiments import adversarial_attention as aa
 from book_support.experiments import context_classifier as cc
 from book_support.experiments import minilm_probes as mp
 from book_support.figures.diagrams import pipeline_diagram

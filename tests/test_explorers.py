@@ -11,7 +11,11 @@ import numpy as np
 import pytest
 
 matplotlib.use("Agg")
+import cost_explorer
+import learned_and_computed_explorer
+import masks_explorer
 import matplotlib.pyplot as plt  # noqa: E402
+import query_key_value_explorer
 
 from book_support.figures import explorers as X  # noqa: E402
 
@@ -81,7 +85,7 @@ def test_scale_explorer_controls():
 
 
 def test_query_key_state_is_the_bank_example():
-    st = X.query_key_state(
+    st = query_key_value_explorer.query_key_state(
         [math.sqrt(2), 0], [[2, 0], [1, 1], [0, 1]], [[2, 0], [0, 2], [1, 1]]
     )
     np.testing.assert_allclose(st["scores"], [2, 1, 0], atol=1e-12)
@@ -89,12 +93,14 @@ def test_query_key_state_is_the_bank_example():
     np.testing.assert_allclose(
         st["output"], [2 * w[0] + w[2], 2 * w[1] + w[2]], atol=1e-12
     )
-    unscaled = X.query_key_state([1, 2], [[3, 4]], [[1.0]], scaled=False)
+    unscaled = query_key_value_explorer.query_key_state(
+        [1, 2], [[3, 4]], [[1.0]], scaled=False
+    )
     assert unscaled["scores"].tolist() == [11.0]
 
 
 def test_query_key_explorer_moves_the_query():
-    ex = X.QueryKeyExplorer(live_figure=False)
+    ex = query_key_value_explorer.QueryKeyExplorer(live_figure=False)
     assert "1.4205" in ex.readout.value and "0.5795" in ex.readout.value
     # The live sliders set the query as the static page's controls do: direction
     # (degrees from the x axis), then length.
@@ -118,26 +124,26 @@ def test_query_key_explorer_moves_the_query():
 
 def test_mask_state_kinds():
     toks = ["The", "bank", "flooded", "after", "the", "storm", "."]
-    causal = X.mask_state(toks, "causal")
+    causal = masks_explorer.mask_state(toks, "causal")
     assert causal["mask"].sum(axis=1).tolist() == [1, 2, 3, 4, 5, 6, 7]
     bank, storm = 1, 5
     assert not causal["mask"][bank, storm] and causal["mask"][storm, bank]
     assert causal["weights"][bank, storm] == 0.0
-    both = X.mask_state(toks, "bidirectional")
+    both = masks_explorer.mask_state(toks, "bidirectional")
     assert both["mask"].all()
-    padded = X.mask_state(toks, "padding", pad_to=9)
+    padded = masks_explorer.mask_state(toks, "padding", pad_to=9)
     assert padded["tokens"][-2:] == ("[PAD]", "[PAD]")
     assert padded["weights"][:, 7:].sum() == 0.0  # nobody attends padding
     assert padded["weights"][7:].sum() == 0.0  # padding queries attend nothing
     np.testing.assert_allclose(padded["weights"][:7].sum(axis=1), 1.0)
     with pytest.raises(ValueError, match="kind"):
-        X.mask_state(toks, "diagonal")
+        masks_explorer.mask_state(toks, "diagonal")
     with pytest.raises(ValueError, match="no tokens"):
-        X.mask_state([], "causal")
+        masks_explorer.mask_state([], "causal")
 
 
 def test_mask_explorer_controls():
-    ex = X.MaskExplorer(live_figure=False)
+    ex = masks_explorer.MaskExplorer(live_figure=False)
     assert "[1, 2, 3, 4, 5, 6, 7]" in ex.readout.value  # keys allowed per query
     ex.kind.value = "bidirectional"
     assert ex.state["mask"].all()
@@ -189,11 +195,11 @@ def test_heads_explorer_controls():
     [
         X.ScoresExplorer,
         X.ScaleExplorer,
-        X.QueryKeyExplorer,
-        X.MaskExplorer,
+        query_key_value_explorer.QueryKeyExplorer,
+        masks_explorer.MaskExplorer,
         X.HeadsExplorer,
-        X.CostExplorer,
-        X.LearnedExplorer,
+        cost_explorer.CostExplorer,
+        learned_and_computed_explorer.LearnedExplorer,
         X.ModelExplorer,
     ],
 )
@@ -206,7 +212,7 @@ def test_every_explorer_draws_a_figure_and_is_one_widget(cls):
 
 
 def test_cost_state_counts():
-    st = X.cost_state(100_000, 64)
+    st = cost_explorer.cost_state(100_000, 64)
     assert st["score_entries"] == 10_000_000_000
     assert st["plain_scores_bytes"] == 40_000_000_000
     assert st["flops"] == 4 * 100_000**2 * 64
@@ -217,22 +223,26 @@ def test_cost_state_counts():
     assert st["running_max_bytes"] == st["running_sum_bytes"] == 100_000 * 4
     assert st["running_weighted_sum_bytes"] == 100_000 * 64 * 4
     assert st["tiled_scores_bytes"] == 2**20 + 2 * 100_000 * 4
-    small = X.cost_state(
+    small = cost_explorer.cost_state(
         10, 8, heads=2, block=256
     )  # the tile is never bigger than n x n
     assert small["tiled_scores_bytes"] == 2 * (10 * 10 + 2 * 10) * 4
-    assert X.cost_state(1_000, 64)["block_q"] == 256  # from 512 keys on: 256 queries
-    assert X.cost_state(400, 64)["block_q"] == 400  # fewer keys: the tile's rest
     assert (
-        X.cost_state(2_000, 64)["score_entries"]
-        == 4 * X.cost_state(1_000, 64)["score_entries"]
+        cost_explorer.cost_state(1_000, 64)["block_q"] == 256
+    )  # from 512 keys on: 256 queries
+    assert (
+        cost_explorer.cost_state(400, 64)["block_q"] == 400
+    )  # fewer keys: the tile's rest
+    assert (
+        cost_explorer.cost_state(2_000, 64)["score_entries"]
+        == 4 * cost_explorer.cost_state(1_000, 64)["score_entries"]
     )
     with pytest.raises(ValueError, match="block"):
-        X.cost_state(10, block=0)
+        cost_explorer.cost_state(10, block=0)
 
 
 def test_cost_explorer_controls():
-    ex = X.CostExplorer(live_figure=False)
+    ex = cost_explorer.CostExplorer(live_figure=False)
     assert "1,048,576" in ex.readout.value  # starts at n = 1,024, as the precomputed
     ex.n.value = 100_000
     assert "10,000,000,000" in ex.readout.value
@@ -266,8 +276,10 @@ def trained():
 
 def test_learned_state_changes_with_the_input_not_the_parameters(trained):
     before = {k: v.copy() for k, v in trained.params().items()}
-    river = X.learned_state(trained, "The fisherman repaired his net beside the bank.")
-    money = X.learned_state(
+    river = learned_and_computed_explorer.learned_state(
+        trained, "The fisherman repaired his net beside the bank."
+    )
+    money = learned_and_computed_explorer.learned_state(
         trained, "The cashier was waiting with the money in the bank."
     )
     assert river["ambiguous"] == money["ambiguous"] == "bank"
@@ -279,11 +291,13 @@ def test_learned_state_changes_with_the_input_not_the_parameters(trained):
     for k, v in trained.params().items():
         np.testing.assert_array_equal(v, before[k])
     with pytest.raises(ValueError, match="vocabulary"):
-        X.learned_state(trained, "The zebra sat by the bank.")
+        learned_and_computed_explorer.learned_state(
+            trained, "The zebra sat by the bank."
+        )
 
 
 def test_learned_explorer_text_box(trained):
-    ex = X.LearnedExplorer(trained, live_figure=False)
+    ex = learned_and_computed_explorer.LearnedExplorer(trained, live_figure=False)
     assert "river" in ex.readout.value
     ex.sentence.value = "They withdraw money in the bank."
     assert "money (p =" in ex.readout.value

@@ -7,13 +7,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import order_and_position_explorer
 import pytest
 
 from book_support.figures import explorers as X
 
 
 def test_position_state_rotation_and_offset_only_similarity():
-    st = X.position_state(5, 3, 8)
+    st = order_and_position_explorer.position_state(5, 3, 8)
     np.testing.assert_allclose(st["pe_p"][:2], [math.sin(5), math.cos(5)], atol=1e-15)
     np.testing.assert_allclose(st["rotated"], st["pe_pk"], atol=1e-12)
     assert st["max_error"] < 1e-12
@@ -27,13 +28,13 @@ def test_position_state_rotation_and_offset_only_similarity():
 
 def test_position_state_errors():
     with pytest.raises(ValueError, match="non-negative"):
-        X.position_state(2, -3)
+        order_and_position_explorer.position_state(2, -3)
     with pytest.raises(ValueError, match="pair"):
-        X.position_state(2, 1, 8, pair=4)
+        order_and_position_explorer.position_state(2, 1, 8, pair=4)
 
 
 def test_position_explorer_controls():
-    ex = X.PositionExplorer(live_figure=False)
+    ex = order_and_position_explorer.PositionExplorer(live_figure=False)
     ex.offset.value = 7
     assert ex.state["offset"] == 7
     assert "True" in ex.readout.value
@@ -67,7 +68,9 @@ def test_layer_explorer_controls():
     assert ex.state["tokens"][2] == "man"
 
 
-@pytest.mark.parametrize("cls", [X.PositionExplorer, X.LayerExplorer])
+@pytest.mark.parametrize(
+    "cls", [order_and_position_explorer.PositionExplorer, X.LayerExplorer]
+)
 def test_figure_and_widget(cls):
     import matplotlib.pyplot as plt
 

@@ -30,9 +30,16 @@ import re
 import warnings
 import xml.etree.ElementTree as ET
 
+import cost_explorer as cost_ex
+import learned_and_computed_explorer as learned_ex
+import learning_figures as learning
+import masks_explorer as masks_ex
 import matplotlib.pyplot as plt
 import numpy as np
+import order_and_position_explorer as position_ex
 import pytest
+import query_key_value_explorer as qk_ex
+from book_files import chapter_module_names
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from matplotlib.figure import Figure
@@ -42,9 +49,7 @@ import book_support.figures
 from book_support.figures import (
     charts,
     diagrams,
-    explorers,
     heatmaps,
-    learning,
     precomputed,
     probes,
     style,
@@ -55,10 +60,7 @@ from book_support.figures import language_model as lm_fig
 from book_support.figures.explorers import heads as heads_ex
 from book_support.figures.explorers import induction as ind_ex
 from book_support.figures.explorers import language_model as lm_ex
-from book_support.figures.explorers import learned as learned_ex
-from book_support.figures.explorers import masks as masks_ex
 from book_support.figures.explorers import minilm as minilm_ex
-from book_support.figures.explorers import query_key as qk_ex
 from book_support.figures.explorers import weights as weights_ex
 
 #: The issue's texts, and the characters markup must escape.
@@ -210,7 +212,7 @@ def _series(words):
 
 
 def _mask_state(words):
-    return explorers.mask_state(words, "padding", pad_to=len(words) + 1)
+    return masks_ex.mask_state(words, "padding", pad_to=len(words) + 1)
 
 
 class Curve:
@@ -246,7 +248,7 @@ def _scatter(words):
 #: qualified name (below book_support.figures) -> adapter(words) -> [(output, strings)]
 DRAWERS = {
     "probes.weight_norm_scatter": lambda w: [(_scatter(w), w[:1])],
-    "learning.descent_figure": lambda w: [(_descent(w), w)],
+    "learning_figures.descent_figure": lambda w: [(_descent(w), w)],
     "style.literal": lambda w: [(_text_figure(style.literal(w[0])), w[:1])],
     "style.literal_labels": lambda w: [(_tick_figure(style.literal_labels(w)), w)],
     "charts.mixture_bars": lambda w: [
@@ -390,26 +392,24 @@ DRAWERS = {
             w,
         )
     ],
-    "explorers.query_key.query_key_figure": _qk_figure,
-    "explorers.query_key.query_key_svg": _qk_svg,
-    "explorers.masks.mask_state": lambda w: [
+    "query_key_value_explorer.query_key_figure": _qk_figure,
+    "query_key_value_explorer.query_key_svg": _qk_svg,
+    "masks_explorer.mask_state": lambda w: [
         (masks_ex.mask_svg(_mask_state(w)), w),
         (masks_ex.mask_figure(_mask_state(w)), w),
     ],
-    "explorers.masks.mask_figure": lambda w: [
-        (masks_ex.mask_figure(_mask_state(w)), w)
-    ],
-    "explorers.masks.mask_svg": lambda w: [(masks_ex.mask_svg(_mask_state(w)), w)],
+    "masks_explorer.mask_figure": lambda w: [(masks_ex.mask_figure(_mask_state(w)), w)],
+    "masks_explorer.mask_svg": lambda w: [(masks_ex.mask_svg(_mask_state(w)), w)],
     "explorers.heads.heads_figure": lambda w: [
         (heads_ex.heads_figure(_heads_state(w), w), w)
     ],
     "explorers.heads.heads_svg": lambda w: [
         (heads_ex.heads_svg(_heads_state(w), w, (0.0, 1.0)), w)
     ],
-    "explorers.learned.learned_figure": lambda w: [
+    "learned_and_computed_explorer.learned_figure": lambda w: [
         (learned_ex.learned_figure(_learned_state(w)), w + [_learned_title(w, "")])
     ],
-    "explorers.learned.learned_svg": lambda w: [
+    "learned_and_computed_explorer.learned_svg": lambda w: [
         (learned_ex.learned_svg(_learned_state(w)), w + [_learned_title(w, "p = ")])
     ],
     "explorers.minilm.model_figure": lambda w: [
@@ -461,14 +461,14 @@ NO_TEXT = {
     "precomputed.grid": "counts the states of a list of controls",
     "explorers.weights.scores_state": "computes weights from numbers",
     "explorers.weights.scale_state": "computes weights from numbers",
-    "explorers.query_key.query_key_state": "computes weights from vectors",
+    "query_key_value_explorer.query_key_state": "computes weights from vectors",
     "explorers.heads.heads_state": "computes weights from numbers",
-    "explorers.position.position_state": "computes encodings from positions",
-    "explorers.position.position_figure": "draws positions and numbers",
-    "explorers.position.position_svg": "draws positions and numbers",
-    "explorers.cost.cost_state": "counts bytes and operations",
-    "explorers.cost.cost_figure": "draws sizes and numbers",
-    "explorers.cost.cost_svg": "draws sizes and numbers",
+    "order_and_position_explorer.position_state": "computes encodings from positions",
+    "order_and_position_explorer.position_figure": "draws positions and numbers",
+    "order_and_position_explorer.position_svg": "draws positions and numbers",
+    "cost_explorer.cost_state": "counts bytes and operations",
+    "cost_explorer.cost_figure": "draws sizes and numbers",
+    "cost_explorer.cost_svg": "draws sizes and numbers",
     "explorers.language_model.show_char": "names the space and the newline; draws "
     "nothing",
     "language_model.token_cost_figure": "draws lengths and times",
@@ -479,7 +479,7 @@ NO_TEXT = {
 #: Functions that take a sentence a vocabulary or a tokeniser turns into tokens; the
 #: functions that draw those tokens are in DRAWERS.
 TOKENISED = {
-    "explorers.learned.learned_state": "learned_figure, learned_svg",
+    "learned_and_computed_explorer.learned_state": "learned_figure, learned_svg",
     "explorers.minilm.model_state": "model_figure, model_svg",
     "explorers.minilm.layer_state": "layer_figure, layer_svg",
     "explorers.language_model.next_token_state": "next_token_figure, next_token_svg",
@@ -499,10 +499,15 @@ def figure_functions() -> dict:
     modules = pkgutil.walk_packages(
         book_support.figures.__path__, "book_support.figures."
     )
-    for info in modules:
-        if any(part.startswith("_") for part in info.name.split(".")):
-            continue
-        module = importlib.import_module(info.name)
+    names = [
+        info.name
+        for info in modules
+        if not any(part.startswith("_") for part in info.name.split("."))
+    ]
+    # a chapter's own figures and explorer, beside its notebook
+    names += chapter_module_names("*_figures.py", "*_explorer.py")
+    for module_name in names:
+        module = importlib.import_module(module_name)
         for name, obj in vars(module).items():
             if (
                 inspect.isfunction(obj)
@@ -669,9 +674,9 @@ DEGENERATE = {
     "scale, one score": lambda: weights_ex.scale_figure(
         weights_ex.scale_state([0.0], variance_dims=(1,), n_samples=10), ONE
     ),
-    "mask, one token": lambda: masks_ex.mask_svg(explorers.mask_state(ONE)),
+    "mask, one token": lambda: masks_ex.mask_svg(masks_ex.mask_state(ONE)),
     "mask, one token, no padding": lambda: masks_ex.mask_figure(
-        explorers.mask_state(ONE, "padding", pad_to=1)
+        masks_ex.mask_state(ONE, "padding", pad_to=1)
     ),
     "heads, one head, zero output": lambda: heads_ex.heads_svg(
         heads_ex.heads_state([[0.0]], [[[0.0]]], [[0.0]]), ONE, (0.0, 0.0)
@@ -693,16 +698,14 @@ DEGENERATE = {
         [[0, 0]],
         ONE,
     ),
-    "position 0, offset 0": lambda: explorers.position_svg(
-        explorers.position_state(0, 0, 2, length=1)
+    "position 0, offset 0": lambda: position_ex.position_svg(
+        position_ex.position_state(0, 0, 2, length=1)
     ),
-    "position 0, offset 0, figure": lambda: explorers.position_figure(
-        explorers.position_state(0, 0, 2, length=1)
+    "position 0, offset 0, figure": lambda: position_ex.position_figure(
+        position_ex.position_state(0, 0, 2, length=1)
     ),
-    "cost, one position": lambda: explorers.cost_svg(explorers.cost_state(1, 1)),
-    "cost, one position, figure": lambda: explorers.cost_figure(
-        explorers.cost_state(1, 1)
-    ),
+    "cost, one position": lambda: cost_ex.cost_svg(cost_ex.cost_state(1, 1)),
+    "cost, one position, figure": lambda: cost_ex.cost_figure(cost_ex.cost_state(1, 1)),
     "learned, one word": lambda: learned_ex.learned_svg(_learned_state(ONE)),
     "learned, one word, figure": lambda: learned_ex.learned_figure(_learned_state(ONE)),
     "model, one token": lambda: minilm_ex.model_svg(_model_state(ONE)),

@@ -8,6 +8,7 @@ back the typed string and no mathematics.
 
 import warnings
 
+import masks_explorer
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -18,7 +19,6 @@ from matplotlib.text import Text
 from book_support.figures import (
     access_map,
     attention_heatmap,
-    explorers,
     literal,
     mixture_bars,
 )
@@ -97,7 +97,7 @@ def test_random_unicode_labels_are_drawn_as_typed(labels):
 )
 def test_the_mask_explorer_draws_a_typed_sentence_as_typed(words):
     """The explorer's text box: words split at spaces, each drawn exactly as typed."""
-    explorer = explorers.MaskExplorer(live_figure=False)
+    explorer = masks_explorer.MaskExplorer(live_figure=False)
     explorer.sentence.value = " ".join(words)
     assert tuple(explorer.state["tokens"][: len(words)]) == tuple(words)
     texts = drawn_texts(explorer.figure())
@@ -106,7 +106,7 @@ def test_the_mask_explorer_draws_a_typed_sentence_as_typed(words):
 
 
 def test_the_mask_explorer_keeps_updating_after_a_dollar_sentence():
-    explorer = explorers.MaskExplorer()  # live figure, as in the book
+    explorer = masks_explorer.MaskExplorer()  # live figure, as in the book
     explorer.sentence.value = "I paid US$$5 today"
     assert "US$$5" in explorer.readout.value
     first = explorer.image.value

@@ -7,11 +7,11 @@ attnlib's attention run head by head; the statistics against hand-worked example
 
 from __future__ import annotations
 
+import adversarial_attention as aa
 import numpy as np
 import pytest
 
 from attnlib.models import minilm
-from book_support.experiments import adversarial_attention as aa
 from book_support.experiments import context_classifier as cc
 from book_support.experiments import minilm_probes as mp
 

@@ -1,4 +1,4 @@
-"""book_support.experiments.minilm_sink: key edits in every layer, checked against a
+"""minilm_sink: key edits in every layer, checked against a
 forward pass of all-MiniLM-L6-v2 written out here in plain numpy (no attnlib layer
 code)."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 
+import minilm_sink as ms
 import numpy as np
 import pytest
 
 from attnlib.models import minilm
-from book_support.experiments import minilm_sink as ms
 
 DOG = "The dog bit the man."  # [CLS] the dog bit the man . [SEP]: 8 tokens
 

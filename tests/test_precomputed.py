@@ -15,6 +15,11 @@ matplotlib.use("Agg")
 
 pytest.importorskip("ipywidgets")
 
+import cost_explorer
+import masks_explorer
+import order_and_position_explorer
+import query_key_value_explorer
+
 from book_support.figures import explorers as X  # noqa: E402
 from book_support.figures import svg  # noqa: E402
 from book_support.figures.precomputed import Control, PrecomputedExplorer, readout_table  # noqa: E402
@@ -217,14 +222,14 @@ def test_explorer_states_have_text_alternatives_with_their_numbers():
         f"out[1] {two(2 * w[1] + w[2])}."
     )
 
-    qk = X.QueryKeyExplorer(live_figure=False).precomputed()
+    qk = query_key_value_explorer.QueryKeyExplorer(live_figure=False).precomputed()
     keys_title, values_title = _titles(qk.state_html(4, 6))  # 90°, length 2: q = (0, 2)
     w = hand_softmax([0.0, 2 / math.sqrt(2), 2 / math.sqrt(2)])
     assert "query to (0.00, 2.00)" in keys_title
     assert all(f"(w={two(x)})" in keys_title for x in w)
     assert f"output to ({two(2 * w[0] + w[2])}, {two(2 * w[1] + w[2])})" in values_title
 
-    mask = X.MaskExplorer(live_figure=False).precomputed()
+    mask = masks_explorer.MaskExplorer(live_figure=False).precomputed()
     access, weights = _titles(mask.state_html(0, 1))  # causal, the cat sentence
     assert "sat: 3 keys (The, cat, sat)" in access and ".: all 7 keys" in access
     assert weights.startswith("Heat map, weights (random scores), 7 queries")
@@ -233,14 +238,16 @@ def test_explorer_states_have_text_alternatives_with_their_numbers():
     assert "mat: 7 keys (The, cat, sat, on, the, mat, .)" in access
     assert access.endswith("[PAD]: no key; [PAD]: no key.")
 
-    cost = X.CostExplorer(live_figure=False).precomputed()
+    cost = cost_explorer.CostExplorer(live_figure=False).precomputed()
     title = _titles(cost.state_html(3, 2))[0]  # n = 1,024, 4 heads
     assert "a dashed line marks sequence length n = 1,024" in title
     assert f"{4 * 1024 * 1024 * 4 / 2**20:.4g} MiB at 1,024" in title  # 16 MiB
     tile = (4 * 256 * 1024 * 4 + 2 * 4 * 1024 * 4) / 2**20  # one tile + max and sum
     assert f"{tile:.4g} MiB at 1,024" in title
 
-    position = X.PositionExplorer(live_figure=False).precomputed()
+    position = order_and_position_explorer.PositionExplorer(
+        live_figure=False
+    ).precomputed()
     title = _titles(position.state_html(2, 4, 1))[0]  # t = 10, k = 5, pair 1
     theta = 10000 ** (-2 / 16)
     assert (
@@ -292,7 +299,7 @@ def test_scores_explorer_states_match_hand_softmax():
 
 
 def test_query_key_explorer_states():
-    ex = X.QueryKeyExplorer(live_figure=False).precomputed()
+    ex = query_key_value_explorer.QueryKeyExplorer(live_figure=False).precomputed()
     direction, length = ex.controls
     assert len(direction.options) >= 9 and len(length.options) >= 9
     assert direction.options[direction.default][1] == 0
@@ -323,11 +330,11 @@ def test_heads_mask_cost_model_learned_states():
     assert (
         fmt(hand_softmax([-3, 1, 0])) in html and fmt(hand_softmax([1, -3, 0])) in html
     )
-    mask = X.MaskExplorer(live_figure=False).precomputed()
+    mask = masks_explorer.MaskExplorer(live_figure=False).precomputed()
     assert mask.n_states == 9
     allowed = str(list(range(1, 8)))  # causal: 1, 2, ..., 7
     assert f"keys allowed per query</th><td><code>{allowed}" in mask.state_html(0, 0)
-    cost = X.CostExplorer(live_figure=False).precomputed()
+    cost = cost_explorer.CostExplorer(live_figure=False).precomputed()
     html = cost.state_html(10, 5)  # 131,072 tokens, 16 heads
     assert f"{16 * 131_072**2:,}" in html
     assert f"{16 * 131_072 * 4 / 2**20:,.3f} MiB" in html  # running max, running sum
@@ -346,7 +353,7 @@ def test_model_explorer_states():
 
 
 def test_position_explorer_states():
-    ex = X.PositionExplorer(live_figure=False).precomputed()
+    ex = order_and_position_explorer.PositionExplorer(live_figure=False).precomputed()
     position, offset, pair = ex.controls
     assert len(position.options) >= 9 and len(offset.options) >= 9
     assert ex.n_states == len(position.options) * len(offset.options) * len(

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import central_difference  # the suite's own finite differences
-
-from attnlib.data import context_task as ct
-from attnlib.models.adam import Adam
-from book_support.experiments.adversarial_attention import (
+from adversarial_attention import (
     jensen_shannon,
     predict_with_attention,
     search_alternative_attention,
     total_variation,
 )
+from conftest import central_difference  # the suite's own finite differences
+
+from attnlib.data import context_task as ct
+from attnlib.models.adam import Adam
 from book_support.experiments.context_classifier import (
     PARAMETER_NAMES,
     accuracy,

@@ -27,9 +27,8 @@ import re
 import time
 
 import pytest
+from learned_and_computed_explorer import LearnedExplorer
 from sitepages import SITE, explorer_pages, register_check
-
-from book_support.figures.explorers import LearnedExplorer
 
 CHAPTERS = [
     "how_attention_works/query_key_value/query_key_value",

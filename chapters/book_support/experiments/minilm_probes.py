@@ -18,7 +18,7 @@ one call and the answer:
     per sentence and layer: the weight on ``[CLS]`` and ``[SEP]``, the lengths of their
     transformed value vectors ``||f(x)||`` against the other tokens', and their share of
     the norm (the test of what these observations mean for the model's output is
-    :mod:`book_support.experiments.minilm_sink`).
+    the interpretability chapter's ``minilm_sink``).
 ``rank_correlation(a, b)`` and ``bootstrap_rank_correlations(effect, predictors)``
     Spearman's rank correlation (ties get average ranks) and its percentile bootstrap
     interval over the items, for two predictors of the same effect and their difference.
@@ -198,9 +198,8 @@ def attention_sink(outputs, per_head: bool = False) -> dict:
     average can be seen.
 
     These are observations about each layer. Whether the model's output depends on what
-    ``[CLS]`` delivers or on the weight it holds is tested by
-    :func:`book_support.experiments.minilm_sink.key_edit_effects` (Xiao et al. 2023,
-    section 3).
+    ``[CLS]`` delivers or on the weight it holds is tested by ``key_edit_effects`` of
+    the interpretability chapter's ``minilm_sink`` (Xiao et al. 2023, section 3).
 
     Parameters
     ----------

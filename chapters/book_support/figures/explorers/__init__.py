@@ -21,31 +21,11 @@ Controls have labels a learner understands, bounded ranges and steps; every stat
 function accepts the controls' extreme values without raising.
 """
 
-from book_support.figures.explorers.cost import (
-    CostExplorer,
-    cost_figure,
-    cost_state,
-    cost_svg,
-)
 from book_support.figures.explorers.heads import (
     HeadsExplorer,
     heads_figure,
     heads_state,
     heads_svg,
-)
-from book_support.figures.explorers.learned import (
-    LearnedExplorer,
-    learned_figure,
-    learned_state,
-    learned_svg,
-)
-from book_support.figures.explorers.masks import (
-    ACCESS_CMAP,
-    MASK_KINDS,
-    MaskExplorer,
-    mask_figure,
-    mask_state,
-    mask_svg,
 )
 from book_support.figures.explorers.minilm import (
     LAYER_STEPS,
@@ -57,18 +37,6 @@ from book_support.figures.explorers.minilm import (
     model_figure,
     model_state,
     model_svg,
-)
-from book_support.figures.explorers.position import (
-    PositionExplorer,
-    position_figure,
-    position_state,
-    position_svg,
-)
-from book_support.figures.explorers.query_key import (
-    QueryKeyExplorer,
-    query_key_figure,
-    query_key_state,
-    query_key_svg,
 )
 from book_support.figures.explorers.weights import (
     ScaleExplorer,
@@ -90,32 +58,10 @@ __all__ = [
     "scale_figure",
     "scale_svg",
     "ScaleExplorer",
-    "query_key_state",
-    "query_key_figure",
-    "query_key_svg",
-    "QueryKeyExplorer",
-    "MASK_KINDS",
-    "mask_state",
-    "mask_figure",
-    "ACCESS_CMAP",
-    "mask_svg",
-    "MaskExplorer",
     "heads_state",
     "heads_figure",
     "heads_svg",
     "HeadsExplorer",
-    "position_state",
-    "position_figure",
-    "position_svg",
-    "PositionExplorer",
-    "cost_state",
-    "cost_figure",
-    "cost_svg",
-    "CostExplorer",
-    "learned_state",
-    "learned_figure",
-    "learned_svg",
-    "LearnedExplorer",
     "model_state",
     "model_svg",
     "model_figure",

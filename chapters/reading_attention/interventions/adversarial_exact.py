@@ -1,6 +1,6 @@
 """The exact answer to the adversarial-attention search, for a two-class model.
 
-:func:`book_support.experiments.adversarial_attention.search_alternative_attention` is a
+:func:`adversarial_attention.search_alternative_attention` is a
 local search (Adam from a few starts); when it fails, or stops short, nothing says how
 far the best alternative really is. For a model with two classes the question has an
 exact answer, computed here by enumeration, so that a search can be checked against it.
@@ -12,14 +12,14 @@ section 4.2.
 from __future__ import annotations
 
 import numpy as np
-
-from attnlib.data.context_task import ContextBatch
-from book_support.experiments.adversarial_attention import (
+from adversarial_attention import (
     AlternativeAttention,
     _readout,
     _result,
     jensen_shannon,
 )
+
+from attnlib.data.context_task import ContextBatch
 from book_support.experiments.context_classifier import ContextClassifier
 
 __all__ = ["exact_alternative_attention"]

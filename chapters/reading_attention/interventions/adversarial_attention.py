@@ -24,7 +24,7 @@ Public API
     by more than ``epsilon`` (total variation); returns an
     :class:`AlternativeAttention`.
 ``exact_alternative_attention(model, batch, index=0, *, epsilon=0.01)``
-    (in :mod:`book_support.experiments.adversarial_exact`) the global maximum for two
+    (in :mod:`adversarial_exact`) the global maximum for two
     classes, to check the search against.
 ``jensen_shannon(p, q)`` and ``total_variation(p, q)``
     the two distances (natural logarithm: JSD lies in [0, ln 2 = 0.6931]; TVD in
@@ -244,7 +244,7 @@ def search_alternative_attention(
     keeps ``TVD(p(a), p0) <= epsilon`` is returned. Deterministic for a given ``seed``.
     A local search: for two classes ``exact_alternative_attention`` gives the
     global maximum to compare with
-    (:mod:`book_support.experiments.adversarial_exact`).
+    (:mod:`adversarial_exact`).
 
     Parameters
     ----------
