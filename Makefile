@@ -224,6 +224,12 @@ train-lm: install
 bench-lm: install
 	$(BIN)/python tests/benchmarks/bench_kv_cache.py
 
+## contents: the book's parts and chapters in reading order, with their files (from
+## _toc.yml; the folders are named by topic, so `ls` sorts them by name)
+.PHONY: contents
+contents:
+	@$(BIN)/python tools/contents.py
+
 ## serve: preview the built site at http://127.0.0.1:8000
 serve:
 	$(BIN)/python -m http.server 8000 --bind 127.0.0.1 --directory _build/html
