@@ -91,7 +91,7 @@ def test_the_checks_follow_the_files(tmp_path):
 
 
 # --------------------------------------------------------------- the instructors' page
-INSTRUCTORS = REPO / "chapters" / "instructors.md"
+INSTRUCTORS = REPO / "chapters" / "for_instructors" / "instructors.md"
 
 
 def _code_blocks(language: str) -> list[str]:
@@ -154,7 +154,7 @@ def test_nbgitpuller_links_open_existing_notebooks():
     ]
     links = [line.split(": ", 1)[1] for line in printed] + example
     notebooks = sorted(
-        p.relative_to(REPO).as_posix() for p in (REPO / "chapters").glob("*.ipynb")
+        p.relative_to(REPO).as_posix() for p in (REPO / "chapters").rglob("*.ipynb")
     )
     assert len(printed) == len(notebooks) and example
     opened = []
