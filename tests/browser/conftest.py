@@ -30,6 +30,7 @@ from sitepages import (
     PROFILES,
     SCREENSHOTS,
     SITE,
+    runs_in,
     serve_site,
 )
 
@@ -274,7 +275,9 @@ def _visit(context, site_url: str, page_path: str) -> dict:
     info.update({key: list(value) for key, value in seen.items()})
     checks = sorted(PAGE_CHECKS[profile].items(), key=lambda item: item[1][0])
     timed = {"load": time.monotonic() - started}
-    for name, (_, check) in checks:  # e.g. test_a11y.py's audit
+    for name, (_, check, kind) in checks:  # e.g. test_a11y.py's audit
+        if not runs_in(kind, page_path, profile):
+            continue  # not in this tier (sitepages.BROWSER_MATRIX)
         began = time.monotonic()
         info[name] = check(page, page_path)
         timed[name] = time.monotonic() - began
