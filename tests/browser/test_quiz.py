@@ -8,13 +8,13 @@ The questions come from the chapters' quiz cells (book_support.exercises.quiz, r
 by jupyterquiz from the stored outputs, with ``quiz.js``). The wrong answer is a
 recognised slip where the question has one (its diagnosis must appear), otherwise a
 value far from the answer (the hint must appear); for a multiple-choice question every
-wrong option is tried once. A numeric question is also answered in the forms people write numbers (with
-thousands separators, a decimal comma, as a percentage, with a Unicode minus), each of
-which must be accepted; a text that is no number gets the hint about the format; the
-feedback disappears when the answer is changed; the box asks for a numeric keyboard. No
-text of a question or an option is raw Markdown, and the score counts the right answers.
-After a reload every answer is shown again, and the chapter is ticked in the list of
-chapters.
+wrong option is tried once. A numeric question is also answered in the forms people
+write numbers (with thousands separators, a decimal comma, as a percentage, with a
+Unicode minus), each of which must be accepted; a text that is no number gets the hint
+about the format; the feedback disappears when the answer is changed; the box asks for a
+numeric keyboard. No text of a question or an option is raw Markdown, and the score
+counts the right answers. After a reload every answer is shown again, and the chapter is
+ticked in the list of chapters.
 """
 
 from __future__ import annotations
