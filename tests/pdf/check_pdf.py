@@ -25,6 +25,7 @@ is built by its own target. Run ``make test-pdf`` after ``make pdf``.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -423,7 +424,10 @@ def test_quizzes_found():
 
 
 def _plain_pieces(text: str) -> list[str]:
-    """The parts of a question outside its mathematics (``$...$``), squashed."""
+    """The parts of a question outside its mathematics (``$...$``), as text (a
+    question's HTML markup, e.g. ``<em>fisherman</em>``, is not printed, its text is),
+    squashed."""
+    text = html.unescape(re.sub(r"<[^>]+>", "", text))
     return [_squash(p) for p in re.split(r"\$\$.+?\$\$|\$.+?\$", text) if _squash(p)]
 
 
