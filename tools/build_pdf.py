@@ -205,10 +205,14 @@ def _print_page(context, url: str, header: bool) -> tuple[bytes, str, dict]:
         quizzes = page.evaluate(_QUIZ_ANSWERS_JS)
         page.evaluate(_PREPARE_JS, CSS)
         page.wait_for_timeout(300)
+        # the article's own title, numbered as the site numbers its chapters ("6.
+        # Softmax: ..."); not the theme's print-only copy above the article
+        # (#jb-print-docs-body), which comes first in the page and has no number
         title = page.evaluate(
-            "() => (document.querySelector('article h1, main h1, h1') "
+            "() => (document.querySelector('article h1') "
+            "|| document.querySelector('main h1') || document.querySelector('h1') "
             "|| {textContent: document.title}).textContent"
-            ".replace(/[#¶]/g, '').trim()"
+            ".replace(/[#¶]/g, '').replace(/\\s+/g, ' ').trim()"
         )
         pdf = page.pdf(
             **PAGE,
