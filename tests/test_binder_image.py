@@ -91,7 +91,7 @@ def test_the_checks_follow_the_files(tmp_path):
 
 
 # --------------------------------------------------------------- the instructors' page
-INSTRUCTORS = REPO / "chapters" / "instructors.md"
+INSTRUCTORS = REPO / "chapters" / "for_instructors" / "instructors.md"
 
 
 def _code_blocks(language: str) -> list[str]:
