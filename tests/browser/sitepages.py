@@ -32,7 +32,8 @@ LOCAL_HOSTS = {"127.0.0.1"}
 
 # How a reader meets the site: a phone held upright (390 x 844, touch) and a desktop
 # window (1280 x 900), each in light and dark mode (the theme follows the system's
-# colour scheme). Every page is visited once in each profile (conftest's `visit`).
+# colour scheme). A page is visited at most once in each profile (conftest's `visit`);
+# in which profiles depends on the tier (BROWSER_MATRIX, below).
 PROFILES = {
     "desktop-light": {
         "viewport": {"width": 1280, "height": 900},
