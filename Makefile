@@ -21,8 +21,8 @@ BINDER_VENV ?= /tmp/attention-executable-binder-check
 # Only for `make lab` (reading the notebooks locally); the book and the tests do not need it.
 JUPYTERLAB := jupyterlab==4.6.6
 
-.PHONY: install assets live book test lint test-unit test-notebooks test-build test-browser chromium \
-	binder-check lab execute serve clean bench train
+.PHONY: install assets live book check test test-all lint test-unit test-notebooks test-build \
+	test-browser chromium binder-check lab execute serve clean bench train
 
 install: $(STAMP)
 
@@ -70,15 +70,41 @@ book: install assets live
 	$(BIN)/jupyter-book build . $(JB_STRICT)
 	@echo "The book is at: $(abspath _build/html/index.html)"
 
-## test: unit tests, nbval over every chapter (in .venv, which is built as Binder builds its
-## environment), the strict build, and the browser and link tests on the freshly built site
-## test: every test. After the lint, two lines of work run side by side (make -j2), one
-## for each core: attnlib's unit tests, then every notebook under nbval; and the strict
-## build, then the browser tests. The browser tests wait on the browser more than they
+## Three tiers of tests (README, "Testing"):
+##   make check     the loop after each edit, under a minute: lint, attnlib's core and
+##                  layers unit tests, the softmax chapter under nbval
+##   make test      what CI runs on every push and pull request (.ci/run), within 10
+##                  minutes on 2 idle cores: lint, every unit test, every chapter under
+##                  nbval, the strict build, the browser tests where they can fail
+##                  (BROWSER_MATRIX=tiered, tests/browser/sitepages.py)
+##   make test-all  nightly: `make test` with every page in every reader profile and
+##                  live code in every chapter (BROWSER_MATRIX=full), then the PDF
+##                  (`make pdf`, built and checked) and `make binder-check`
+
+## check: ruff, the unit tests of attnlib's core and layers, and one chapter under nbval,
+## in one pytest run on two workers
+CHECK_TESTS := $(addprefix tests/,test_attention.py test_softmax.py test_scores.py \
+	test_masks.py test_heads.py test_scaling.py test_backward.py test_dropout.py \
+	test_grouped_query.py test_contract_core.py test_layers.py \
+	test_layer_norm_feed_forward.py test_layers_contract.py test_positional_encoding.py)
+CHECK_NOTEBOOK := chapters/how_attention_works/softmax/softmax.ipynb
+check: install lint
+	$(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		-p no:cacheprovider -n 2 --dist loadfile -q $(CHECK_TESTS) $(CHECK_NOTEBOOK)
+
+## test: after the lint, two lines of work run side by side (make -j2), one for each
+## core: attnlib's unit tests, then every notebook under nbval; and the strict build,
+## then the browser tests. The browser tests wait on the browser more than they
 ## compute, so the two lines share the two cores well. Each part's output is printed
 ## whole when it ends (make -O); any failure fails `make test`.
 test: install lint
 	$(MAKE) --no-print-directory -j2 -Otarget test-code test-site
+
+## test-all: `make test` with the full browser matrix, then the PDF and the Binder check
+test-all: install
+	$(MAKE) --no-print-directory test BROWSER_MATRIX=full
+	$(MAKE) --no-print-directory pdf
+	$(MAKE) --no-print-directory binder-check
 
 .PHONY: test-code test-site
 test-code: install
@@ -94,8 +120,9 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# the slowest unit tests are listed at the end (where the time goes)
 test-unit: install
-	$(BIN)/pytest tests -n 2 --ignore=tests/browser
+	$(BIN)/pytest tests -n 2 --ignore=tests/browser --durations=15
 
 test-notebooks: install
 	$(NBVAL) $(NOTEBOOKS)
@@ -103,18 +130,26 @@ test-notebooks: install
 test-build: install assets live
 	$(BIN)/jupyter-book build . --all $(JB_STRICT)
 
-## test-browser: build, then Chromium (Playwright, network blocked) visits every page of
-## _build/html once in each of four reader profiles (a 390 px phone with touch and a
-## 1280 px desktop, light and dark mode); screenshots go to _build/screenshots/. On those
-## visits: accessibility (tests/browser/test_a11y.py: axe-core WCAG 2.1 A/AA, alt text,
-## heading order, keyboard), what a reader meets (test_reader.py: contrast from the rendered
-## colours, widths, slider tracks, the Tab path, the drawer, answers kept), the self-check
-## questions and the explorers; also internal links and the pages' HTML.
+## test-browser: build, then Chromium (Playwright, network blocked) visits the pages of
+## _build/html in four reader profiles (a 390 px phone with touch and a 1280 px desktop,
+## light and dark mode); screenshots go to _build/screenshots/. On those visits:
+## accessibility (tests/browser/test_a11y.py: axe-core WCAG 2.1 A/AA, alt text, heading
+## order, keyboard), what a reader meets (test_reader.py: contrast from the rendered
+## colours, widths, slider tracks, the Tab path, the drawer, answers kept), the
+## self-check questions and the explorers; also internal links and the pages' HTML.
+## BROWSER_MATRIX=tiered (make test): colour checks in light and dark on the desktop,
+## layout checks on the phone and the desktop in light mode, every profile on one
+## chapter of each part, live code in the browser in one chapter (every chapter's
+## exercises under Node), the questions answered on one chapter of each part.
+## BROWSER_MATRIX=full (make test-all): every page in every profile, live code and the
+## questions in every chapter.
 # Browsers that wait (for a page, a transition, Python in the page) leave the cores free:
 # three workers on two cores.
 BROWSER_WORKERS ?= 3
+BROWSER_MATRIX ?= tiered
 test-browser: install chromium test-build
-	$(BIN)/pytest tests/browser -p no:cacheprovider -n $(BROWSER_WORKERS) --dist loadgroup
+	BROWSER_MATRIX=$(BROWSER_MATRIX) $(BIN)/pytest tests/browser -p no:cacheprovider \
+		-n $(BROWSER_WORKERS) --dist loadgroup
 
 ## chromium: Debian's browser for the browser tests (Playwright never downloads its own)
 chromium:
@@ -123,8 +158,8 @@ chromium:
 
 ## pdf: the PDF edition of the whole book, _build/pdf/attention-executable.pdf: Debian's Chromium
 ## prints every page of the built site in reading order (offline), pypdf adds a title page,
-## contents with page numbers and bookmarks (tools/build_pdf.py); then its test. Not part of
-## `make test` (it takes minutes).
+## contents with page numbers and bookmarks (tools/build_pdf.py); then its test. Part of
+## `make test-all` (nightly), not of `make test` (it takes minutes).
 .PHONY: pdf test-pdf poppler
 # The site is built with ATTENTION_PDF_EDITION=1, so that its pages link to the PDF that
 # this target puts next to them (_ext/reader_path.py; without it they say the PDF is not

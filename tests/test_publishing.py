@@ -4,8 +4,9 @@
 GitHub Actions cannot run here, so its YAML is checked offline against the workflow
 schema that check-jsonschema ships (``--builtin-schema vendor.github-workflows``, the
 SchemaStore schema of GitHub's workflow syntax), and its content against what the README
-promises: on every push to main it runs ``make test``, builds the PDF with ``make pdf``
-and publishes ``_build/html`` with the PDF to GitHub Pages.
+promises: on every pull request and every push to main it runs ``make test``; on main it
+builds the PDF with ``make pdf`` and publishes ``_build/html`` with the PDF to GitHub
+Pages; every night it runs ``make test-all``.
 """
 
 from __future__ import annotations
@@ -72,6 +73,28 @@ def test_runs_on_every_push_to_main():
     # PyYAML reads the bare key `on` as the boolean True (YAML 1.1)
     triggers = _workflow().get("on", _workflow().get(True))
     assert "main" in triggers["push"]["branches"]
+
+
+def test_make_test_on_pull_requests_and_make_test_all_nightly():
+    workflow = _workflow()
+    triggers = workflow.get("on", workflow.get(True))
+    assert "pull_request" in triggers
+    assert triggers["schedule"] and all("cron" in s for s in triggers["schedule"])
+    jobs = workflow["jobs"]
+    tested = jobs["test-and-build"]
+    assert "schedule" in tested["if"] and "!=" in tested["if"]
+    nightly = [
+        job
+        for job in jobs.values()
+        if "make test-all" in [s.get("run", "").strip() for s in _steps(job)]
+    ]
+    assert len(nightly) == 1 and "schedule" in nightly[0]["if"]
+    # the PDF and the publication only for main, not for a pull request
+    for step in _steps(tested):
+        if step.get("run", "").strip() == "make pdf" or step.get("uses"):
+            if "checkout" not in step.get("uses", ""):
+                assert "pull_request" in step.get("if", ""), step
+    assert "pull_request" in jobs["deploy"]["if"]
 
 
 def test_tests_then_builds_pdf_then_uploads_the_site():

@@ -98,6 +98,8 @@ _QUIZ_ANSWERS_JS = r"""async () => {
   const tex = s => s.replace(/\$\$(.+?)\$\$/g, "\\[$1\\]")
                     .replace(/\$(.+?)\$/g, "\\($1\\)");
   const esc = s => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const texHtml = s => s.replace(/\$\$(.+?)\$\$/g, (m, x) => "\\[" + esc(x) + "\\]")
+                        .replace(/\$(.+?)\$/g, (m, x) => "\\(" + esc(x) + "\\)");
   const boxes = [];
   for (const quiz of quizzes) {
     const name = "questions" + quiz.id;
@@ -122,8 +124,10 @@ _QUIZ_ANSWERS_JS = r"""async () => {
       }
       return right.map(a => {
         const why = (a.feedback || "").replace(/^Correct\.\s*/, "");
-        return "<strong>" + tex(esc(String(a.answer))) + "</strong>"
-               + (why ? ". " + tex(esc(why)) : "");
+        // the answer and its explanation are HTML, as the site shows them
+        // (<em>bank</em> in italics, not its markup); only the mathematics is escaped
+        return "<strong>" + texHtml(String(a.answer)) + "</strong>"
+               + (why ? ". " + texHtml(why) : "");
       }).join("; ");
     });
     const box = document.createElement("div");
@@ -205,10 +209,14 @@ def _print_page(context, url: str, header: bool) -> tuple[bytes, str, dict]:
         quizzes = page.evaluate(_QUIZ_ANSWERS_JS)
         page.evaluate(_PREPARE_JS, CSS)
         page.wait_for_timeout(300)
+        # the article's own title, numbered as the site numbers its chapters ("6.
+        # Softmax: ..."); not the theme's print-only copy above the article
+        # (#jb-print-docs-body), which comes first in the page and has no number
         title = page.evaluate(
-            "() => (document.querySelector('article h1, main h1, h1') "
+            "() => (document.querySelector('article h1') "
+            "|| document.querySelector('main h1') || document.querySelector('h1') "
             "|| {textContent: document.title}).textContent"
-            ".replace(/[#¶]/g, '').trim()"
+            ".replace(/[#¶]/g, '').replace(/\\s+/g, ' ').trim()"
         )
         pdf = page.pdf(
             **PAGE,

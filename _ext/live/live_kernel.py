@@ -136,6 +136,9 @@ def start(emit, folder: str = "chapters") -> None:
     for path in (BOOK, f"{BOOK}/chapters", f"{BOOK}/{folder}"):
         if path not in sys.path:
             sys.path.insert(0, path)
+    # a chapter's folder may hold nothing but its notebook, which the book's archive
+    # leaves out (build_live.py): make it, as a clone has it
+    os.makedirs(f"{BOOK}/{folder}", exist_ok=True)
     os.chdir(f"{BOOK}/{folder}")
     sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
     _shell = _make_shell()

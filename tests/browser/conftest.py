@@ -4,9 +4,11 @@ The built website (``_build/html``, or the folder named by the environment varia
 ``SITE_DIR``) is served by a local HTTP server on 127.0.0.1 as a static host serves it
 (text gzip-compressed), and Debian's Chromium (never a browser downloaded by
 Playwright) visits every page with every request to another host blocked and recorded.
-Each page is visited once in each reader profile (``sitepages.PROFILES``: a phone and
-a desktop, light and dark); every check of that profile runs on that one visit
-(``sitepages.register_check``), and the tests read the recorded observations.
+Each page is visited at most once in each reader profile (``sitepages.PROFILES``: a
+phone and a desktop, light and dark; which profiles a page is visited in depends on the
+tier, ``sitepages.BROWSER_MATRIX``); every check of that profile that runs in this tier
+(``sitepages.register_check``, ``sitepages.runs_in``) runs on that one visit, and the
+tests read the recorded observations.
 
 Without a built site every test here is skipped: ``make test-browser`` (part of ``make
 test``) builds the site first.
@@ -30,6 +32,7 @@ from sitepages import (
     PROFILES,
     SCREENSHOTS,
     SITE,
+    runs_in,
     serve_site,
 )
 
@@ -274,7 +277,9 @@ def _visit(context, site_url: str, page_path: str) -> dict:
     info.update({key: list(value) for key, value in seen.items()})
     checks = sorted(PAGE_CHECKS[profile].items(), key=lambda item: item[1][0])
     timed = {"load": time.monotonic() - started}
-    for name, (_, check) in checks:  # e.g. test_a11y.py's audit
+    for name, (_, check, kind) in checks:  # e.g. test_a11y.py's audit
+        if not runs_in(kind, page_path, profile):
+            continue  # not in this tier (sitepages.BROWSER_MATRIX)
         began = time.monotonic()
         info[name] = check(page, page_path)
         timed[name] = time.monotonic() - began

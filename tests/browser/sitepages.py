@@ -32,7 +32,8 @@ LOCAL_HOSTS = {"127.0.0.1"}
 
 # How a reader meets the site: a phone held upright (390 x 844, touch) and a desktop
 # window (1280 x 900), each in light and dark mode (the theme follows the system's
-# colour scheme). Every page is visited once in each profile (conftest's `visit`).
+# colour scheme). A page is visited at most once in each profile (conftest's `visit`);
+# in which profiles depends on the tier (BROWSER_MATRIX, below).
 PROFILES = {
     "desktop-light": {
         "viewport": {"width": 1280, "height": 900},
@@ -59,20 +60,64 @@ PROFILES = {
 }
 DEFAULT_PROFILE = "desktop-light"
 
+# Where the browser checks run (issue 37). Colours depend on the colour scheme, not on
+# the width; layout (drawer, column widths, slider tracks, the Tab path) on the width,
+# not on the scheme. So in `make test` (BROWSER_MATRIX unset or "tiered"):
+#
+# * "colour" checks run on every page in light and dark mode on the desktop;
+# * "layout" checks run on every page on the phone and on the desktop in light mode;
+# * every check runs in all four profiles on MATRIX_PAGES, one chapter of each
+#   numbered part of the book (tests/browser/test_reader.py checks that);
+#
+# with BROWSER_MATRIX=full (`make test-all`, nightly) every page in all four profiles.
+# Checks of no kind run in every profile they are registered for.
+BROWSER_MATRIX = os.environ.get("BROWSER_MATRIX", "tiered")
+if BROWSER_MATRIX not in ("tiered", "full"):
+    raise ValueError(f"BROWSER_MATRIX={BROWSER_MATRIX!r}: 'tiered' or 'full'")
+FULL_MATRIX = BROWSER_MATRIX == "full"
+MATRIX_PAGES = (
+    "chapters/why_attention/word_in_context/word_in_context.html",
+    "chapters/how_attention_works/softmax/softmax.html",
+    "chapters/attention_in_practice/transformer_layer/transformer_layer.html",
+    "chapters/attention_that_writes/language_model/language_model.html",
+    "chapters/reading_attention/interpretability/interpretability.html",
+)
+KIND_PROFILES = {
+    "colour": ("desktop-light", "desktop-dark"),
+    "layout": ("desktop-light", "phone-light"),
+}
+
+
+def runs_in(kind: str | None, page: str, profile: str) -> bool:
+    """Whether a check of ``kind`` ("colour", "layout" or None) runs on ``page`` in
+    ``profile`` in this tier."""
+    if kind is None or FULL_MATRIX or page in MATRIX_PAGES:
+        return True
+    return profile in KIND_PROFILES[kind]
+
+
+def page_profiles(pages, kind: str) -> list[tuple[str, str]]:
+    """(page, profile) for every page and every profile a check of ``kind`` runs in."""
+    return [(p, prof) for p in pages for prof in PROFILES if runs_in(kind, p, prof)]
+
+
 # More checks to run on the visit of each page in a profile, so that a page is loaded
 # once per profile for all the browser tests: PAGE_CHECKS[profile][name] = (order,
-# function(playwright page, page path) -> result), stored in the visit's record under
-# that name, run in increasing order. Registered by test modules when they are imported
-# (register_check); they run after the screenshot and may change the page (click,
-# type, reload).
+# function(playwright page, page path) -> result, kind), stored in the visit's record
+# under that name, run in increasing order, where ``runs_in(kind, ...)`` says so.
+# Registered by test modules when they are imported (register_check); they run after
+# the screenshot and may change the page (click, type, reload).
 PAGE_CHECKS: dict[str, dict] = {name: {} for name in PROFILES}
 
 
-def register_check(name: str, function, *, profiles=(DEFAULT_PROFILE,), order=50):
-    """Run ``function(page, page_path)`` on the visit of every page in ``profiles``; its
-    result is stored in the visit's record as ``name``."""
+def register_check(
+    name: str, function, *, profiles=(DEFAULT_PROFILE,), order=50, kind=None
+):
+    """Run ``function(page, page_path)`` on the visit of every page in ``profiles``
+    (of those, only where :func:`runs_in` says for a check of ``kind``); its result is
+    stored in the visit's record as ``name``."""
     for profile in profiles:
-        PAGE_CHECKS[profile][name] = (order, function)
+        PAGE_CHECKS[profile][name] = (order, function, kind)
 
 
 #: how sphinx-reredirects' stub at an old page address begins (tests/browser/

@@ -668,5 +668,6 @@ def test_explorer_moves_on_the_static_page(visit, chapter):
 def test_every_explorer_page_is_tested():
     """Every built page with a precomputed explorer is in CHAPTERS (a new one is not
     missed)."""
+    # chapters/<part>/<topic>/<topic>.html -> "<part>/<topic>/<topic>"
     found = {page[len("chapters/") : -len(".html")] for page in explorer_pages()}
     assert found == set(CHAPTERS)

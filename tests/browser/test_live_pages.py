@@ -1,5 +1,7 @@
-"""Live code in the browser, offline: one chapter per part of the book is made live, all
-its cells run in order in the page, and one exercise is answered wrong, then right.
+"""Live code in the browser, offline: a chapter is made live, all its cells run in
+order in the page, and one exercise is answered wrong, then right. In `make test` one
+chapter (softmax); with BROWSER_MATRIX=full (`make test-all`) every chapter with an
+exercise (:data:`PAGES`).
 
 With every request to another host blocked (conftest's ``context``), each page in
 :data:`PAGES`
@@ -18,10 +20,8 @@ With every request to another host blocked (conftest's ``context``), each page i
 
 The transformer-layer chapter also shows, on the page, which cells cannot run there and
 why (the pretrained MiniLM model); its other cells run. Every chapter's exercise is
-tried (under Node, through the same kernel) by test_live_node.py; the five chapters here
-keep the browser test's cost to one page load per part. Timings are printed, never
-asserted.
-"""
+tried (under Node, through the same kernel) by test_live_node.py in `make test`.
+Timings are printed, never asserted."""
 
 from __future__ import annotations
 
@@ -32,30 +32,25 @@ import nbformat
 import pytest
 from live_support import (
     CHAPTERS,
+    WRONG,
     cpython_replies,
     exercise_plan,
     live_text,
     stored_text,
 )
-from sitepages import SCREENSHOTS, SITE
+from sitepages import FULL_MATRIX, SCREENSHOTS, SITE
 
-# One chapter per part of the book that has chapters (10b: it also has cells that
-# cannot run in the page). One test opens them one after the other in its worker's
-# browser context, so that the second and third find Pyodide's files in the browser's
-# cache (as a reader going on to the next chapter does), while the other worker of
-# `make test-browser` runs the rest of the browser tests.
-PAGES = [
-    # Why attention
-    "chapters/why_attention/word_in_context/word_in_context.html",
-    # How attention works
-    "chapters/how_attention_works/softmax/softmax.html",
-    # Attention in practice
-    "chapters/attention_in_practice/transformer_layer/transformer_layer.html",
-    # Attention that writes (the stored language model)
-    "chapters/attention_that_writes/kv_cache/kv_cache.html",
-    # Reading attention
-    "chapters/reading_attention/summary/summary.html",
-]
+# Every chapter with an exercise (live_support.WRONG) with BROWSER_MATRIX=full (`make
+# test-all`); in `make test` one of them, the softmax chapter: its cells, a figure and
+# an exercise typed into the page. The other chapters' exercises run through the same
+# kernel under Node (test_live_node.py) in `make test`. One test opens the pages one
+# after the other in its worker's browser context, so that the second and later find
+# Pyodide's files in the browser's cache (as a reader going on to the next chapter
+# does), while the other worker of `make test-browser` runs the rest of the browser
+# tests.
+ALL_PAGES = [f"chapters/{name}.html" for name in WRONG]
+MAKE_TEST_PAGES = ["chapters/how_attention_works/softmax/softmax.html"]
+PAGES = ALL_PAGES if FULL_MATRIX else MAKE_TEST_PAGES
 _CELLS_JS = """() => attnLive.cells().map(c => ({
   index: c.index, position: c.position, runnable: c.runnable, tags: c.tags,
   ran: c.ran, messages: c.messages || null,
@@ -94,12 +89,13 @@ def _run_with_button(page, cell: dict, code: str) -> dict:
 
 
 def test_pages_cover_every_numbered_part_of_the_book():
-    """PAGES holds a chapter of every numbered part of _toc.yml (a new part needs
-    one)."""
+    """The full tier's pages (every chapter with an exercise) hold a chapter of every
+    numbered part of _toc.yml, and `make test`'s page is one of them."""
     import yaml
 
     toc = yaml.safe_load((CHAPTERS.parent / "_toc.yml").read_text(encoding="utf-8"))
-    chosen = {p[: -len(".html")] for p in PAGES}
+    chosen = {p[: -len(".html")] for p in ALL_PAGES}
+    assert set(MAKE_TEST_PAGES) <= set(ALL_PAGES)
     for part in toc["parts"]:
         if part.get("numbered"):
             files = {c["file"] for c in part["chapters"]}
@@ -117,6 +113,7 @@ def test_one_chapter_per_part_runs_live_offline(context, site_url):
 
 
 def _chapter_runs_live_offline(context, site_url, page_path):
+    # e.g. "how_attention_works/softmax/softmax", as in live_support.WRONG
     name = page_path[len("chapters/") : -len(".html")]
     nb = nbformat.read(CHAPTERS / f"{name}.ipynb", as_version=4)
     requests: list[str] = []

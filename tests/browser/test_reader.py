@@ -31,7 +31,15 @@ import json
 
 import pytest
 import yaml
-from sitepages import PROFILES, REPO, SITE, register_check, site_pages
+from sitepages import (
+    MATRIX_PAGES,
+    PROFILES,
+    REPO,
+    SITE,
+    page_profiles,
+    register_check,
+    site_pages,
+)
 
 PAGES = site_pages()
 if not PAGES:
@@ -330,9 +338,13 @@ def _answers_kept(tab, page_path) -> dict:
 
 
 ALL = tuple(PROFILES)
+# The measure (contrast, widths, tracks: one pass over the page) runs on every visit;
+# the Tab path and the drawer where layout is checked (sitepages.runs_in).
 register_check("reader", _measure, profiles=ALL, order=5)
-register_check("keyboard_path", _tabs_to_explorer, profiles=ALL, order=20)
-register_check("navigation", _navigation, profiles=ALL, order=30)
+register_check(
+    "keyboard_path", _tabs_to_explorer, profiles=ALL, order=20, kind="layout"
+)
+register_check("navigation", _navigation, profiles=ALL, order=30, kind="layout")
 # Where answers are kept (localStorage) depends neither on the width nor on the colour
 # mode: the reload is tried on the desktop in dark mode here, and on the phone in light
 # mode with every question answered (test_quiz.py), so that both widths and both modes
@@ -340,12 +352,19 @@ register_check("navigation", _navigation, profiles=ALL, order=30)
 KEPT_PROFILE = "desktop-dark"
 register_check("answers_kept", _answers_kept, profiles=(KEPT_PROFILE,), order=40)
 
-profiles = pytest.mark.parametrize("profile", list(PROFILES))
+# colour in light and dark on the desktop, layout on the phone and the desktop in
+# light mode, all four profiles on sitepages.MATRIX_PAGES (every page with
+# BROWSER_MATRIX=full)
+colour_visits = pytest.mark.parametrize(
+    ("page", "profile"), page_profiles(PAGES, "colour")
+)
+layout_visits = pytest.mark.parametrize(
+    ("page", "profile"), page_profiles(PAGES, "layout")
+)
 
 
 # ------------------------------------------------------------------ the tests
-@profiles
-@pytest.mark.parametrize("page", PAGES)
+@colour_visits
 def test_text_contrast_from_rendered_colours(visit, page, profile):
     seen = visit(page, profile)["reader"]
     assert seen["contrastFailures"] == [], f"{page} ({profile}):\n  " + "\n  ".join(
@@ -353,23 +372,20 @@ def test_text_contrast_from_rendered_colours(visit, page, profile):
     )
 
 
-@profiles
-@pytest.mark.parametrize("page", PAGES)
+@layout_visits
 def test_nothing_wider_than_the_column(visit, page, profile):
     seen = visit(page, profile)["reader"]
     problems = seen["tooWide"] + seen["hiddenScroll"] + seen["cutOff"]
     assert problems == [], f"{page} ({profile}):\n  " + "\n  ".join(problems[:20])
 
 
-@profiles
-@pytest.mark.parametrize("page", PAGES)
+@layout_visits
 def test_slider_tracks_are_wide_enough(visit, page, profile):
     tracks = visit(page, profile)["reader"]["tracks"]
     assert all(width >= MIN_TRACK_PX for width in tracks), (page, profile, tracks)
 
 
-@profiles
-@pytest.mark.parametrize("page", PAGES)
+@layout_visits
 def test_first_explorer_control_within_twenty_tabs(visit, page, profile):
     path = visit(page, profile)["keyboard_path"]
     if not path["explorer"]:
@@ -380,8 +396,7 @@ def test_first_explorer_control_within_twenty_tabs(visit, page, profile):
     )
 
 
-@profiles
-@pytest.mark.parametrize("page", PAGES)
+@layout_visits
 def test_navigation_lists_every_chapter(visit, page, profile):
     nav = visit(page, profile)["navigation"]
     if PROFILES[profile]["viewport"]["width"] < 960:
@@ -420,6 +435,18 @@ def test_every_page_was_measured_in_every_profile(visit):
         ]
         assert seen["explorers"] == 1 and seen["quizzes"] == 1, (profile, seen)
         assert seen["textsChecked"] > 100 and len(seen["tracks"]) == 2, (profile, seen)
+
+
+def test_matrix_pages_cover_every_numbered_part_of_the_book():
+    """sitepages.MATRIX_PAGES, the pages checked in all four profiles in `make test`,
+    hold a chapter of every numbered part of _toc.yml, and are pages of the site."""
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    chosen = {p[: -len(".html")] for p in MATRIX_PAGES}
+    for part in toc["parts"]:
+        if part.get("numbered"):
+            files = {c["file"] for c in part["chapters"]}
+            assert files & chosen, f"no page of the part {part['caption']!r}"
+    assert set(MATRIX_PAGES) <= set(PAGES), set(MATRIX_PAGES) - set(PAGES)
 
 
 def test_contrast_measure_can_fail(context, site_url):

@@ -27,6 +27,9 @@ __all__ = [
 #: How many of the most likely characters the explorer shows, and how many of the
 #: prompt's last characters its attention chart shows.
 TOP, SHOWN = 8, 24
+#: the title of the attention chart, and the fuller wording of its text alternative
+ATTENTION_TITLE = "last position's attention (last layer)"
+ATTENTION_ALT = "attention of the last position (last layer, mean of heads)"
 
 
 def show_char(c: str) -> str:
@@ -96,9 +99,12 @@ def next_token_svg(state: dict) -> str:
         svg.bar_chart(
             weights,
             labels,
-            title="attention of the last position (last layer, mean of heads)",
+            # short enough for the narrowest chart (300 px; the long form overflowed
+            # at both ends); the text alternative keeps the long form
+            title=ATTENTION_TITLE,
             width=max(300, 22 * len(labels)),
             fmt="{:.2f}",
+            alt=svg.bar_chart_alt(weights, labels, ATTENTION_ALT, fmt="{:.2f}"),
         ),
     )
 
@@ -135,7 +141,7 @@ def next_token_figure(state: dict) -> plt.Figure:
     mixture_bars(
         weights,
         labels,
-        title="attention of the last position (last layer, mean of heads)",
+        title=ATTENTION_TITLE,
         ax=ax_a,
     )
     return fig
