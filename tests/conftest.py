@@ -1,12 +1,21 @@
 """Test configuration: draw figures without a display; shared test helpers."""
 
 import os
+import sys
+from pathlib import Path
 
-import book_files  # noqa: F401  (puts the chapters' folders on sys.path)
 import numpy as np
 from hypothesis import settings
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# A chapter's notebook runs in its own folder and imports its modules by name
+# (softmax_exercises, cost_explorer, ...): the tests see every chapter's folder too.
+# (pathlib only: this file also runs in the page's Python, which has no yaml.)
+_CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
+for _folder in sorted({p.parent for p in _CHAPTERS.glob("*/*/*.ipynb")}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 # The property tests draw the same examples on every run (each test's seed is fixed),
 # so that `make test` passes or fails alike on every machine and in CI. To search for

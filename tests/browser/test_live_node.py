@@ -190,7 +190,10 @@ def _run_node(tmp_path_factory) -> dict:
         home = (
             f"/home/pyodide/book/{item['folder']}"  # the page's folder, as in the page
         )
-        enter = f"import os, sys\nos.chdir({home!r})\nsys.path.insert(0, {home!r})"
+        enter = (
+            f"import os, sys\nos.makedirs({home!r}, exist_ok=True)\n"
+            f"os.chdir({home!r})\nsys.path.insert(0, {home!r})"
+        )
         steps.append({"cell": "%reset -f\n" + enter})
         steps.append({"cell": item["page_setup"]})
         steps.extend({"cell": code} for code in item["codes"])
