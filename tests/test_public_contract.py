@@ -365,6 +365,7 @@ CONTRACT_TESTS = {
     "attnlib.models.language_model.loss": LM,
     "attnlib.models.language_model.loss_and_gradients": LM,
     "attnlib.models.language_model.parameter_count": LM,
+    "attnlib.models.language_model.parameter_shapes": LM,
     "attnlib.models.lm_training.clip_global_norm": LM,
     "attnlib.models.lm_training.evaluate": LM,
     "attnlib.models.lm_training.learning_rate": LM,

@@ -195,9 +195,11 @@ def require_ndim(arr: np.ndarray, ndim: int, name: str, layout: str) -> None:
 
 
 def as_length(n, name: str) -> int:
-    """A sequence length: a non-negative integer (``TypeError`` for 2.5,
-    ``ValueError`` for -1)."""
+    """A sequence length: a non-negative integer (``TypeError`` for 2.5 or ``True``,
+    ``ValueError`` for -1); numpy integers are accepted."""
     try:
+        if isinstance(n, (bool, np.bool_)):
+            raise TypeError  # a switch, never a count
         n = operator.index(n)
     except TypeError:
         raise TypeError(

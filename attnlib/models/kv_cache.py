@@ -134,7 +134,7 @@ class KVCache:
     capacity : int, positions to hold (at most ``config.context``)
     dtype : the parameters' float dtype
 
-    Pass ``cache.layers`` and ``start=cache.length`` to
+    Pass ``cache.layers`` (as ``caches=``) to
     :func:`attnlib.models.language_model.forward` to run only the new tokens.
     """
 
