@@ -210,6 +210,15 @@ def as_length(n, name: str) -> int:
     return n
 
 
+def as_generator(rng, name: str = "rng") -> np.random.Generator:
+    """A numpy Generator from ``rng``: a Generator, or a non-negative integer seed
+    (numpy integers too). Anything else, a float or a bool included, raises
+    ``TypeError`` naming ``name``; a negative seed ``ValueError``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(as_length(rng, name))
+
+
 def as_width(n, name: str) -> int:
     """A feature width: a positive integer (``TypeError`` for 4.0, ``ValueError`` for
     0), named ``name``."""

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_length, as_width
+from attnlib.core._validation import as_generator, as_length, as_width
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.layers.causal_block import causal_block, causal_block_backward
 from attnlib.layers.layer_backward import layer_norm_backward, layer_norm_stats
@@ -132,9 +132,10 @@ def block_params(params: dict, r: int) -> dict:
 
     Returns a dict of the arrays themselves (not copies), of the shapes listed in
     :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS`; empty if there is no block
-    ``r``. Raises nothing.
+    ``r``. Raises ``TypeError`` or ``ValueError`` for an ``r`` that is not an integer
+    >= 0.
     """
-    prefix = f"blocks.{r}."
+    prefix = f"blocks.{as_length(r, 'r')}."
     return {k[len(prefix) :]: v for k, v in params.items() if k.startswith(prefix)}
 
 
@@ -148,11 +149,14 @@ def init_language_model(config: LMConfig, rng, dtype=np.float32) -> dict:
     ``tok_emb`` (V, d), ``pos_emb`` (context, d), per block the arrays of
     :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS`, ``lnf_gain`` and
     ``lnf_bias`` (d,), and ``lm_head`` (V, d) when the head is not tied. Raises
-    nothing beyond numpy's own errors (the config was checked when it was made).
+    ``TypeError`` for an ``rng`` that is neither a Generator nor a seed, or a ``dtype``
+    that is not a float dtype (the config was checked when it was made).
 
     Source: Radford et al. (2019), section 2.3.
     """
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
+    if np.dtype(dtype).kind != "f":
+        raise TypeError(f"dtype must be a float dtype; got {np.dtype(dtype)}")
     std, residual_std = 0.02, 0.02 / np.sqrt(2 * config.num_layers)
     params = {}
     for name, shape in parameter_shapes(config).items():  # drawn in this order
