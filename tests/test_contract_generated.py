@@ -124,6 +124,7 @@ KINDS = {
     ),
     "positive": lambda v: st.floats(-1e9, 0.0) | st.sampled_from(NOT_REALS),
     "real": lambda v: st.sampled_from(NOT_REALS),
+    "nonneg": lambda v: st.floats(-1e9, -1e-9) | st.sampled_from(NOT_REALS),
     "rng": lambda v: st.sampled_from(["seed", 1.5, [0.5]]),
     "axis": lambda v: st.sampled_from([2.5, True, "1", 7, -7]),
     "choice": lambda v: st.sampled_from(["no such choice", 3]),
@@ -211,6 +212,8 @@ DOMAINS |= dict.fromkeys(
     "count",
 )
 DOMAINS |= {"axis": "axis"}
+DOMAINS |= {"n_train": "count", "n_val": "count"}
+DOMAINS |= dict.fromkeys("spectral_radius input_scale noise".split(), "nonneg")
 
 
 # --- valid calls ---------------------------------------------------------------------
@@ -471,7 +474,9 @@ EXAMPLES = {
     ),
     "models.induction.make_sequences": lambda: dict(rng=_gen(), n=2),
     "models.induction.make_training_sequences": lambda: dict(rng=_gen(), n=2),
-    "models.induction.InductionTask": lambda: dict(vocab_size=5, half=3),
+    "models.induction.InductionTask": lambda: dict(
+        vocab_size=5, half=3, min_segment=1, max_segment=2
+    ),
     "models.induction.model_config": lambda: dict(d_model=4, num_heads=2),
     "data.learning_task.make_split": lambda: dict(n_train=6, n_val=4, n_features=3),
     "core.tiles.default_workers": lambda: dict(),
@@ -670,23 +675,9 @@ KNOWN: dict = {
     ("bad", "attnlib.core.tiles.check_causal", "n_queries"): "accepts -1",
     (
         "bad",
-        "attnlib.data.book_text.evaluation_windows",
-        "context",
-    ): "ZeroDivisionError for 0",
-    ("bad", "attnlib.data.book_text.random_windows", "batch"): "accepts 0",
-    ("bad", "attnlib.data.book_text.random_windows", "context"): "accepts 0",
-    (
-        "bad",
-        "attnlib.data.book_text.random_windows",
-        "rng",
-    ): "AttributeError for 'seed'",
-    ("bad", "attnlib.data.book_text.split_pieces", "every"): "RuntimeWarning for 0",
-    (
-        "bad",
         "attnlib.data.book_text.split_pieces",
         "ids",
     ): "accepts float64 array (40,)",
-    ("bad", "attnlib.data.book_text.split_pieces", "piece"): "ZeroDivisionError for 0",
     ("bad", "attnlib.data.context_task.encode_sentences", "max_len"): "accepts 0",
     ("bad", "attnlib.data.context_task.make_context_task", "decoy_rate"): "accepts 1.0",
     (
@@ -699,25 +690,6 @@ KNOWN: dict = {
         "attnlib.data.context_task.make_context_task",
         "min_len",
     ): "TypeError not naming it for '2'",
-    ("bad", "attnlib.data.learning_task.make_examples", "n"): "accepts 2.5",
-    ("bad", "attnlib.data.learning_task.make_examples", "n_features"): "accepts 2.5",
-    ("bad", "attnlib.data.learning_task.make_examples", "n_informative"): "accepts 2.5",
-    ("bad", "attnlib.data.learning_task.make_examples", "noise"): "accepts True",
-    (
-        "bad",
-        "attnlib.data.learning_task.make_examples",
-        "seed",
-    ): "ValueError not naming it for -1",
-    ("bad", "attnlib.data.learning_task.make_split", "n_features"): "accepts 2.5",
-    ("bad", "attnlib.data.learning_task.make_split", "n_informative"): "accepts 2.5",
-    ("bad", "attnlib.data.learning_task.make_split", "n_train"): "accepts 0",
-    ("bad", "attnlib.data.learning_task.make_split", "n_val"): "accepts 0",
-    ("bad", "attnlib.data.learning_task.make_split", "noise"): "accepts True",
-    (
-        "bad",
-        "attnlib.data.learning_task.make_split",
-        "seed",
-    ): "ValueError not naming it for -1",
     (
         "bad",
         "attnlib.data.translation_task.make_batch",
@@ -862,22 +834,7 @@ KNOWN: dict = {
         "attnlib.models.bottleneck.decoder_context",
         "w_v",
     ): "ValueError not naming it for float64 array (2,) with NaN/inf",
-    ("bad", "attnlib.models.induction.InductionTask", "half"): "accepts 0",
-    ("bad", "attnlib.models.induction.InductionTask", "max_segment"): "accepts 0",
-    ("bad", "attnlib.models.induction.InductionTask", "min_segment"): "accepts 0",
-    ("bad", "attnlib.models.induction.InductionTask", "vocab_size"): "accepts 0",
     ("bad", "attnlib.models.induction.drop_step", "chance"): "accepts True",
-    ("bad", "attnlib.models.induction.make_sequences", "period"): "accepts 2.5",
-    (
-        "bad",
-        "attnlib.models.induction.make_sequences",
-        "rng",
-    ): "AttributeError for 'seed'",
-    (
-        "bad",
-        "attnlib.models.induction.make_training_sequences",
-        "rng",
-    ): "AttributeError for 'seed'",
     (
         "bad",
         "attnlib.models.linear_classifier.accuracy",
@@ -946,11 +903,6 @@ KNOWN: dict = {
         "attnlib.models.linear_classifier.train",
         "seed",
     ): "ValueError not naming it for -1",
-    ("bad", "attnlib.models.recurrent.init_rnn", "hidden_size"): "accepts 2.5",
-    ("bad", "attnlib.models.recurrent.init_rnn", "input_scale"): "accepts 0.0",
-    ("bad", "attnlib.models.recurrent.init_rnn", "input_size"): "accepts 2.5",
-    ("bad", "attnlib.models.recurrent.init_rnn", "rng"): "AttributeError for 'seed'",
-    ("bad", "attnlib.models.recurrent.init_rnn", "spectral_radius"): "accepts 0.0",
     (
         "bad",
         "attnlib.models.recurrent.rnn_step",
