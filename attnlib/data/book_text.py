@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from attnlib.core._validation import as_generator, as_width
 from attnlib.data import DATA_DIR
+from attnlib.data._checks import as_generator, as_width
 
 __all__ = [
     "CORPUS_PATH",
