@@ -79,8 +79,9 @@ class AdamW(Adam):
     ``theta -= lr * weight_decay * theta`` (as ``torch.optim.AdamW``: the decay is
     scaled by the current ``lr``, the schedule multiplier of the paper); the gradient
     itself never sees the decay, unlike L2 regularisation added to the loss.
-    ``weight_decay=0`` is exactly :class:`Adam`. Raises ``ValueError`` for a negative
-    ``weight_decay`` and what :class:`Adam` raises.
+    ``weight_decay=0`` is exactly :class:`Adam`. Raises ``TypeError`` for a
+    ``weight_decay`` that is not a real number, ``ValueError`` for a negative or
+    infinite one, and what :class:`Adam` raises.
 
     Source: Loshchilov & Hutter (2019), "Decoupled Weight Decay Regularization",
     Algorithm 2, line 12.
@@ -88,8 +89,11 @@ class AdamW(Adam):
 
     def __init__(self, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01):
         super().__init__(lr, beta1, beta2, eps)
-        if not weight_decay >= 0:
-            raise ValueError(f"weight_decay must be >= 0; got {weight_decay}")
+        weight_decay = as_real_number(weight_decay, "weight_decay")
+        if not (math.isfinite(weight_decay) and weight_decay >= 0):
+            raise ValueError(
+                f"weight_decay must be finite and >= 0; got {weight_decay}"
+            )
         self.weight_decay = weight_decay
 
     def step(self, params: dict, grads: dict) -> None:
