@@ -18,8 +18,8 @@ BASE = 10_000.0
 
 def positions_of(positions, L: int, name: str) -> np.ndarray:
     """``positions`` as float64 of shape (L,) (default ``0 .. L-1``); ``TypeError`` for
-    non-integers and ``ValueError`` for another shape or a negative position, both
-    naming ``name``."""
+    non-integers and ``ValueError`` for another shape, both naming ``name`` (negative
+    positions are fine: RoPE is defined for every integer)."""
     if positions is None:
         return np.arange(L, dtype=np.float64)
     pos = np.asarray(positions)
@@ -27,8 +27,6 @@ def positions_of(positions, L: int, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be integers; got dtype {pos.dtype}")
     if pos.shape != (L,):
         raise ValueError(f"{name} must have shape ({L},), one per row; got {pos.shape}")
-    if (pos < 0).any():
-        raise ValueError(f"{name} must be non-negative; got {pos.min()}")
     return pos.astype(np.float64)
 
 
