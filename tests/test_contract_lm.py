@@ -350,6 +350,10 @@ ROWS = {
         ok=lambda: lm.block_params(tiny()[1], 0),
         check=lambda b: set(b) == set(cb.BLOCK_PARAMETERS) - {"W_3", "b_3"},
     ),
+    "attnlib.models.language_model.parameter_shapes": Row(
+        ok=lambda: lm.parameter_shapes(tiny()[0]),
+        check=lambda s: s == {k: v.shape for k, v in tiny()[1].items()},
+    ),
     "attnlib.models.language_model.parameter_count": Row(
         ok=lambda: lm.parameter_count(tiny()[1]),
         check=lambda n: (

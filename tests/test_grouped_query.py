@@ -115,8 +115,8 @@ def test_per_head_mask_reaches_the_right_head():
     "call, error, words",
     [
         (lambda: group_size(4, 3), ValueError, "must divide"),
-        (lambda: group_size(4, 0), ValueError, "at least one"),
-        (lambda: group_size(4.0, 2), TypeError, "integers"),
+        (lambda: group_size(4, 0), ValueError, "num_kv_heads must be at least 1"),
+        (lambda: group_size(4.0, 2), TypeError, "must be an integer"),
         (
             lambda: grouped_query_attention(
                 np.ones((4, 2, 2)), np.ones((2, 2, 2)), np.ones((3, 2, 2))

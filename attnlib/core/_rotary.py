@@ -18,7 +18,8 @@ BASE = 10_000.0
 
 def positions_of(positions, L: int, name: str) -> np.ndarray:
     """``positions`` as float64 of shape (L,) (default ``0 .. L-1``); ``TypeError`` for
-    non-integers and ``ValueError`` for another shape, both naming ``name``."""
+    non-integers and ``ValueError`` for another shape, both naming ``name`` (negative
+    positions are fine: RoPE is defined for every integer)."""
     if positions is None:
         return np.arange(L, dtype=np.float64)
     pos = np.asarray(positions)
@@ -34,7 +35,10 @@ def rotate(x: np.ndarray, positions: np.ndarray, base: float = BASE) -> np.ndarr
     in the dtype of ``x``; ``-positions`` undoes it (the backward pass)."""
     d = x.shape[-1]
     if d % 2:
-        raise ValueError(f"rotary embeddings need an even head width; got {d}")
+        raise ValueError(
+            "rotary embeddings need an even head width (the last axis of the queries "
+            f"and keys); got {d}"
+        )
     theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)  # (d/2,)
     angles = positions[:, None] * theta  # (L, d/2)
     c, s = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)

@@ -195,9 +195,11 @@ def require_ndim(arr: np.ndarray, ndim: int, name: str, layout: str) -> None:
 
 
 def as_length(n, name: str) -> int:
-    """A sequence length: a non-negative integer (``TypeError`` for 2.5,
-    ``ValueError`` for -1)."""
+    """A sequence length: a non-negative integer (``TypeError`` for 2.5 or ``True``,
+    ``ValueError`` for -1); numpy integers are accepted."""
     try:
+        if isinstance(n, (bool, np.bool_)):
+            raise TypeError  # a switch, never a count
         n = operator.index(n)
     except TypeError:
         raise TypeError(
@@ -206,6 +208,15 @@ def as_length(n, name: str) -> int:
     if n < 0:
         raise ValueError(f"{name} must be non-negative; got {n}")
     return n
+
+
+def as_generator(rng, name: str = "rng") -> np.random.Generator:
+    """A numpy Generator from ``rng``: a Generator, or a non-negative integer seed
+    (numpy integers too). Anything else, a float or a bool included, raises
+    ``TypeError`` naming ``name``; a negative seed ``ValueError``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(as_length(rng, name))
 
 
 def as_width(n, name: str) -> int:

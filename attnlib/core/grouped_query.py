@@ -23,13 +23,18 @@ Models from Multi-Head Checkpoints", sections 2.1-2.2.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
 import numpy as np
 
 from attnlib.core._rotary import positions_of, rotate
-from attnlib.core._validation import as_float_array, mask_for_scores, require_ndim
+from attnlib.core._validation import (
+    as_float_array,
+    as_generator,
+    as_width,
+    mask_for_scores,
+    require_ndim,
+)
 from attnlib.core.attention import attention
 from attnlib.core.heads import MultiHeadParams, merge_heads, split_heads
 
@@ -57,15 +62,7 @@ def group_size(num_heads, num_kv_heads) -> int:
 
     Source: Ainslie et al. (2023), section 2.2 (groups of equal size).
     """
-    try:
-        H, H_kv = operator.index(num_heads), operator.index(num_kv_heads)
-    except TypeError:
-        raise TypeError(
-            f"num_heads and num_kv_heads must be integers; got {num_heads!r} and "
-            f"{num_kv_heads!r}"
-        ) from None
-    if H < 1 or H_kv < 1:
-        raise ValueError(f"need at least one head; got H={H}, H_kv={H_kv}")
+    H, H_kv = as_width(num_heads, "num_heads"), as_width(num_kv_heads, "num_kv_heads")
     if H % H_kv:
         raise ValueError(
             f"num_kv_heads={H_kv} must divide num_heads={H}: each key/value head "
@@ -262,7 +259,7 @@ def init_grouped_query(
 
     Source: Glorot & Bengio (2010), equation (16); Ainslie et al. (2023), section 2.2.
     """
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     group_size(num_heads, num_kv_heads)
     if d_model % num_heads:
         raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from attnlib.data._checks import as_generator, as_width
+
 __all__ = [
     "CORPUS_PATH",
     "CharTokenizer",
@@ -220,6 +222,30 @@ class Split:
     validation: np.ndarray
 
 
+def _integer_ids(ids, name: str) -> np.ndarray:
+    """``ids`` as an int64 array; ``TypeError`` naming ``name`` unless integers."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integer token ids; got dtype {ids.dtype}")
+    return ids.astype(np.int64)
+
+
+def _windowed(pieces, context: int) -> np.ndarray:
+    """``pieces`` (n, piece) int ids, each long enough for a window of ``context + 1``
+    tokens."""
+    pieces = _integer_ids(pieces, "pieces")
+    if pieces.ndim != 2 or pieces.shape[0] < 1:
+        raise ValueError(
+            f"pieces must have shape (n, piece), n >= 1; got {pieces.shape}"
+        )
+    if pieces.shape[1] < context + 1:
+        raise ValueError(
+            f"context={context} needs pieces of at least {context + 1} tokens; they "
+            f"have {pieces.shape[1]}"
+        )
+    return pieces
+
+
 def split_pieces(ids, *, piece: int = 2000, every: int = 10) -> Split:
     """Cut ``ids`` into pieces of ``piece`` tokens and hold out every ``every``-th.
 
@@ -228,9 +254,11 @@ def split_pieces(ids, *, piece: int = 2000, every: int = 10) -> Split:
 
     Raises
     ------
-    ValueError if fewer than ``every`` whole pieces fit.
+    TypeError for ids that are not integers or sizes that are not; ValueError if fewer
+    than ``every`` whole pieces fit or a size is below 1.
     """
-    ids = np.asarray(ids, dtype=np.int64)
+    piece, every = as_width(piece, "piece"), as_width(every, "every")
+    ids = _integer_ids(ids, "ids")
     n = ids.size // piece
     if n < every:
         raise ValueError(f"{ids.size} tokens give {n} pieces of {piece}; need {every}")
@@ -243,9 +271,12 @@ def random_windows(pieces, rng, batch: int, context: int):
     """``batch`` random windows of ``context + 1`` tokens, each inside one piece.
 
     Returns ``(inputs, targets)``, int64 arrays of shape (batch, context): the targets
-    are the inputs shifted by one (the next token at every position).
+    are the inputs shifted by one (the next token at every position). ``rng`` is a
+    Generator or a seed. Raises TypeError or ValueError naming a size that is not an
+    integer >= 1, or ``context`` when a piece holds no window of ``context + 1``.
     """
-    pieces = np.asarray(pieces)
+    rng, batch = as_generator(rng), as_width(batch, "batch")
+    pieces = _windowed(pieces, as_width(context, "context"))
     rows = rng.integers(0, pieces.shape[0], size=batch)
     starts = rng.integers(0, pieces.shape[1] - context, size=batch)
     idx = starts[:, None] + np.arange(context + 1)  # (batch, context + 1)
@@ -258,8 +289,9 @@ def evaluation_windows(pieces, context: int):
 
     Returns ``(inputs, targets)`` of shape (n_windows, context): a fixed set, so the
     validation loss is the same number at every evaluation of the same parameters.
+    Raises as :func:`random_windows` does for ``pieces`` and ``context``.
     """
-    pieces = np.asarray(pieces)
+    pieces = _windowed(pieces, as_width(context, "context"))
     per_piece = (pieces.shape[1] - 1) // context
     idx = np.arange(per_piece)[:, None] * context + np.arange(context + 1)
     windows = pieces[:, idx].reshape(-1, context + 1)  # (n_windows, context + 1)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlib.data._checks import as_generator
+
 #: The ambiguous words and the names of their two senses (label 0, label 1).
 SENSES = {
     "bank": ("river", "money"),
@@ -175,7 +177,7 @@ def make_context_task(
         raise ValueError(
             f"need 3 <= min_len <= max_len; got min_len={min_len}, max_len={max_len}"
         )
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     tokens = np.zeros((n, max_len), dtype=np.int64)
     lengths = rng.integers(min_len, max_len + 1, size=n)
     query_index = np.zeros(n, dtype=np.int64)

@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnlib.data._checks import as_length, as_real_number, as_width
+
 
 class Split(NamedTuple):
     """Training and validation examples: ``X_*`` of shape (n, n_features), ``y_*`` of
@@ -53,20 +55,23 @@ def make_examples(
 
     Raises
     ------
+    TypeError
+        If a count or ``seed`` is not an integer (floats and bools are refused) or
+        ``noise`` is not a number, each named.
     ValueError
         If a count is negative or out of range, or ``noise`` is negative or not finite.
     """
-    n, n_features, n_informative = int(n), int(n_features), int(n_informative)
-    if n < 0:
-        raise ValueError(f"n must be >= 0; got {n}")
-    if n_features < 1 or not 1 <= n_informative <= n_features:
+    n, n_features = as_length(n, "n"), as_width(n_features, "n_features")
+    n_informative = as_width(n_informative, "n_informative")
+    if n_informative > n_features:
         raise ValueError(
             "need 1 <= n_informative <= n_features; got "
             f"n_informative={n_informative}, n_features={n_features}"
         )
-    noise = float(noise)
+    noise = as_real_number(noise, "noise")
     if not np.isfinite(noise) or noise < 0:
         raise ValueError(f"noise must be a finite number >= 0; got {noise}")
+    seed = as_length(seed, "seed")
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, n_features))  # (n, n_features)
     signal = X[:, :n_informative].sum(axis=1)  # (n,)
@@ -90,15 +95,12 @@ def make_split(
     Parameters and errors as in :func:`make_examples`; a negative ``n_train`` or
     ``n_val`` is a ValueError too (it would cut the sets at the wrong row).
     """
-    for name, count in (("n_train", n_train), ("n_val", n_val)):
-        if int(count) < 0:
-            raise ValueError(f"{name} must be >= 0; got {count}")
+    n_train, n_val = as_length(n_train, "n_train"), as_length(n_val, "n_val")
     X, y = make_examples(
-        int(n_train) + int(n_val),
+        n_train + n_val,
         n_features=n_features,
         n_informative=n_informative,
         noise=noise,
         seed=seed,
     )
-    cut = int(n_train)
-    return Split(X[:cut], y[:cut], X[cut:], y[cut:])
+    return Split(X[:n_train], y[:n_train], X[n_train:], y[n_train:])

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlib.data._checks import as_generator
+
 #: The lexicon, by word class: (source word, target word).
 NOUNS = (
     ("cat", "chat"),
@@ -203,7 +205,7 @@ def make_batch(rng, n: int, length: int) -> TranslationBatch:
             f"need n >= 1 sentences of length >= 2 (a verb and a word after it); "
             f"got n={n}, length={length}"
         )
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     source = np.zeros((n, length), dtype=np.int64)
     alignment = np.zeros((n, length), dtype=np.int64)
     for b in range(n):

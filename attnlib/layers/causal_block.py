@@ -99,12 +99,20 @@ def self_attention_mask(n: int, window: int | None = None) -> np.ndarray:
     return causal_mask(n) if window is None else sliding_window_mask(n, window=window)
 
 
+def _check_norm(kind) -> None:
+    """``ValueError`` naming ``kind`` unless it is "layer" or "rms"."""
+    if not isinstance(kind, str) or kind not in ("layer", "rms"):
+        raise ValueError(f"kind must be 'layer' or 'rms'; got {kind!r}")
+
+
 def norm(x, p: dict, which: str, kind: str = "layer"):
     """The block's normalisation ``which`` ("ln1", "ln2", "lnf") of ``x`` (B, L, d):
     :func:`attnlib.layer_norm` (its bias if ``p`` has one) or, for ``kind="rms"``,
-    :func:`attnlib.rms_norm`. Raises what they raise. Source: Ba, Kiros & Hinton
-    (2016); Zhang & Sennrich (2019).
+    :func:`attnlib.rms_norm`. Raises ``ValueError`` naming ``kind`` for another
+    value, and what they raise. Source: Ba, Kiros & Hinton (2016); Zhang &
+    Sennrich (2019).
     """
+    _check_norm(kind)
     if kind == "rms":
         return rms_norm(x, p[f"{which}_gain"])
     return layer_norm(x, p[f"{which}_gain"], p.get(f"{which}_bias"))
@@ -114,8 +122,10 @@ def norm_backward(dy, x, p: dict, which: str, kind: str = "layer"):
     """``(dx, grads)``: the backward pass of :func:`norm`, ``grads`` keyed
     ``<which>_gain`` (and ``<which>_bias`` if ``p`` has one); the shapes of ``x`` (B, L,
     d) and of the parameters. Raises ``OverflowError`` as the layer-norm backward
-    passes do. Source: Ba, Kiros & Hinton (2016); Zhang & Sennrich (2019).
+    passes do, and ``ValueError`` as :func:`norm`. Source: Ba, Kiros & Hinton (2016);
+    Zhang & Sennrich (2019).
     """
+    _check_norm(kind)
     gain = p[f"{which}_gain"]
     if kind == "rms":
         dx, dgain = rms_norm_backward(dy, *rms_norm_stats(x), gain)

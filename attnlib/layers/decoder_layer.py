@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_width, compute_dtype, to_dtype
+from attnlib.core._validation import as_generator, as_width, compute_dtype, to_dtype
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.core.heads import MultiHeadParams, init_multi_head, multi_head_attention
 from attnlib.core.masks import causal_mask
@@ -124,7 +124,7 @@ def init_decoder_layer(
 
     Source: Vaswani et al. (2017), sections 3.1 and 3.3; Glorot & Bengio (2010).
     """
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     d_ff = 4 * d_model if d_ff is None else int(d_ff)
     d_mem = d_model if d_memory is None else as_width(d_memory, "d_memory")
     self_attn = init_multi_head(rng, d_model, num_heads)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.core._validation import (
+    as_generator,
     compute_dtype,
     mask_for_scores,
     to_dtype,
@@ -149,7 +150,7 @@ def init_encoder_layer(
     Source: Vaswani et al. (2017), section 3.3 (``d_ff = 4 d_model``); Glorot & Bengio
     (2010).
     """
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     d_ff = 4 * d_model if d_ff is None else int(d_ff)
     base = init_multi_head(rng, d_model, num_heads)
     attn = MultiHeadParams(

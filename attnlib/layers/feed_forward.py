@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, as_width, to_dtype
+from attnlib.core._validation import as_float_array, as_generator, as_width, to_dtype
 from attnlib.layers._validation import check_feed_forward, finite_array, fits
 
 
@@ -108,7 +108,7 @@ def init_feed_forward(rng, d_model: int, d_ff: int):
     Source: Glorot & Bengio (2010), equation (16); Vaswani et al. (2017), section 3.3.
     """
     d_model, d_ff = as_width(d_model, "d_model"), as_width(d_ff, "d_ff")
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     a_1 = np.sqrt(6.0 / (d_model + d_ff))
     W_1 = rng.uniform(-a_1, a_1, size=(d_model, d_ff))
     W_2 = rng.uniform(-a_1, a_1, size=(d_ff, d_model))

@@ -3,7 +3,11 @@ Algorithm 2), for the book's small models trained by hand."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from attnlib.core._validation import as_real_number
 
 __all__ = ["Adam", "AdamW", "decays"]
 
@@ -23,11 +27,14 @@ class Adam:
         beta2: float = 0.999,
         eps: float = 1e-8,
     ):
-        if lr <= 0 or not (0 <= beta1 < 1) or not (0 <= beta2 < 1):
-            raise ValueError(
-                "need lr > 0 and 0 <= beta < 1; "
-                f"got lr={lr}, beta1={beta1}, beta2={beta2}"
-            )
+        lr, eps = as_real_number(lr, "lr"), as_real_number(eps, "eps")
+        for name, value in (("lr", lr), ("eps", eps)):
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number; got {value}")
+        beta1, beta2 = as_real_number(beta1, "beta1"), as_real_number(beta2, "beta2")
+        for name, value in (("beta1", beta1), ("beta2", beta2)):
+            if not 0 <= value < 1:
+                raise ValueError(f"{name} must lie in [0, 1); got {value}")
         self.lr, self.beta1, self.beta2, self.eps = lr, beta1, beta2, eps
         self.t = 0
         self.m: dict = {}
@@ -72,8 +79,9 @@ class AdamW(Adam):
     ``theta -= lr * weight_decay * theta`` (as ``torch.optim.AdamW``: the decay is
     scaled by the current ``lr``, the schedule multiplier of the paper); the gradient
     itself never sees the decay, unlike L2 regularisation added to the loss.
-    ``weight_decay=0`` is exactly :class:`Adam`. Raises ``ValueError`` for a negative
-    ``weight_decay`` and what :class:`Adam` raises.
+    ``weight_decay=0`` is exactly :class:`Adam`. Raises ``TypeError`` for a
+    ``weight_decay`` that is not a real number, ``ValueError`` for a negative or
+    infinite one, and what :class:`Adam` raises.
 
     Source: Loshchilov & Hutter (2019), "Decoupled Weight Decay Regularization",
     Algorithm 2, line 12.
@@ -81,8 +89,11 @@ class AdamW(Adam):
 
     def __init__(self, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01):
         super().__init__(lr, beta1, beta2, eps)
-        if not weight_decay >= 0:
-            raise ValueError(f"weight_decay must be >= 0; got {weight_decay}")
+        weight_decay = as_real_number(weight_decay, "weight_decay")
+        if not (math.isfinite(weight_decay) and weight_decay >= 0):
+            raise ValueError(
+                f"weight_decay must be finite and >= 0; got {weight_decay}"
+            )
         self.weight_decay = weight_decay
 
     def step(self, params: dict, grads: dict) -> None:

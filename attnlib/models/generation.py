@@ -24,9 +24,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlib.core._validation import (
+    as_float_array,
+    as_length,
+    as_real_number,
+    as_width,
+)
 from attnlib.core.softmax import softmax
 from attnlib.models.kv_cache import KVCache
-from attnlib.models.language_model import LMConfig, forward
+from attnlib.models.language_model import LMConfig, _check_ids, forward
 
 __all__ = ["next_token_distribution", "sample_next", "generate"]
 
@@ -35,12 +41,27 @@ def _top_k_mask(logits: np.ndarray, top_k: int | None) -> np.ndarray | None:
     """True for the ``top_k`` largest logits of each row (ties broken by position)."""
     if top_k is None or top_k >= logits.shape[-1]:
         return None
-    if int(top_k) != top_k or top_k < 1:
-        raise ValueError(f"top_k must be a positive integer or None; got {top_k!r}")
     order = np.argsort(-logits, axis=-1, kind="stable")  # (..., V), best first
     mask = np.zeros(logits.shape, dtype=bool)
     np.put_along_axis(mask, order[..., :top_k], True, axis=-1)
     return mask  # (..., V)
+
+
+def _check_rng(rng) -> None:
+    """Sampling needs ``rng``: ``ValueError`` without one, ``TypeError`` for a seed or
+    anything else that is not a numpy Generator."""
+    if rng is None:
+        raise ValueError("sampling needs rng (a numpy Generator); or use temperature=0")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator; got {type(rng).__name__}")
+
+
+def _check_sampling(temperature, top_k) -> tuple[float, int | None]:
+    """``temperature`` a finite number >= 0, ``top_k`` None or an integer >= 1."""
+    t = as_real_number(temperature, "temperature")
+    if not (np.isfinite(t) and t >= 0):
+        raise ValueError(f"temperature must be a finite number >= 0; got {t}")
+    return t, None if top_k is None else as_width(top_k, "top_k")
 
 
 def next_token_distribution(logits, temperature: float = 1.0, top_k: int | None = None):
@@ -60,17 +81,19 @@ def next_token_distribution(logits, temperature: float = 1.0, top_k: int | None 
 
     Raises
     ------
-    ValueError for a negative or non-finite temperature, a ``top_k`` below 1 or not an
-    integer, or logits holding NaN or inf.
+    TypeError for a temperature that is not a number, a ``top_k`` that is not an
+    integer (floats and bools are refused) or logits that are not real; ValueError
+    for a negative or non-finite temperature, a ``top_k`` below 1, or logits without a
+    vocabulary axis or holding NaN or inf.
 
     Source: Holtzman et al. (2020), section 3.1 (sampling with temperature, top-k).
     """
-    logits = np.asarray(logits, dtype=np.float64)
+    temperature, top_k = _check_sampling(temperature, top_k)  # before any shortcut
+    logits = as_float_array(logits, "logits").astype(np.float64)
+    if logits.ndim < 1 or logits.shape[-1] < 1:
+        raise ValueError(f"logits must have shape (..., V), V >= 1; got {logits.shape}")
     if not np.isfinite(logits).all():
-        raise ValueError("logits hold NaN or inf")
-    temperature = float(temperature)
-    if not (np.isfinite(temperature) and temperature >= 0):
-        raise ValueError(f"temperature must be a number >= 0; got {temperature}")
+        raise ValueError(f"logits {logits.shape} hold NaN or inf")
     mask = _top_k_mask(logits, top_k)
     if temperature == 0.0:
         probs = np.zeros_like(logits)
@@ -89,7 +112,8 @@ def sample_next(logits, rng, temperature: float = 1.0, top_k: int | None = None)
     number per row from ``rng`` (greedy with temperature 0: nothing is drawn).
 
     Returns an int64 array of the leading shape (an int64 scalar for one row). Raises
-    what :func:`next_token_distribution` raises.
+    what :func:`next_token_distribution` raises; when sampling, ValueError without
+    ``rng`` and TypeError for an ``rng`` that is not a numpy Generator.
 
     Source: inverse-transform sampling of a discrete distribution; Holtzman et al.
     (2020), section 3.1, for the distributions drawn from.
@@ -97,6 +121,7 @@ def sample_next(logits, rng, temperature: float = 1.0, top_k: int | None = None)
     probs = next_token_distribution(logits, temperature, top_k)  # (..., V)
     if temperature == 0:
         return probs.argmax(axis=-1)
+    _check_rng(rng)
     u = rng.random(probs.shape[:-1])[..., None]  # (..., 1), uniform in [0, 1)
     cumulative = np.cumsum(probs, axis=-1)  # (..., V)
     token = (cumulative <= u * cumulative[..., -1:]).sum(axis=-1)
@@ -140,24 +165,33 @@ def generate(
 
     Raises
     ------
-    ValueError if the sequence would exceed ``config.context``, the prompt is empty, or
-    sampling is asked for without ``rng``.
+    TypeError for a prompt that is not integers, an ``n_new`` that is not an integer,
+    or an ``rng`` that is not a numpy Generator; ValueError if the sequence would
+    exceed ``config.context``, the prompt is empty or not of shape (L,) or (B, L),
+    sampling is asked for without ``rng``, and
+    what :func:`next_token_distribution` and the model's ``forward`` raise.
 
     Source: autoregressive generation as in Radford et al. (2019), section 2; the cache
     as in Pope et al. (2023), section 2.
     """
-    prompt = np.asarray(prompt, dtype=np.int64)
+    prompt = np.asarray(prompt)
+    if prompt.ndim not in (1, 2):
+        raise ValueError(f"prompt must have shape (L,) or (B, L); got {prompt.shape}")
     single = prompt.ndim == 1
-    tokens = prompt[None, :] if single else prompt  # (B, L)
+    tokens = _check_ids(prompt[None, :] if single else prompt, config, 0, "prompt")
+    tokens = tokens.astype(np.int64)  # (B, L)
+    n_new = as_length(n_new, "n_new")
+    _check_sampling(temperature, top_k)
     if tokens.shape[1] < 1:
         raise ValueError("the prompt needs at least one token")
     unbounded = config.position == "rope" and config.window is not None
     if tokens.shape[1] + n_new > config.context and not unbounded:
         raise ValueError(
-            f"{tokens.shape[1]} + {n_new} tokens exceed the context of {config.context}"
+            f"{tokens.shape[1]} + n_new={n_new} tokens exceed the context of "
+            f"{config.context}"
         )
-    if temperature != 0 and rng is None:
-        raise ValueError("sampling needs rng (a numpy Generator); or use temperature=0")
+    if temperature != 0:
+        _check_rng(rng)
     dtype = params["tok_emb"].dtype
     cache = None
     if use_cache:
@@ -169,9 +203,8 @@ def generate(
             s = max(0, tokens.shape[1] - config.context)  # > 0 only past the context
             logits, _ = forward(params, config, tokens[:, s:], start=s)  # all again
         else:
-            logits, _ = forward(
-                params, config, new, caches=cache.layers, start=cache.length
-            )  # only the new tokens; the cache holds the rest
+            # only the new tokens, at the positions after those the cache holds
+            logits, _ = forward(params, config, new, caches=cache.layers)
         last = logits[:, -1]  # (B, V)
         chosen.append(last)
         nxt = sample_next(last, rng, temperature, top_k)  # (B,)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnlib.core._validation import as_width
 from attnlib.core.masks import causal_mask
 from attnlib.core.sliding_window import sliding_window_mask
 
@@ -76,6 +77,14 @@ class LayerCache:
     """
 
     def __init__(self, batch, num_kv_heads, d_head, capacity, dtype, window=None):
+        batch, num_kv_heads = (
+            as_width(batch, "batch"),
+            as_width(num_kv_heads, "num_kv_heads"),
+        )
+        d_head, capacity = as_width(d_head, "d_head"), as_width(capacity, "capacity")
+        window = None if window is None else as_width(window, "window")
+        if np.dtype(dtype).kind != "f":
+            raise TypeError(f"dtype must be a float dtype; got {np.dtype(dtype)}")
         slots = capacity if window is None else min(window, capacity)
         shape = (batch, num_kv_heads, slots, d_head)  # (B, H_kv, slots, d_k)
         self.keys = np.zeros(shape, dtype)
@@ -135,12 +144,16 @@ class KVCache:
     capacity : int, positions to hold (at most ``config.context``)
     dtype : the parameters' float dtype
 
-    Pass ``cache.layers`` and ``start=cache.length`` to
+    Pass ``cache.layers`` (as ``caches=``) to
     :func:`attnlib.models.language_model.forward` to run only the new tokens.
     """
 
     def __init__(self, config, batch: int, capacity: int, dtype=np.float32):
         H_kv = config.num_kv_heads
+        if as_width(capacity, "capacity") > config.context:
+            raise ValueError(
+                f"capacity={capacity} exceeds the model's context of {config.context}"
+            )
         self.layers = [
             LayerCache(batch, H_kv, config.d_head, capacity, dtype, config.window)
             for _ in range(config.num_layers)

@@ -38,6 +38,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from attnlib.core._validation import as_generator, as_length, as_width
+from attnlib.core.dropout import as_dropout_rate
 from attnlib.layers.causal_block import (
     causal_block,
     causal_block_backward,
@@ -49,6 +51,7 @@ __all__ = [
     "LMConfig",
     "init_language_model",
     "block_params",
+    "parameter_shapes",
     "parameter_count",
     "forward",
     "cross_entropy",
@@ -108,6 +111,20 @@ class LMConfig:
             object.__setattr__(self, "num_kv_heads", self.num_heads)
         if self.d_ff is None:
             object.__setattr__(self, "d_ff", 4 * self.d_model)
+        sizes = ("vocab_size", "context", "d_model", "num_layers", "num_heads")
+        for name in sizes + ("num_kv_heads",):  # ints >= 1, before any division
+            object.__setattr__(self, name, as_width(getattr(self, name), name))
+        object.__setattr__(self, "d_ff", as_length(self.d_ff, "d_ff"))  # 0: no FFN
+        if self.window is not None:
+            object.__setattr__(self, "window", as_width(self.window, "window"))
+        object.__setattr__(self, "dropout", as_dropout_rate(self.dropout))
+        if self.activation not in ("relu", "gelu", "swiglu"):
+            raise ValueError(
+                "activation must be 'relu', 'gelu' or 'swiglu'; "
+                f"got {self.activation!r}"
+            )
+        if not isinstance(self.tied, (bool, np.bool_)):
+            raise TypeError(f"tied must be True or False; got {self.tied!r}")
         if self.d_model % self.num_heads:
             raise ValueError(
                 f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}"
@@ -117,10 +134,7 @@ class LMConfig:
                 f"num_kv_heads={self.num_kv_heads} must divide "
                 f"num_heads={self.num_heads}"
             )
-        if min(self.vocab_size, self.context, self.num_layers) < 1:
-            raise ValueError(f"sizes must be positive: {self}")
         for name, allowed in (
-            ("activation", ("relu", "gelu", "swiglu")),
             ("position", ("learned", "rope")),
             ("norm", ("layer", "rms")),
         ):
@@ -128,6 +142,8 @@ class LMConfig:
                 raise ValueError(
                     f"{name} must be one of {allowed}; got {getattr(self, name)!r}"
                 )
+        if not isinstance(self.bias, (bool, np.bool_)):
+            raise TypeError(f"bias must be True or False; got {self.bias!r}")
         if self.position == "rope" and self.d_head % 2:
             raise ValueError(f"position='rope' needs an even d_head; got {self.d_head}")
 
@@ -145,9 +161,10 @@ def block_params(params: dict, r: int) -> dict:
 
     Returns a dict of the arrays themselves (not copies), of the shapes listed in
     :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS`; empty if there is no block
-    ``r``. Raises nothing.
+    ``r``. Raises ``TypeError`` or ``ValueError`` for an ``r`` that is not an integer
+    >= 0.
     """
-    prefix = f"blocks.{r}."
+    prefix = f"blocks.{as_length(r, 'r')}."
     return {k[len(prefix) :]: v for k, v in params.items() if k.startswith(prefix)}
 
 
@@ -161,45 +178,78 @@ def init_language_model(config: LMConfig, rng, dtype=np.float32) -> dict:
     ``tok_emb`` (V, d), ``pos_emb`` (context, d) (learned positions only), per block
     the arrays of :data:`attnlib.layers.causal_block.BLOCK_PARAMETERS` that the config
     uses, ``lnf_gain`` and ``lnf_bias`` (d,) (no bias for RMSNorm or ``bias=False``),
-    and ``lm_head`` (V, d) when the head is not tied. Raises
-    nothing beyond numpy's own errors (the config was checked when it was made).
+    and ``lm_head`` (V, d) when the head is not tied (:func:`parameter_shapes`). Raises
+    ``TypeError`` for an ``rng`` that is neither a Generator nor a seed, or a ``dtype``
+    that is not a float dtype (the config was checked when it was made).
 
     Source: Radford et al. (2019), section 2.3.
     """
-    rng = np.random.default_rng(rng)
-    c = config
-    d, d_kv = c.d_model, c.num_kv_heads * c.d_head
-    std, residual_std = 0.02, 0.02 / np.sqrt(2 * c.num_layers)
-
-    def normal(shape, s=std):
-        return rng.normal(0.0, s, size=shape).astype(dtype)
-
-    def gain_bias(which):  # a normalisation's gain (and bias, for layer norm)
-        out = {f"{which}_gain": np.ones(d, dtype)}
-        return out | ({f"{which}_bias": np.zeros(d, dtype)} if norm_bias else {})
-
-    norm_bias = c.bias and c.norm == "layer"
-    params = {"tok_emb": normal((c.vocab_size, d))}
-    if c.position == "learned":
-        params["pos_emb"] = normal((c.context, d))
-    for r in range(c.num_layers):
-        block = gain_bias("ln1")
-        block |= {"W_Q": normal((d, d)), "W_K": normal((d, d_kv))}
-        block |= {"W_V": normal((d, d_kv)), "W_O": normal((d, d), residual_std)}
-        if c.d_ff:
-            block |= gain_bias("ln2") | {"W_1": normal((d, c.d_ff))}
-            block |= {"W_2": normal((c.d_ff, d), residual_std)}
-            if c.activation == "swiglu":
-                block["W_3"] = normal((d, c.d_ff))
-            if c.bias:
-                block |= {"b_1": np.zeros(c.d_ff, dtype), "b_2": np.zeros(d, dtype)}
-                if c.activation == "swiglu":
-                    block["b_3"] = np.zeros(c.d_ff, dtype)
-        params |= {f"blocks.{r}.{name}": value for name, value in block.items()}
-    params |= gain_bias("lnf")
-    if not c.tied:
-        params["lm_head"] = normal((c.vocab_size, d))
+    rng = as_generator(rng)
+    if np.dtype(dtype).kind != "f":
+        raise TypeError(f"dtype must be a float dtype; got {np.dtype(dtype)}")
+    std, residual_std = 0.02, 0.02 / np.sqrt(2 * config.num_layers)
+    params = {}
+    for name, shape in parameter_shapes(config).items():  # drawn in this order
+        short = name.rsplit(".", 1)[-1]
+        if short.endswith("gain"):
+            params[name] = np.ones(shape, dtype)
+        elif short.endswith("bias") or short.startswith("b_"):
+            params[name] = np.zeros(shape, dtype)
+        else:
+            s = residual_std if short in ("W_O", "W_2") else std
+            params[name] = rng.normal(0.0, s, size=shape).astype(dtype)
     return params
+
+
+def parameter_shapes(config: LMConfig) -> dict:
+    """The name and shape of every array of the model ``config`` describes, in the
+    order :func:`init_language_model` makes them. Raises nothing."""
+    c = config
+    d, d_kv, V = c.d_model, c.num_kv_heads * c.d_head, c.vocab_size
+
+    def norm_arrays(which):  # a normalisation's gain, and bias for layer norm
+        biased = c.bias and c.norm == "layer"
+        return {f"{which}_gain": (d,)} | ({f"{which}_bias": (d,)} if biased else {})
+
+    block = norm_arrays("ln1") | {"W_Q": (d, d), "W_K": (d, d_kv)}
+    block |= {"W_V": (d, d_kv), "W_O": (d, d)}
+    if c.d_ff:
+        block |= norm_arrays("ln2") | {"W_1": (d, c.d_ff), "W_2": (c.d_ff, d)}
+        if c.activation == "swiglu":
+            block["W_3"] = (d, c.d_ff)
+        if c.bias:
+            block |= {"b_1": (c.d_ff,), "b_2": (d,)}
+            if c.activation == "swiglu":
+                block["b_3"] = (c.d_ff,)
+    shapes = {"tok_emb": (V, d)}
+    if c.position == "learned":
+        shapes["pos_emb"] = (c.context, d)
+    for r in range(c.num_layers):
+        shapes |= {f"blocks.{r}.{name}": shape for name, shape in block.items()}
+    shapes |= norm_arrays("lnf")
+    return shapes if c.tied else shapes | {"lm_head": (V, d)}
+
+
+def _check_params(params: dict, config: LMConfig) -> None:
+    """``ValueError`` naming the mismatch when ``params`` are not the arrays of the
+    model ``config`` describes (names and shapes)."""
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of arrays; got {type(params).__name__}")
+    shapes = parameter_shapes(config)
+    missing = sorted(set(shapes) - set(params))
+    extra = sorted(set(params) - set(shapes))
+    if missing or extra:
+        raise ValueError(
+            f"params do not match config (tied={config.tied}, "
+            f"num_layers={config.num_layers}, d_ff={config.d_ff}): "
+            f"missing {missing}, unexpected {extra}"
+        )
+    for name, shape in shapes.items():
+        if np.shape(params[name]) != shape:
+            raise ValueError(
+                f"params[{name!r}] has shape {np.shape(params[name])}; config "
+                f"{config} needs {shape}"
+            )
 
 
 def _head(params: dict) -> np.ndarray:
@@ -213,15 +263,14 @@ def parameter_count(params: dict) -> int:
     return int(sum(a.size for a in params.values()))
 
 
-def _check_ids(idx, config: LMConfig, start: int) -> np.ndarray:
+def _check_ids(idx, config: LMConfig, start: int, name: str = "idx") -> np.ndarray:
     idx = np.asarray(idx)
-    if idx.dtype.kind not in "iu" or idx.ndim != 2:
-        raise ValueError(
-            f"token ids must be an integer array of shape (B, L); got {idx.dtype} "
-            f"{idx.shape}"
-        )
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{name} (token ids) must be integers; got dtype {idx.dtype}")
+    if idx.ndim != 2:
+        raise ValueError(f"{name} (token ids) must have shape (B, L); got {idx.shape}")
     if idx.size and (idx.min() < 0 or idx.max() >= config.vocab_size):
-        raise ValueError(f"token ids must lie in 0 .. {config.vocab_size - 1}")
+        raise ValueError(f"{name} (token ids) must lie in 0 .. {config.vocab_size - 1}")
     unbounded = config.position == "rope" and config.window is not None
     if idx.shape[1] > config.context or (
         start + idx.shape[1] > config.context and not unbounded
@@ -233,6 +282,30 @@ def _check_ids(idx, config: LMConfig, start: int) -> np.ndarray:
     return idx
 
 
+def _start(caches, start, config: LMConfig) -> int:
+    """The position of the first new token: the number of tokens the caches hold (all
+    layers alike), which ``start``, if given, must equal."""
+    if start is not None:
+        start = as_length(start, "start")
+    if caches is None:
+        return 0 if start is None else start
+    if len(caches) != config.num_layers:
+        raise ValueError(
+            f"caches has {len(caches)} layer caches; the model has "
+            f"num_layers={config.num_layers}"
+        )
+    held = {cache.length for cache in caches}
+    if len(held) != 1:
+        raise ValueError(f"caches disagree on how many tokens they hold: {held}")
+    (held,) = held
+    if start is not None and start != held:
+        raise ValueError(
+            f"start={start} disagrees with the caches, which hold {held} tokens "
+            "(omit start: it is the caches' length)"
+        )
+    return held
+
+
 def forward(
     params: dict,
     config: LMConfig,
@@ -242,7 +315,7 @@ def forward(
     rng=None,
     head_mask=None,
     caches=None,
-    start: int = 0,
+    start: int | None = None,
     keep_for_backward: bool = False,
 ):
     """The logits for the next token at every position.
@@ -258,7 +331,8 @@ def forward(
         removes that head, for ablations)
     caches : sequence of N layer caches, optional (generation; see
         :mod:`attnlib.models.kv_cache`); ``idx`` then holds the new tokens only
-    start : int, the position of ``idx[:, 0]`` (the number of tokens already cached)
+    start : int, optional, the position of ``idx[:, 0]``: with ``caches``, the number
+        of tokens they hold (the default; a different ``start`` raises), else 0
     keep_for_backward : bool, also return what :func:`backward` needs
 
     Returns
@@ -269,13 +343,24 @@ def forward(
 
     Raises
     ------
-    ValueError for token ids that are not integers in ``0 .. V - 1`` or positions beyond
-    the context, and from the blocks (shapes, dropout arguments).
+    TypeError for token ids that are not integers; ValueError for ids outside ``0 .. V
+    - 1``, positions beyond the context, params that do not match ``config`` (names and
+    shapes), a ``head_mask`` not of shape (N, H), a ``start`` that disagrees with the
+    caches, and from the blocks (dropout arguments).
 
     Source: Radford et al. (2019), section 2.3; Press & Wolf (2017) for the tied head.
     """
     c = config
+    _check_params(params, c)
+    start = _start(caches, start, c)
     idx = _check_ids(idx, c, start)
+    if head_mask is not None:
+        head_mask = np.asarray(head_mask)
+        if head_mask.shape != (c.num_layers, c.num_heads):
+            raise ValueError(
+                f"head_mask must have shape (num_layers, num_heads) = "
+                f"{(c.num_layers, c.num_heads)}; got {head_mask.shape}"
+            )
     x = params["tok_emb"][idx]  # (B, L, d)
     if c.position == "learned":
         x = x + params["pos_emb"][start : start + idx.shape[1]]  # (B, L, d)
@@ -374,6 +459,7 @@ def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
     (checked against finite differences in tests/test_language_model.py).
     """
     c = config
+    _check_params(params, c)
     d_head = np.einsum("blv,bld->vd", dlogits, saved["h"])  # (V, d)
     grads = {"tok_emb": d_head if c.tied else np.zeros_like(d_head)}
     if not c.tied:

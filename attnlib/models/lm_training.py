@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from attnlib.core._validation import as_length, as_real_number, as_width
 from attnlib.data.book_text import evaluation_windows, random_windows
 from attnlib.models.adam import Adam
 from attnlib.models.language_model import (
@@ -66,17 +67,11 @@ class TrainConfig:
 
     def __post_init__(self):
         for name in ("max_steps", "batch", "eval_every", "patience", "eval_windows"):
-            if getattr(self, name) < 1:
-                raise ValueError(
-                    f"{name} must be at least 1; got {getattr(self, name)}"
-                )
-        if self.warmup < 0:
-            raise ValueError(f"warmup must be at least 0; got {self.warmup}")
+            object.__setattr__(self, name, as_width(getattr(self, name), name))
+        for name in ("warmup", "seed"):
+            object.__setattr__(self, name, as_length(getattr(self, name), name))
         for name in ("lr", "max_norm"):
-            if not (np.isfinite(getattr(self, name)) and getattr(self, name) > 0):
-                raise ValueError(
-                    f"{name} must be a positive number; got {getattr(self, name)}"
-                )
+            object.__setattr__(self, name, _positive(getattr(self, name), name))
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -103,9 +98,20 @@ class History:
         return asdict(self)
 
 
+def _positive(value, name: str) -> float:
+    """A positive finite number; ``TypeError`` or ``ValueError`` naming ``name``."""
+    value = as_real_number(value, name)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive number; got {value}")
+    return value
+
+
 def learning_rate(step: int, cfg: TrainConfig) -> float:
     """Linear warm-up to ``cfg.lr`` over ``cfg.warmup`` steps, then a half cosine down
     to ``cfg.lr / 10`` at ``cfg.max_steps`` (``step`` counts from 0)."""
+    step = as_length(step, "step")
+    if not isinstance(cfg, TrainConfig):
+        raise TypeError(f"cfg must be a TrainConfig; got {type(cfg).__name__}")
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
     progress = (step - cfg.warmup) / max(1, cfg.max_steps - cfg.warmup)
@@ -114,7 +120,21 @@ def learning_rate(step: int, cfg: TrainConfig) -> float:
 
 def clip_global_norm(grads: dict, max_norm: float) -> float:
     """Scale all gradients (in place) so that their joint Euclidean norm is at most
-    ``max_norm``; returns the norm before clipping."""
+    ``max_norm``; returns the norm before clipping.
+
+    Raises ``TypeError`` for a gradient that is not a float array or a ``max_norm``
+    that is not a number, and ``ValueError`` naming the parameter whose gradient holds
+    NaN or inf (nothing is scaled then), or for a ``max_norm`` that is not positive.
+    """
+    max_norm = _positive(max_norm, "max_norm")
+    for name, g in grads.items():
+        if not (isinstance(g, np.ndarray) and g.dtype.kind == "f"):
+            raise TypeError(
+                f"grads[{name!r}] must be a float array (scaled in place); got "
+                f"{getattr(g, 'dtype', type(g).__name__)}"
+            )
+        if not np.isfinite(g).all():
+            raise ValueError(f"grads[{name!r}] holds NaN or inf (a NaN gradient)")
     top = max((float(np.abs(g).max()) for g in grads.values() if g.size), default=0.0)
     if top == 0.0:
         return 0.0
@@ -139,6 +159,7 @@ def _fixed_windows(pieces, context: int, n: int):
 
 def evaluate(params, config: LMConfig, windows, batch: int = 100) -> float:
     """The exact mean loss (no dropout) over ``windows = (inputs, targets)``."""
+    batch = as_width(batch, "batch")
     x, y = windows
     if len(x) == 0:
         raise ValueError("windows holds no window to evaluate")
@@ -159,9 +180,12 @@ def recent_drop(history: dict, steps: int) -> tuple[float, float]:
     last one (``steps`` must be a multiple of the run's evaluation interval, and the run
     at least that long).
     """
+    steps = as_width(steps, "steps")
     step, val = history["step"], history["validation"]
+    if not step:
+        raise ValueError("history holds no evaluation (its 'step' list is empty)")
     target = step[-1] - steps
-    if steps < 1 or target not in step:
+    if target not in step:
         raise ValueError(
             f"no evaluation {steps} steps before the last one (step {step[-1]}); "
             f"evaluated at {step[:3]}...{step[-2:]}"

@@ -15,12 +15,16 @@ the encoder of a translation model; Werbos (1990), "Backpropagation through time
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
 from attnlib.core._validation import (
     as_float_array,
+    as_generator,
+    as_real_number,
+    as_width,
     compute_dtype,
     require_ndim,
 )
@@ -57,7 +61,7 @@ def init_rnn(
 
     Parameters
     ----------
-    rng : numpy.random.Generator, e.g. ``np.random.default_rng(0)``
+    rng : numpy.random.Generator, e.g. ``np.random.default_rng(0)``, or a seed
     input_size, hidden_size : int >= 1 (``m`` and ``h``)
     spectral_radius : float >= 0
     input_scale : float >= 0
@@ -68,23 +72,23 @@ def init_rnn(
 
     Raises
     ------
+    TypeError
+        If a size is not an integer, a scale not a number, or ``rng`` neither a
+        Generator nor a seed (each named).
     ValueError
-        If a size is below 1 or a scale is negative.
+        If a size is below 1 or a scale is negative or not finite.
 
     Source: the orthogonal recurrent matrix follows Saxe et al. (2014); the RNN is
     Elman's.
     """
-    m, h = int(input_size), int(hidden_size)
-    if m < 1 or h < 1:
-        raise ValueError(
-            f"input_size and hidden_size must be >= 1; got {input_size} and "
-            f"{hidden_size}"
-        )
-    if spectral_radius < 0 or input_scale < 0:
-        raise ValueError(
-            f"spectral_radius and input_scale must be >= 0; got {spectral_radius} "
-            f"and {input_scale}"
-        )
+    rng = as_generator(rng)
+    m, h = as_width(input_size, "input_size"), as_width(hidden_size, "hidden_size")
+    for name, value in (
+        ("spectral_radius", spectral_radius),
+        ("input_scale", input_scale),
+    ):
+        if not (math.isfinite(as_real_number(value, name)) and value >= 0):
+            raise ValueError(f"{name} must be a finite number >= 0; got {value}")
     a = rng.standard_normal((h, h))
     q, r = np.linalg.qr(a)
     q = q * np.where(np.diag(r) < 0, -1.0, 1.0)  # a uniformly random orthogonal matrix

@@ -44,6 +44,12 @@ from pathlib import Path
 
 import numpy as np
 
+from attnlib.core._validation import (
+    as_generator,
+    as_length,
+    as_real_number,
+    as_width,
+)
 from attnlib.models.language_model import LMConfig, forward, init_language_model
 from attnlib.models.lm_training import TrainConfig, train
 from book_support import CHAPTERS
@@ -81,6 +87,15 @@ class InductionTask:
     min_segment: int = 6
     max_segment: int = 12
 
+    def __post_init__(self):
+        for name in ("vocab_size", "half", "min_segment", "max_segment"):
+            object.__setattr__(self, name, as_width(getattr(self, name), name))
+        if self.min_segment > self.max_segment:
+            raise ValueError(
+                f"need min_segment <= max_segment; got min_segment="
+                f"{self.min_segment}, max_segment={self.max_segment}"
+            )
+
     @property
     def length(self) -> int:
         return 2 * self.half
@@ -101,7 +116,8 @@ def make_sequences(rng, n: int, task: InductionTask = TASK, period=None) -> np.n
     the second half repeat the first. A shorter ``period`` moves the repeat to another
     distance (the test of the shortcut model).
     """
-    s = task.half if period is None else int(period)
+    rng, n = as_generator(rng), as_length(n, "n")
+    s = task.half if period is None else as_width(period, "period")
     if not 1 <= s <= task.length:
         raise ValueError(f"period must lie in 1 .. {task.length}; got {period}")
     first = rng.integers(0, task.vocab_size, size=(n, task.length))  # (n, 2h)
@@ -115,7 +131,12 @@ def make_training_sequences(rng, n: int, task: InductionTask = TASK) -> np.ndarr
     for the first copy and a start ``b >= a + m`` for the second; everything else is
     random. Returns an int64 array (n, 2 h).
     """
-    L = task.length
+    rng, n, L = as_generator(rng), as_length(n, "n"), task.length
+    if task.max_segment > task.half:
+        raise ValueError(
+            f"a segment of max_segment={task.max_segment} tokens cannot occur twice "
+            f"in 2 * half = {L} tokens"
+        )
     seqs = rng.integers(0, task.vocab_size, size=(n, L))  # (n, 2h)
     for row in seqs:
         m = rng.integers(task.min_segment, task.max_segment + 1)
@@ -303,6 +324,7 @@ def drop_step(history: dict, chance: float):
 
     Returns an int (or None); raises ``KeyError`` for a history without the losses.
     """
+    chance = as_real_number(chance, "chance")
     steps = np.asarray(history["step"])
     below = steps[np.asarray(history["extra"]["repeated_half"]) < chance / 2]
     return int(below[0]) if below.size else None
