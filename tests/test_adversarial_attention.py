@@ -211,3 +211,22 @@ def test_alternative_figure_alt_text_gives_the_bars_values(classifier):
     assert f"about {own:.2f} on the clue {clue}" in text
     assert f"about {spring:.2f} on spring and {on:.2f} on on" in text
     assert alt.weights[words.index(clue)] < 0.01 and "almost nothing on" in text
+
+
+def test_share_of_random_rows_at_epsilon_one_half_is_the_share_keeping_the_winner(
+    classifier,
+):
+    """Expert read 5e: with two classes, total variation <= 0.5 means the winner stays,
+    i.e. the row's logit margin is positive; measured here on another sample."""
+    model, batch = classifier
+    rng = np.random.default_rng(12345)  # another sample than the library's
+    for i in range(12):
+        n = int(batch.key_mask()[i, 0].sum())
+        f = cc.forward(model, batch.subset(i))
+        logits = f.V[0, :n] @ model.W_out + model.b_out  # (n, 2)
+        win = int(f.probs[0].argmax())
+        s = logits[:, win] - logits[:, 1 - win]  # margin with all weight on token j
+        rows = rng.dirichlet(np.ones(n), size=4000)
+        expected = float((rows @ s > 0).mean())
+        got = aa.share_of_random_rows_within(model, batch, i, 0.5)
+        assert abs(got - expected) < 0.04, (i, got, expected)

@@ -304,3 +304,18 @@ def test_interpretability_share_question_diagnoses_dividing_by_the_other_terms()
         verdict = _judge(typed, q["answers"])
         assert not verdict.get("correct"), typed
         assert "other keys' terms only" in verdict["feedback"], typed
+
+
+def test_cost_quiz_asks_about_lengths_where_the_default_tile_is_fixed():
+    """Expert read 3a: the question whose tile size stays put as the sequence grows
+    asks about lengths where attnlib's default tile really is the same."""
+    from attnlib.core.tiled import default_block_sizes
+
+    found = [
+        re.search(r"grows from ([\d,]+) to ([\d,]+) tokens", q["question"])
+        for q in stored_questions(notebook("cost"))
+    ]
+    [grows] = [m for m in found if m]
+    low, high = (int(x.replace(",", "")) for x in grows.groups())
+    assert low < high
+    assert default_block_sizes(low, low) == default_block_sizes(high, high)
