@@ -44,3 +44,49 @@ def test_contents_lists_every_page_once_in_toc_order_with_chapter_numbers():
     assert [f for f in listed if f in files] == files
     numbers = [int(line.split()[0]) for line in lines if re.match(r"\s*\d+\s", line)]
     assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 20
+
+
+# ---- no page names another chapter by a number (issue 29) ---------------------------
+# The table of contents numbers the chapters, so prose that says "chapter 5" points at
+# whatever _toc.yml puts fifth; a reference is a {doc} link, which renders the title.
+# A paper's sections ("section 3.2") are allowed.
+
+NUMBERED_CHAPTER = re.compile(r"\b(?:chapters?[\s-]+|ch\.\s*)\d", re.IGNORECASE)
+READER_PAGES = NOTEBOOKS + sorted(CHAPTERS.rglob("*.md"))
+
+
+def _reader_texts(path):
+    """(where, text) pairs a reader sees: markdown, code, captions and alt text."""
+    import nbformat
+
+    if path.suffix == ".md":
+        return [("page", path.read_text(encoding="utf-8"))]
+    texts = []
+    for number, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        texts.append((f"cell {number} ({cell.cell_type})", cell.source))
+        mystnb = cell.metadata.get("mystnb", {})
+        for key in ("figure", "image"):
+            for field in ("caption", "alt"):
+                if mystnb.get(key, {}).get(field):
+                    texts.append((f"cell {number} {key} {field}", mystnb[key][field]))
+    return texts
+
+
+def test_the_chapter_number_pattern_catches_what_it_must_and_spares_sections():
+    for bad in ["the softmax of chapter 5", "Chapters 3 to 8", "chapter 10c", "ch. 9"]:
+        assert NUMBERED_CHAPTER.search(bad), bad
+    for good in ["section 3.2", "{doc}`softmax`", "this chapter's 3 figures"]:
+        assert not NUMBERED_CHAPTER.search(good), good
+    names = {p.stem for p in READER_PAGES}
+    assert {"softmax", "summary", "glossary", "bibliography"} <= names
+
+
+def test_no_page_names_a_chapter_by_a_number():
+    found = [
+        f"{path.relative_to(ROOT)} {where}: "
+        f"...{text[max(m.start() - 40, 0) : m.end() + 20]!r}..."
+        for path in READER_PAGES
+        for where, text in _reader_texts(path)
+        for m in NUMBERED_CHAPTER.finditer(text)
+    ]
+    assert not found, "name the chapter with a {doc} link: " + "; ".join(found)

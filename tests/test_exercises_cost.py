@@ -201,3 +201,42 @@ def test_tiled_attention_rejects_a_softmax_over_whole_rows(capsys):
         assert "4 queries and 65,536 keys" in out
         assert "You hold a whole row of scores per query" in out
         assert "visit the keys block at a time" in out
+
+
+def test_merge_diagnoses_a_swapped_pair(capsys):
+    """Expert read 5b: (l, m) returned for (m, l) is named; e^-700 is no underflow."""
+
+    def swapped(m_a, l_a, m_b, l_b):
+        m = max(m_a, m_b)
+        return l_a * math.exp(m_a - m) + l_b * math.exp(m_b - m), m
+
+    assert not check_merge(swapped)
+    assert "return (m, l) in" in capsys.readouterr().out
+
+    def merge(m_a, l_a, m_b, l_b):
+        m = max(m_a, m_b)
+        return m, l_a * math.exp(m_a - m) + l_b * math.exp(m_b - m)
+
+    assert check_merge(merge)
+    assert math.exp(-700) > 1e-305  # scores near 700 need the shift; e^-700 does not
+
+
+def test_tiled_attention_diagnoses_unscaled_scores(capsys):
+    from online_softmax_exercises import check_tiled_attention
+
+    def unscaled(Q, K, V, block):
+        m = np.full((Q.shape[0], 1), -np.inf)
+        total = np.zeros((Q.shape[0], 1))
+        acc = np.zeros((Q.shape[0], V.shape[1]))
+        for start in range(0, K.shape[0], block):
+            S = Q @ K[start : start + block].T  # no 1/sqrt(d_k)
+            m_new = np.maximum(m, S.max(axis=1, keepdims=True))
+            E = np.exp(S - m_new)
+            rescale = np.exp(m - m_new)
+            total = rescale * total + E.sum(axis=1, keepdims=True)
+            acc = rescale * acc + E @ V[start : start + block]
+            m = m_new
+        return acc / total
+
+    assert not check_tiled_attention(unscaled)
+    assert "unscaled dot products" in capsys.readouterr().out

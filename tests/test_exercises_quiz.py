@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from book_files import CHAPTER_NOTEBOOKS, NOTEBOOKS, notebook
 
@@ -244,3 +245,77 @@ def test_a_numeric_answer_per_chapter_agrees_with_an_independent_computation(
     assert any(_right_range(q)[0] <= value <= _right_range(q)[1] for q in numeric), (
         chapter
     )
+
+
+# --- slips the stored numeric questions diagnose (expert reads 4b, 6d) ----------------
+
+
+def _judge(value: float, answers: list) -> dict:
+    """As quiz.js judges: the right interval first, then the slips, each [lo, hi)."""
+    ranges = [a for a in answers if a["type"] == "range"]
+    for pool in (
+        [a for a in ranges if a.get("correct")],
+        [a for a in ranges if not a.get("correct")],
+    ):
+        for a in pool:
+            if a["range"][0] <= value < a["range"][1]:
+                return a
+    return next((a for a in answers if a["type"] == "default"), {"feedback": ""})
+
+
+def test_cost_crossover_question_names_the_mistake_behind_each_slip():
+    d = 1024
+    (q,) = [
+        q
+        for q in stored_questions(notebook("cost"))
+        if q["type"] == "numeric" and _right_range(q)[0] <= 6 * d <= _right_range(q)[1]
+    ]
+    n = np.arange(1, 8 * d + 1)
+
+    def meet(attention, dense):  # the n at which the two counts are equal
+        return int(n[attention(n) == dense(n)][0])
+
+    right = meet(lambda n: 4 * n**2 * d, lambda n: 24 * n * d**2)
+    forgot_ffn = meet(lambda n: 4 * n**2 * d, lambda n: 8 * n * d**2)
+    forgot_projections = meet(lambda n: 4 * n**2 * d, lambda n: 16 * n * d**2)
+    only_qk = meet(lambda n: 2 * n**2 * d, lambda n: 8 * n * d**2)
+    assert (right, forgot_ffn, forgot_projections, only_qk) == (6144, 2048, 4096, 4096)
+    assert _judge(right, q["answers"]).get("correct")
+    for slip, words in (
+        (forgot_ffn, "feed-forward network"),
+        (forgot_projections, "four projections"),
+        (only_qk, "Q K^T"),
+    ):
+        verdict = _judge(slip, q["answers"])
+        assert not verdict.get("correct") and words in verdict["feedback"], slip
+
+
+def test_interpretability_share_question_diagnoses_dividing_by_the_other_terms():
+    (q,) = [
+        q
+        for q in stored_questions(notebook("interpretability"))
+        if q["type"] == "numeric" and "share of the delivered norm" in q["question"]
+    ]
+    share = 0.6 * 0.05 / (0.6 * 0.05 + 0.4 * 1.0)  # 0.0698
+    for right in (share, round(share, 2)):
+        assert _judge(right, q["answers"]).get("correct"), right
+    slip = 0.6 * 0.05 / (0.4 * 1.0)  # [CLS]'s term over the other keys' terms only
+    for typed in (slip, math.floor(slip * 100 + 0.5) / 100):  # 0.075, typed 0.08
+        verdict = _judge(typed, q["answers"])
+        assert not verdict.get("correct"), typed
+        assert "other keys' terms only" in verdict["feedback"], typed
+
+
+def test_cost_quiz_asks_about_lengths_where_the_default_tile_is_fixed():
+    """Expert read 3a: the question whose tile size stays put as the sequence grows
+    asks about lengths where attnlib's default tile really is the same."""
+    from attnlib.core.tiled import default_block_sizes
+
+    found = [
+        re.search(r"grows from ([\d,]+) to ([\d,]+) tokens", q["question"])
+        for q in stored_questions(notebook("cost"))
+    ]
+    [grows] = [m for m in found if m]
+    low, high = (int(x.replace(",", "")) for x in grows.groups())
+    assert low < high
+    assert default_block_sizes(low, low) == default_block_sizes(high, high)

@@ -39,3 +39,34 @@ def test_attention_function_written_with_loops():
 
     assert check_attention_function(loop_attention)
     assert not check_attention_function(ignores_mask)
+
+
+def test_pipeline_orders_that_give_the_same_weights_are_accepted():
+    # scaling the queries first is right: (Q / sqrt(d_k)) K^T = Q K^T / sqrt(d_k), and
+    # scaling after masking leaves -inf at -inf
+    rng = np.random.default_rng(0)
+    Q, K = rng.normal(size=(5, 4)), rng.normal(size=(6, 4))
+    np.testing.assert_allclose((Q / 2.0) @ K.T, Q @ K.T / 2.0, rtol=1e-13)
+    for order in (
+        ["project", "score", "scale", "mask", "softmax", "weighted sum"],
+        ["project", "scale", "score", "mask", "softmax", "weighted sum"],
+        ["project", "score", "mask", "scale", "softmax", "weighted sum"],
+    ):
+        assert check_pipeline_order(order), order
+
+
+def test_pipeline_orders_that_change_the_result_are_diagnosed(capsys):
+    for order, says in (
+        (["scale", "project", "score", "mask", "softmax", "weighted sum"], "values"),
+        (
+            ["project", "score", "mask", "softmax", "scale", "weighted sum"],
+            "not linear",
+        ),
+        (
+            ["project", "score", "scale", "softmax", "mask", "weighted sum"],
+            "before the",
+        ),
+    ):
+        capsys.readouterr()
+        assert not check_pipeline_order(order), order
+        assert says in capsys.readouterr().out, order

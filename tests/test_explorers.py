@@ -335,3 +335,23 @@ def test_model_explorer_controls():
     assert ex.state["tokens"][0] == "[CLS]" and "[CLS]" in ex.readout.value
     ex.sentence.value = "A sentence of my own."  # free input, not only the list
     assert ex.state["tokens"][:3] == ["[CLS]", "a", "sentence"]
+
+
+def test_cost_figure_draws_the_points_its_alt_text_needs_from_the_start_state():
+    """Expert reads 4b and 6b: the explorer starts at n = 1,024 (one head, d = 64) and
+    its drawn tiled curve has points at 512 and 1,024 (sampled with np.rint)."""
+    from attnlib.core.tiled import default_block_sizes
+
+    ex = cost_explorer.CostExplorer(live_figure=False)
+    assert ex.START in ex.LENGTHS and ex.n.value == ex.START == 1024
+    state = ex.state
+    assert (state["n"], state["heads"], state["d"]) == (1024, 1, 64)
+    ns, plain, tiled = cost_explorer._cost_curves(state)
+    at = dict(zip(ns.tolist(), tiled))
+    for n in (512, 1024, 131_072):  # one tile plus a running max and sum per query
+        block_q, block_k = default_block_sizes(n, n)
+        assert at[n] == pytest.approx((block_q * block_k + 2 * n) * 4 / 2**20)
+    assert abs(at[512] - 0.5) < 0.01 and abs(at[1024] - 1) < 0.01
+    assert at[131_072] == 2.0
+    below = list(ns).index(512)  # the tiled curve follows the plain one below ~500
+    assert np.allclose(tiled[:below], plain[:below], rtol=0.15)

@@ -79,3 +79,10 @@ def test_figure_and_widget(cls):
     assert isinstance(fig, plt.Figure)
     plt.close(fig)
     assert ex.widget is not None
+
+
+def test_layer_explorer_takes_the_readers_sentences():
+    mine = ["A cat sat on the mat.", "Birds fly."]
+    explorer = X.LayerExplorer(mine, live_figure=False)
+    assert list(explorer.sentence.options) == mine
+    assert explorer.rows()[0][1] == "[CLS] | a | cat | sat | on | the | mat | . | [SEP]"

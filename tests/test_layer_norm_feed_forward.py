@@ -133,3 +133,24 @@ def test_feed_forward_unknown_activation():
         feed_forward(
             np.ones((1, 2)), np.ones((2, 2)), None, np.ones((2, 2)), None, "tanh"
         )
+
+
+def test_gelu_caption_gives_the_minimum_of_x_phi_x():
+    """Expert read 4c: the caption's typed minimum (captions are not glued) is GELU's,
+    found here on a fine grid with math.erf, not with attnlib."""
+    import re
+
+    import nbformat
+    from book_files import notebook
+
+    xs = np.linspace(-3, 0, 300_001)
+    ys = [0.5 * x * (1 + math.erf(x / math.sqrt(2))) for x in xs[::100]]
+    i = int(np.argmin(ys))
+    low, where = ys[i], xs[::100][i]
+    nb = nbformat.read(notebook("transformer_layer"), as_version=4)
+    [cell] = [c for c in nb.cells if c.get("id") == "layer-gelu"]
+    caption = cell.metadata["mystnb"]["figure"]["caption"]
+    stated = re.search(r"minimum of about (-0\.\d+) near x = (-0\.\d+)", caption)
+    assert stated
+    assert round(low, 2) == float(stated.group(1))
+    assert round(where, 2) == float(stated.group(2))

@@ -393,3 +393,18 @@ def test_encode_documents_special_tokens_and_refuses_batches_saying_so():
         assert special in minilm.encode.__doc__
     with pytest.raises(TypeError, match="batches are not supported"):
         minilm.encode(["The bank.", "The river."])
+
+
+def test_inserting_a_word_shifts_bank_by_one_and_masking_keeps_its_position():
+    """Expert read 6e: the interventions' design exercise compares bank at position 9
+    in the cashier sentence (masked or not) with bank at 8 in the fisherman's."""
+    tok = minilm.load_tokenizer()
+
+    def bank_at(sentence):
+        return tok.encode(sentence).tokens.index("bank")
+
+    cashier = "The cashier counted the money inside the bank."
+    fisherman = "The fisherman repaired his net beside the bank."
+    assert bank_at(cashier) == 9 and bank_at(fisherman) == 8
+    assert bank_at(cashier.replace("money", "[MASK]")) == 9
+    assert bank_at(fisherman.replace("The ", "The old ")) == 9

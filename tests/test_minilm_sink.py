@@ -189,3 +189,58 @@ def test_minilm_sink_contract(dog_ids):
         ms.key_edit_effects([""])
     e = ms.sentence_embedding(dog_ids)
     assert e.shape == (384,) and e.dtype == np.float64 and np.isfinite(e).all()
+
+
+# ---- the [CLS] sink the interpretability chapter reads (expert reads 3a, 5d) -------
+
+SINK_SENTENCES = [
+    "The fisherman repaired his net beside the bank.",
+    "The cashier counted the money inside the bank.",
+    "The teller counted the money inside the bank.",
+    "His net was repaired by the fisherman beside the bank.",
+    "The bank flooded after the storm.",
+    "The bank was crowded because people were waiting to withdraw money.",
+    "The animal didn't cross the street because it was too tired.",
+    "The dog bit the man.",
+    "The cat sat on the mat.",
+    "Machine learning rocks!",
+]
+
+
+def _delivered(out) -> np.ndarray:
+    """||alpha_ij f(x_j)|| written out: (6, 12, L, L)."""
+    return out.attention * np.linalg.norm(out.transformed, axis=-1)[:, :, None, :]
+
+
+def test_cls_delivers_little_in_layers_1_to_5_and_most_in_layer_2_head_9():
+    river = minilm.forward(SINK_SENTENCES[0])
+    delivered = _delivered(river)
+    np.testing.assert_allclose(delivered, river.weighted_norms(), rtol=1e-10)
+    cls_top = delivered[..., 0].max(axis=(1, 2))  # (6,) per layer, key [CLS]
+    others_top = delivered[..., 1:].max(axis=(1, 2, 3))  # (6,)
+    assert (cls_top[1:] < 0.25 * others_top[1:]).all()
+    assert cls_top[0] > cls_top[1:].max()
+    assert int(delivered[2, :, :, 0].max(axis=1).argmax()) == 9
+
+
+def test_the_cls_averages_over_heads_hide_heads_on_both_sides():
+    ratio_sum = np.zeros((4, 12))
+    lo, hi, share_max = np.inf, 0.0, 0.0
+    for s in SINK_SENTENCES:
+        out = minilm.forward(s)
+        f = np.linalg.norm(out.transformed[1:5], axis=-1)  # (4, 12, L): layers 1-4
+        r = f[..., 1:-1].mean(axis=-1) / f[..., 0]  # content tokens over [CLS]
+        lo, hi = min(lo, r.min()), max(hi, r.max())
+        ratio_sum += r / len(SINK_SENTENCES)
+        n = _delivered(out)[1:5]
+        share = (n[..., 0] / n.sum(axis=-1)).mean(axis=-1)  # (4, 12)
+        share_max = max(share_max, share.max())
+    mean_over_heads = ratio_sum.mean(axis=1)  # (4,) the averages the chapter states
+    assert (mean_over_heads > 10).all()  # [CLS]'s vector is much shorter on average
+    assert (ratio_sum < 16.5).sum() > 0 and lo < 16.5 < 35.4 < hi
+    assert share_max > 0.5  # in some head [CLS] supplies over half the delivered norm
+
+
+def test_content_tokens_are_every_token_but_cls_and_sep():
+    effects = ms.key_edit_effects(["Hi"], edits=("silence",))  # [CLS] hi [SEP]
+    assert effects["silence"]["content: embedding cosine"].shape == (1,)

@@ -145,3 +145,20 @@ def test_similarity_by_distance_by_hand():
 def test_bad_input_raises_clear_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_the_slowest_wavelength_for_d_16_is_the_one_the_chapter_types():
+    """Course errata (issue 28): the integers 3162 and 19,870 are typed in the prose
+    (the glue check holds decimals only); here they are computed."""
+    import nbformat
+    from book_files import notebook
+
+    theta_last = frequencies(16)[-1]
+    assert math.isclose(1 / theta_last, 10000 ** (14 / 16))
+    wavelength = 2 * math.pi / theta_last
+    nb = nbformat.read(notebook("order_and_position"), as_version=4)
+    text = " ".join(
+        " ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown"
+    )
+    assert f"\\approx 1/{round(1 / theta_last)}$ radian per position" in text
+    assert f"2π · {round(1 / theta_last)}, about {round(wavelength, -1):,.0f}" in text

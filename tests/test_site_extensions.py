@@ -115,3 +115,20 @@ def test_icon_code_points(tmp_path):
         'icon.classList = "fa-solid fa-xmark"'
     )
     assert page_weight.icon_codepoints(tmp_path) == {0xF135, 0xF001, 0xF107}
+
+
+def test_the_layer_explorer_cannot_run_live_and_binder_is_offered():
+    """Expert read 4c: the page's live code cannot run the MiniLM explorer (the reader
+    is sent to Binder or their own Jupyter), and the book has a Binder to send them
+    to."""
+    import yaml
+    from book_files import notebook
+    from live_cells import chapter_cells
+
+    cells = chapter_cells(notebook("transformer_layer"))
+    explorer = [c for c in cells if "LayerExplorer(" in c["source"]]
+    assert explorer, "the explorer cell was not found"
+    assert all(not c["runnable"] for c in explorer)
+    assert "MiniLM" in explorer[0]["reason"]
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    assert config["launch_buttons"]["binderhub_url"] == "https://mybinder.org"

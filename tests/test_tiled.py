@@ -461,3 +461,58 @@ def test_causal_tiles_are_kept_only_up_to_the_default_tile_size():
     np.testing.assert_allclose(small, want, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="read-only"):
         tiled._kept_causal_tile(64, 128, 0)[0, 0] = False
+
+
+# ---- the default tile and what a causal mask saves (expert reads 3a, 4b) -------------
+
+
+def test_default_tile_never_exceeds_the_table_or_one_tile_and_is_the_one_used():
+    from attnlib.core.tiles import TILE_ENTRIES
+    from attnlib.data.examples import COST_SEQUENCE_LENGTHS
+
+    for n in COST_SEQUENCE_LENGTHS:
+        block_q, block_k = default_block_sizes(n, n)
+        assert block_q * block_k <= min(n * n, TILE_ENTRIES), n
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.normal(size=(100, 4)) for _ in range(3))
+    np.testing.assert_array_equal(  # for 100 positions: the whole 100 x 100 table
+        tiled_attention(q, k, v),
+        tiled_attention(q, k, v, block_size=default_block_sizes(100, 100)),
+    )
+    assert default_block_sizes(100, 100) == (100, 100)
+
+
+def _causal_scores_by_key_tiles(n: int) -> int:
+    from attnlib.core.tiles import check_causal, key_tiles
+
+    block_q, block_k = default_block_sizes(n, n)
+    diagonal = check_causal(True, None, n, n)
+    computed = 0
+    for q0 in range(0, n, block_q):
+        q1 = min(q0 + block_q, n)
+        for k0, k1, _ in key_tiles(None, None, diagonal, q0, q1, n, block_k):
+            computed += (q1 - q0) * (k1 - k0)
+    return computed
+
+
+@pytest.mark.parametrize("n", [512, 1024, 2048, 4096])
+def test_causal_tiles_compute_the_closed_form_share_of_the_scores(n):
+    # closed form: query block i (of T) sees keys up to its last query, block_q (i + 1)
+    block_q, _ = default_block_sizes(n, n)
+    t = n // block_q
+    assert t * block_q == n
+    assert _causal_scores_by_key_tiles(n) == block_q**2 * t * (t + 1) // 2
+
+
+def test_causal_tiles_skip_a_quarter_at_512_and_nearly_half_at_4096():
+    assert _causal_scores_by_key_tiles(512) / 512**2 == 0.75
+    assert 0.45 < 1 - _causal_scores_by_key_tiles(4096) / 4096**2 < 0.5
+
+
+@pytest.mark.parametrize("dtype, bound", [("float64", 1e-15), ("float32", 1e-6)])
+def test_tiled_and_plain_agree_to_the_precision_of_the_dtype(dtype, bound):
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.normal(size=(2, 3, 10, 8)).astype(dtype) for _ in range(3))
+    plain = attention(q, k, v)[0]
+    tiled = tiled_attention(q, k, v, block_size=(3, 4))
+    assert np.abs(tiled - plain).max() < bound * 10
