@@ -136,20 +136,22 @@ def test_feed_forward_unknown_activation():
 
 
 def test_gelu_caption_gives_the_minimum_of_x_phi_x():
-    """Expert read 4c: the caption's typed minimum (captions are not glued) is GELU's,
-    found here on a fine grid with math.erf, not with attnlib."""
+    """The transformer-layer chapter's GELU caption types the minimum of x Phi(x)
+    (captions are not glued): it is GELU's, found here on a fine grid with math.erf,
+    not with attnlib. (json and pathlib only: this file also runs in the page's
+    Python.)"""
+    import json
     import re
-
-    import nbformat
-    from book_files import notebook
+    from pathlib import Path
 
     xs = np.linspace(-3, 0, 300_001)
     ys = [0.5 * x * (1 + math.erf(x / math.sqrt(2))) for x in xs[::100]]
     i = int(np.argmin(ys))
     low, where = ys[i], xs[::100][i]
-    nb = nbformat.read(notebook("transformer_layer"), as_version=4)
-    [cell] = [c for c in nb.cells if c.get("id") == "layer-gelu"]
-    caption = cell.metadata["mystnb"]["figure"]["caption"]
+    chapter = "chapters/attention_in_practice/transformer_layer/transformer_layer.ipynb"
+    nb = json.loads((Path(__file__).resolve().parents[1] / chapter).read_text("utf-8"))
+    [cell] = [c for c in nb["cells"] if c.get("id") == "layer-gelu"]
+    caption = cell["metadata"]["mystnb"]["figure"]["caption"]
     stated = re.search(r"minimum of about (-0\.\d+) near x = (-0\.\d+)", caption)
     assert stated
     assert round(low, 2) == float(stated.group(1))
