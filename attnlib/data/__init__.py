@@ -1,4 +1,5 @@
 """The book's data: the worked examples of the source documents and two synthetic tasks.
 
-Plain numpy; imports nothing else from attnlib.
+Plain numpy; from the rest of attnlib it imports only the argument checks of
+``attnlib.core._validation``.
 """

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attnlib.data._checks import as_generator, as_width
+from attnlib.core._validation import as_generator, as_width
 
 __all__ = [
     "CORPUS_PATH",

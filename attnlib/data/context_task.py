@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.data._checks import as_generator
+from attnlib.core._validation import as_generator
 
 #: The ambiguous words and the names of their two senses (label 0, label 1).
 SENSES = {

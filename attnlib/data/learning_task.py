@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from attnlib.data._checks import as_length, as_real_number, as_width
+from attnlib.core._validation import as_length, as_real_number, as_width
 
 
 class Split(NamedTuple):

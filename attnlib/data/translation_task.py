@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.data._checks import as_generator
+from attnlib.core._validation import as_generator
 
 #: The lexicon, by word class: (source word, target word).
 NOUNS = (
