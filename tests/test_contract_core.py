@@ -12,8 +12,8 @@ have no bad-input rows: their callers' rows hold those errors.
 
 The deeper tests stay where they are (``test_contract.py``'s property test over the
 entry points, ``test_layers_contract.py``'s dtypes, bad-input table and edges,
-``test_mask_rule.py``); ``tests/contract_core.py`` registers this table for
-``tests/test_public_contract.py``.
+``test_mask_rule.py``); ``tests/test_contract_generated.py`` draws bad input for every
+public function from its arguments' domains.
 """
 
 from __future__ import annotations
@@ -919,7 +919,3 @@ def at_backward_values():
 @pytest.mark.parametrize("qualname", sorted(ROWS))
 def test_contract(qualname):
     check_row(qualname, ROWS[qualname])
-
-
-#: The functions whose contract ROWS holds (read by tests/test_public_contract.py).
-CONTRACT_COVERS = set(ROWS)

@@ -337,7 +337,3 @@ def _self_containing() -> list:
 @pytest.mark.parametrize("qualname", sorted(ROWS))
 def test_contract(qualname):
     check_row(qualname, ROWS[qualname])
-
-
-#: The functions whose contract ROWS holds (read by tests/test_public_contract.py).
-CONTRACT_COVERS = set(ROWS)

@@ -793,7 +793,3 @@ ROWS = {
 @pytest.mark.parametrize("qualname", sorted(ROWS))
 def test_contract(qualname):
     check_row(qualname, ROWS[qualname], finite_result=drawn_finite)
-
-
-#: The functions whose contract ROWS holds (read by tests/test_public_contract.py).
-CONTRACT_COVERS = {f"book_support.figures.{name}" for name in ROWS}

@@ -2,8 +2,6 @@
 documented type, bad input raising the documented error with a message that names the
 argument, and extreme finite input giving the right value without NaN, inf or a
 warning (RuntimeWarning is an error in this suite).
-
-Registered in tests/test_public_contract.py (CONTRACT_TESTS), one test per module.
 """
 
 from __future__ import annotations

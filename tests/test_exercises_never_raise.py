@@ -328,7 +328,3 @@ def test_every_public_checker_of_a_chapter_module_carries_the_decorator():
                 )
             ):
                 assert getattr(obj, "is_checker", False), f"{module.__name__}.{name}"
-
-
-#: The checkers whose contract this file holds (read by tests/test_public_contract.py).
-CONTRACT_COVERS = {f"book_support.exercises.{name}" for name in CHECKERS}
