@@ -328,6 +328,14 @@ def _answers_kept(tab, page_path) -> dict:
     forget = tab.locator("[id^='attnquiz_'] button.QuizForget")
     if forget.is_visible():  # hidden when no answer is kept: recorded as such below
         forget.click()
+        try:  # the page redraws the score after the click; a loaded machine is slow
+            tab.wait_for_function(
+                "() => document.querySelector(\"[id^='attnquiz_'] .QuizScore p\")"
+                ".textContent.startsWith('Score: 0 of ')",
+                timeout=5000,
+            )
+        except Exception:  # noqa: BLE001 - the state is recorded and asserted below
+            pass
     cleared = tab.evaluate(_FIRST_STATE_JS)
     return {
         "quiz": True,
