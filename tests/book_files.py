@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import sys
 from pathlib import Path
 
 import yaml
@@ -49,11 +48,9 @@ def page(name: str) -> Path:
     return path
 
 
-#: the chapters' folders (where each chapter's own modules live, beside its notebook)
+#: the chapters' folders (where each chapter's own modules live, beside its notebook;
+#: tests/conftest.py puts them on sys.path)
 CHAPTER_DIRS = sorted({p.parent for p in NOTEBOOKS})
-for _folder in CHAPTER_DIRS:  # as Jupyter runs a notebook: its folder is importable
-    if str(_folder) not in sys.path:
-        sys.path.append(str(_folder))
 
 
 def exercise_modules() -> list:

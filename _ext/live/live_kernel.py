@@ -133,6 +133,15 @@ def start(emit, folder: str = "chapters") -> None:
     _emit = emit
     # ipykernel's backend: figures are shown as PNG under the cell that drew them.
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    enter(folder)
+    sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
+    _shell = _make_shell()
+
+
+def enter(folder: str) -> None:
+    """Work in ``folder`` (relative to the repository's copy) as Jupyter runs a
+    notebook there: it is the working folder and importable, beside attnlib and
+    ``chapters/`` (book_support)."""
     for path in (BOOK, f"{BOOK}/chapters", f"{BOOK}/{folder}"):
         if path not in sys.path:
             sys.path.insert(0, path)
@@ -140,8 +149,6 @@ def start(emit, folder: str = "chapters") -> None:
     # leaves out (build_live.py): make it, as a clone has it
     os.makedirs(f"{BOOK}/{folder}", exist_ok=True)
     os.chdir(f"{BOOK}/{folder}")
-    sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
-    _shell = _make_shell()
 
 
 def run(code: str) -> bool:

@@ -187,13 +187,8 @@ def _run_node(tmp_path_factory) -> dict:
     ]
     plan = exercise_plan()
     for item in plan:
-        home = (
-            f"/home/pyodide/book/{item['folder']}"  # the page's folder, as in the page
-        )
-        enter = (
-            f"import os, sys\nos.makedirs({home!r}, exist_ok=True)\n"
-            f"os.chdir({home!r})\nsys.path.insert(0, {home!r})"
-        )
+        # the page's folder, entered as the page's kernel enters it
+        enter = f"import live_kernel\nlive_kernel.enter({item['folder']!r})"
         steps.append({"cell": "%reset -f\n" + enter})
         steps.append({"cell": item["page_setup"]})
         steps.extend({"cell": code} for code in item["codes"])
