@@ -542,16 +542,6 @@ ROWS = {
             np.array([[BIG, -BIG], [-np.inf, -np.inf]]), np.array([[BIG], [-np.inf]])
         ),
     ),
-    "attnlib.core.softmax.check_softmax": Row(
-        ok=lambda: sm.check_softmax(np.float16([1, 2]), [True, False]),
-        check=lambda r: r[0].dtype == np.float32 and r[2] == np.float16,
-        bad=[
-            (lambda: sm.check_softmax(np.array(3.0), None), ValueError, "scores"),
-            (lambda: sm.check_softmax([1.0, 2.0], [True] * 3), ValueError, "mask"),
-            (lambda: sm.check_softmax([1j], None), TypeError, "scores"),
-        ],
-        extreme=lambda: sm.check_softmax([BIG, -BIG], None),
-    ),
     "attnlib.core.softmax.check_allowed_scores": Row(
         ok=lambda: sm.check_allowed_scores(np.array([[2.0]]), np.array([[1.0, 2.0]])),
         check=lambda r: r is None,

@@ -88,9 +88,11 @@ NOT_INTEGERS = [2.5, 2.0, np.float64(3.0), True, np.bool_(True), NAN, INF, "2"]
 NOT_REALS = [True, "1", 1j, NAN, INF, -INF]
 
 
-def _array_bad(valid, *, mismatch: bool, nan: bool = True):
+def _array_bad(valid, *, mismatch: bool, nan: bool = True, scalar: bool = True):
     a = np.asarray(valid)
-    bad = [a.astype(bool), a.astype(str), np.float64(1.0)]  # dtype; too few axes
+    bad = [a.astype(bool), a.astype(str)]  # dtype
+    if scalar:
+        bad.append(np.float64(1.0))  # too few axes
     if nan and a.size:
         for v in (NAN, INF):
             b = a.astype(np.float64)
@@ -99,6 +101,13 @@ def _array_bad(valid, *, mismatch: bool, nan: bool = True):
     if mismatch and a.ndim:
         bad.append(np.concatenate([a, a[..., :1]], axis=-1))  # one feature too many
     return st.sampled_from(bad)
+
+
+def _positions_bad(valid):
+    # RoPE is defined for every integer position, negative ones included
+    # (test_positional_encoding), so -1 is not drawn: only non-integers
+    a = np.asarray(valid)
+    return st.sampled_from([a.astype(np.float64) + 0.5, a.astype(bool)])
 
 
 def _ids_bad(valid):
@@ -130,8 +139,17 @@ KINDS = {
     "choice": lambda v: st.sampled_from(["no such choice", 3]),
     "dtype": lambda v: st.sampled_from([np.int64, np.bool_, np.complex128]),
     "floats": lambda v: _array_bad(v, mismatch=False),  # any last axis
+    # elementwise: any shape, a single number included
+    "any shape": lambda v: _array_bad(v, mismatch=False, scalar=False),
+    # a probability that may be 1 (decoy_rate: every sequence has a decoy)
+    "probability": lambda v: (
+        st.floats(1.0, 1e9, exclude_min=True)
+        | st.floats(-1e9, -1e-9)
+        | st.sampled_from(NOT_REALS)
+    ),
     "tied": lambda v: _array_bad(v, mismatch=True),  # its last axis must fit
     "ids": _ids_bad,
+    "positions": _positions_bad,
     "mask": _mask_bad,
     # not drawn: a switch (any truthy value), a callable, a container of arrays whose
     # contract is its own function's (params, config, caches), a path, text, a record
@@ -218,6 +236,43 @@ DOMAINS |= {"n_train": "count", "n_val": "count"}
 DOMAINS |= dict.fromkeys(
     "spectral_radius input_scale noise weight_decay".split(), "nonneg"
 )
+
+#: (function, argument) -> the kind drawn there when it differs from DOMAINS[argument]
+DOMAIN_FOR = {
+    # elementwise functions take any shape, a single number included
+    **{
+        (f, "x"): "any shape"
+        for f in (
+            "layers.feed_forward.erf layers.feed_forward.gelu layers.feed_forward.relu"
+            " layers.feed_forward.sigmoid layers.feed_forward.silu"
+            " layers.layer_backward.gelu_backward layers.layer_backward.silu_backward"
+            " core.backward.numerical_gradient".split()
+        )
+    },
+    ("layers.layer_backward.gelu_backward", "dy"): "any shape",
+    ("layers.layer_backward.silu_backward", "dy"): "any shape",
+    ("models.linear_classifier.sigmoid", "z"): "any shape",
+    ("core.dropout.drop_weights", "weights"): "any shape",
+    ("layers.dropout.residual_dropout", "x"): "any shape",
+    # without b_2 the output width d_model_out is W_2's own: any last axis is valid
+    ("layers.feed_forward.swiglu", "W_2"): "floats",
+    # RoPE positions: negative integers are valid (see _positions_bad)
+    **{
+        (f, n): "positions"
+        for f in (
+            "core.heads.multi_head_attention",
+            "core.grouped_query.grouped_query_attention",
+        )
+        for n in ("query_positions", "key_positions")
+    },
+    # in [0, 1], 1 included (the docstring's closed interval)
+    ("data.context_task.make_context_task", "decoy_rate"): "probability",
+}
+
+
+def domain(qualname: str, name: str):
+    """The kind of values drawn for argument ``name`` of ``qualname``."""
+    return DOMAIN_FOR.get((qualname.removeprefix("attnlib."), name), DOMAINS.get(name))
 
 
 # --- valid calls ---------------------------------------------------------------------
@@ -579,485 +634,7 @@ NOT_CALLED = {
 
 #: ("bad" or "extreme", function, argument) -> the fault this file found and issue 41
 #: did not fix (strict xfail: a fix makes the case pass, and then it must go)
-KNOWN: dict = {
-    (
-        "bad",
-        "attnlib.core.grouped_query.grouped_query_attention",
-        "key_positions",
-    ): "no fault: accepts -1, RoPE is defined for negative positions",
-    (
-        "bad",
-        "attnlib.core.grouped_query.grouped_query_attention",
-        "query_positions",
-    ): "no fault: accepts -1, RoPE is defined for negative positions",
-    (
-        "bad",
-        "attnlib.core.heads.multi_head_attention",
-        "key_positions",
-    ): "no fault: accepts -1, RoPE is defined for negative positions",
-    (
-        "bad",
-        "attnlib.core.heads.multi_head_attention",
-        "query_positions",
-    ): "no fault: accepts -1, RoPE is defined for negative positions",
-    (
-        "bad",
-        "attnlib.layers.causal_block.norm_backward",
-        "dy",
-    ): "accepts bool array (1, 3, 4) (the unchecked layer_norm_backward)",
-    (
-        "bad",
-        "attnlib.layers.causal_block.norm_backward",
-        "x",
-    ): "IndexError for np.float64(1.0) (the unchecked layer_norm_stats)",
-    (
-        "bad",
-        "attnlib.layers.feed_forward.sigmoid",
-        "x",
-    ): "accepts np.float64(1.0), NaN/inf (as gelu, relu)",
-    (
-        "bad",
-        "attnlib.layers.feed_forward.silu",
-        "x",
-    ): "accepts np.float64(1.0), NaN/inf (as gelu, relu)",
-    (
-        "bad",
-        "attnlib.layers.feed_forward.swiglu",
-        "W_2",
-    ): "no fault: without b_2 d_model_out is free, W_2 (3, 5) is valid",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.rms_norm_backward",
-        "dy",
-    ): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.rms_norm_backward",
-        "xhat",
-    ): "accepts bool array (3, 4)",
-    ("bad", "attnlib.layers.layer_backward.rms_norm_backward", "r"): "accepts -1",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.rms_norm_backward",
-        "gain",
-    ): "accepts bool array (4,)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.rms_norm_stats",
-        "x",
-    ): "IndexError for np.float64(1.0)",
-    ("bad", "attnlib.layers.layer_backward.rms_norm_stats", "eps"): "accepts 0.0",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.silu_backward",
-        "x",
-    ): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.silu_backward",
-        "dy",
-    ): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.swiglu_backward",
-        "dy",
-    ): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.swiglu_backward",
-        "x",
-    ): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.swiglu_backward",
-        "W_1",
-    ): "accepts bool array (4, 3)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.swiglu_backward",
-        "W_3",
-    ): "accepts bool array (4, 3)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.swiglu_backward",
-        "W_2",
-    ): "accepts bool array (3, 4)",
-    (
-        "extreme",
-        "attnlib.layers.layer_backward.swiglu_backward",
-        "x",
-    ): "RuntimeWarning for x1e+300",
-    (
-        "bad",
-        "attnlib.core.attention.check_weighted_sum",
-        "weights",
-    ): "IndexError for np.float64(1.0)",
-    (
-        "bad",
-        "attnlib.core.attention.weighted_sum",
-        "weights",
-    ): "IndexError for np.float64(1.0)",
-    (
-        "bad",
-        "attnlib.core.backward.attention_backward",
-        "grad_output",
-    ): "RuntimeWarning for float64 array (2, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.backward.numerical_gradient",
-        "x",
-    ): "ValueError not naming it for float64 array (2, 4) with NaN/i",
-    (
-        "bad",
-        "attnlib.core.backward.softmax_backward",
-        "axis",
-    ): "TypeError not naming it for 2.5",
-    (
-        "bad",
-        "attnlib.core.backward.softmax_backward",
-        "grad_weights",
-    ): "RuntimeWarning for float64 array (2, 3) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.backward.softmax_backward",
-        "weights",
-    ): "accepts float64 array (2, 3) with NaN/inf",
-    ("bad", "attnlib.core.dropout.drop_weights", "dropout"): "accepts 1.0",
-    (
-        "bad",
-        "attnlib.core.dropout.drop_weights",
-        "weights",
-    ): "accepts bool array (2, 3)",
-    (
-        "bad",
-        "attnlib.core.grouped_query.init_grouped_query",
-        "d_model",
-    ): "ZeroDivisionError for 0",
-    (
-        "bad",
-        "attnlib.core.heads.init_multi_head",
-        "rng",
-    ): "TypeError not naming it for 'seed'",
-    ("bad", "attnlib.core.heads.merge_heads", "x"): "accepts bool array (2, 3, 2)",
-    (
-        "bad",
-        "attnlib.core.heads.split_heads",
-        "num_heads",
-    ): "see the falsifying example",
-    ("bad", "attnlib.core.heads.split_heads", "x"): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.core.scores.additive_scores",
-        "W_k",
-    ): "accepts float64 array (4, 3) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.scores.additive_scores",
-        "W_q",
-    ): "accepts float64 array (4, 3) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.scores.additive_scores",
-        "keys",
-    ): "accepts float64 array (3, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.scores.additive_scores",
-        "queries",
-    ): "accepts float64 array (2, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.scores.additive_scores",
-        "w_v",
-    ): "accepts float64 array (3,) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.scores.dot_product_scores",
-        "keys",
-    ): "accepts float64 array (3, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.scores.dot_product_scores",
-        "queries",
-    ): "accepts float64 array (2, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.scores.scaled_dot_product_scores",
-        "keys",
-    ): "accepts float64 array (3, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.scores.scaled_dot_product_scores",
-        "queries",
-    ): "accepts float64 array (2, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.core.softmax.check_softmax",
-        "scores",
-    ): "accepts float64 array (2, 3) with NaN/inf",
-    ("bad", "attnlib.core.softmax.softmax", "axis"): "TypeError not naming it for 2.5",
-    ("bad", "attnlib.core.tiles.check_causal", "n_keys"): "accepts -1",
-    ("bad", "attnlib.core.tiles.check_causal", "n_queries"): "accepts -1",
-    (
-        "bad",
-        "attnlib.data.book_text.split_pieces",
-        "ids",
-    ): "accepts float64 array (40,)",
-    ("bad", "attnlib.data.context_task.encode_sentences", "max_len"): "accepts 0",
-    ("bad", "attnlib.data.context_task.make_context_task", "decoy_rate"): "accepts 1.0",
-    (
-        "bad",
-        "attnlib.data.context_task.make_context_task",
-        "max_len",
-    ): "TypeError not naming it for inf",
-    (
-        "bad",
-        "attnlib.data.context_task.make_context_task",
-        "min_len",
-    ): "TypeError not naming it for '2'",
-    (
-        "bad",
-        "attnlib.data.translation_task.make_batch",
-        "length",
-    ): "TypeError not naming it for 2.5",
-    ("bad", "attnlib.layers.decoder_layer.init_decoder_layer", "d_ff"): "accepts 2.5",
-    (
-        "bad",
-        "attnlib.layers.decoder_layer.init_decoder_layer",
-        "num_heads",
-    ): "see the falsifying example",
-    (
-        "bad",
-        "attnlib.layers.dropout.residual_dropout",
-        "x",
-    ): "accepts bool array (3, 4)",
-    ("bad", "attnlib.layers.encoder_layer.init_encoder_layer", "d_ff"): "accepts 2.5",
-    (
-        "bad",
-        "attnlib.layers.encoder_layer.init_encoder_layer",
-        "num_heads",
-    ): "see the falsifying example",
-    (
-        "bad",
-        "attnlib.layers.feed_forward.erf",
-        "x",
-    ): "accepts float64 array (3, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.layers.feed_forward.feed_forward",
-        "W_2",
-    ): "ValueError not naming it for float64 array (3, 5)",
-    (
-        "bad",
-        "attnlib.layers.feed_forward.gelu",
-        "x",
-    ): "accepts float64 array (3, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.layers.feed_forward.relu",
-        "x",
-    ): "accepts float64 array (3, 4) with NaN/inf",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.gelu_backward",
-        "dy",
-    ): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.gelu_backward",
-        "x",
-    ): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.layer_norm_backward",
-        "dy",
-    ): "accepts bool array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.layer_norm_backward",
-        "gain",
-    ): "accepts bool array (4,)",
-    ("bad", "attnlib.layers.layer_backward.layer_norm_backward", "r"): "accepts -1",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.layer_norm_backward",
-        "xhat",
-    ): "accepts bool array (3, 4)",
-    ("bad", "attnlib.layers.layer_backward.layer_norm_stats", "eps"): "accepts 0.0",
-    (
-        "bad",
-        "attnlib.layers.layer_backward.layer_norm_stats",
-        "x",
-    ): "UFuncTypeError not naming it for <U32 array (3, 4)",
-    (
-        "bad",
-        "attnlib.layers.positional_encoding.frequencies",
-        "base",
-    ): "TypeError not naming it for 1j",
-    (
-        "bad",
-        "attnlib.layers.positional_encoding.rotary_embedding",
-        "base",
-    ): "TypeError not naming it for 1j",
-    (
-        "bad",
-        "attnlib.layers.positional_encoding.sinusoidal_encoding",
-        "base",
-    ): "TypeError not naming it for 1j",
-    (
-        "bad",
-        "attnlib.layers.positional_encoding.sinusoidal_shift_matrix",
-        "base",
-    ): "TypeError not naming it for 1j",
-    (
-        "bad",
-        "attnlib.models.bottleneck.attend_to_positions",
-        "sharpness",
-    ): "accepts True",
-    (
-        "bad",
-        "attnlib.models.bottleneck.attend_to_positions",
-        "states",
-    ): "ValueError not naming it for float64 array (4, 4) with NaN/i",
-    (
-        "bad",
-        "attnlib.models.bottleneck.capacity_bound",
-        "hidden_size",
-    ): "ValueError not naming it for 0",
-    (
-        "bad",
-        "attnlib.models.bottleneck.capacity_bound",
-        "input_size",
-    ): "ValueError not naming it for 0",
-    (
-        "bad",
-        "attnlib.models.bottleneck.capacity_bound",
-        "length",
-    ): "ValueError not naming it for 0",
-    (
-        "bad",
-        "attnlib.models.bottleneck.decoder_context",
-        "W_k",
-    ): "RuntimeWarning for float64 array (2, 2) with NaN/inf",
-    (
-        "bad",
-        "attnlib.models.bottleneck.decoder_context",
-        "W_q",
-    ): "accepts float64 array (2, 2) with NaN/inf",
-    (
-        "bad",
-        "attnlib.models.bottleneck.decoder_context",
-        "decoder_states",
-    ): "TypeError not naming it for bool array (1, 2)",
-    (
-        "bad",
-        "attnlib.models.bottleneck.decoder_context",
-        "encoder_states",
-    ): "TypeError not naming it for bool array (3, 2)",
-    (
-        "bad",
-        "attnlib.models.bottleneck.decoder_context",
-        "w_v",
-    ): "ValueError not naming it for float64 array (2,) with NaN/inf",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.accuracy",
-        "X",
-    ): "accepts bool array (4, 2)",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.descent_along",
-        "X",
-    ): "accepts bool array (4, 2)",
-    ("bad", "attnlib.models.linear_classifier.descent_along", "index"): "accepts -1",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.descent_along",
-        "learning_rate",
-    ): "accepts 0.0",
-    ("bad", "attnlib.models.linear_classifier.descent_along", "n_steps"): "accepts 0",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.gradient",
-        "X",
-    ): "accepts bool array (4, 2)",
-    ("bad", "attnlib.models.linear_classifier.init_params", "d"): "accepts 2.5",
-    ("bad", "attnlib.models.linear_classifier.init_params", "scale"): "accepts True",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.init_params",
-        "seed",
-    ): "ValueError not naming it for -1",
-    ("bad", "attnlib.models.linear_classifier.loss", "X"): "accepts bool array (4, 2)",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.loss_along",
-        "X",
-    ): "accepts bool array (4, 2)",
-    ("bad", "attnlib.models.linear_classifier.loss_along", "index"): "accepts -1",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.loss_along",
-        "values",
-    ): "accepts bool array (2,)",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.numerical_gradient_w",
-        "X",
-    ): "accepts bool array (4, 2)",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.numerical_gradient_w",
-        "eps",
-    ): "ZeroDivisionError for 0.0",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.predict",
-        "X",
-    ): "accepts bool array (4, 2)",
-    ("bad", "attnlib.models.linear_classifier.sigmoid", "z"): "accepts bool array (3,)",
-    ("bad", "attnlib.models.linear_classifier.step", "learning_rate"): "accepts 0.0",
-    ("bad", "attnlib.models.linear_classifier.train", "batch_size"): "accepts 2.5",
-    ("bad", "attnlib.models.linear_classifier.train", "eval_every"): "accepts 2.5",
-    ("bad", "attnlib.models.linear_classifier.train", "learning_rate"): "accepts True",
-    ("bad", "attnlib.models.linear_classifier.train", "max_steps"): "accepts 2.5",
-    ("bad", "attnlib.models.linear_classifier.train", "patience"): "accepts 2.5",
-    (
-        "bad",
-        "attnlib.models.linear_classifier.train",
-        "seed",
-    ): "ValueError not naming it for -1",
-    (
-        "bad",
-        "attnlib.models.recurrent.rnn_step",
-        "h_prev",
-    ): "TypeError not naming it for bool array (3,)",
-    (
-        "bad",
-        "attnlib.models.recurrent.rnn_step",
-        "x_t",
-    ): "TypeError not naming it for bool array (2,)",
-    (
-        "extreme",
-        "attnlib.core.backward.softmax_backward",
-        "weights",
-    ): "RuntimeWarning for x1e+300",
-    (
-        "extreme",
-        "attnlib.models.bottleneck.linear_recovery_r2",
-        "test_features",
-    ): "RuntimeWarning for x1e+300",
-    (
-        "extreme",
-        "attnlib.models.bottleneck.linear_recovery_r2",
-        "test_targets",
-    ): "RuntimeWarning for x1e+300",
-    (
-        "extreme",
-        "attnlib.models.bottleneck.linear_recovery_r2",
-        "train_targets",
-    ): "RuntimeWarning for x1e+300",
-}
+KNOWN: dict = {}
 
 
 def base_call(qualname: str, obj) -> dict | None:
@@ -1124,6 +701,9 @@ def call(obj, kwargs):
 # --- the cases -----------------------------------------------------------------------
 
 
+ARRAY_KINDS = ("floats", "tied", "ids", "mask", "any shape", "positions")
+
+
 def _cases():
     """(qualname, argument) for every drawn argument of every called function."""
     out = []
@@ -1132,10 +712,10 @@ def _cases():
         if kwargs is None:
             continue
         for name in arguments(obj):
-            kind = DOMAINS.get(name)
+            kind = domain(qualname, name)
             if KINDS.get(kind) is None:
                 continue
-            if name in kwargs or kind not in ("floats", "tied", "ids", "mask"):
+            if name in kwargs or kind not in ARRAY_KINDS:
                 out.append((qualname, name))
     return out
 
@@ -1159,7 +739,9 @@ def test_every_argument_has_a_domain():
     assert not missing, f"declare a domain in DOMAINS for: {missing}"
     used = {n for obj in public_callables().values() for n in arguments(obj)}
     assert not set(DOMAINS) - used, f"unused names: {sorted(set(DOMAINS) - used)}"
-    assert set(DOMAINS.values()) <= set(KINDS)
+    assert set(DOMAINS.values()) | set(DOMAIN_FOR.values()) <= set(KINDS)
+    functions = {q.removeprefix("attnlib.") for q in public_callables()}
+    assert {f for f, _ in DOMAIN_FOR} <= functions, "DOMAIN_FOR names a lost function"
 
 
 @pytest.mark.parametrize(
@@ -1180,7 +762,7 @@ def test_bad_argument_is_refused_by_name(qualname, name, data):
     obj = public_callables()[qualname]
     kwargs = base_call(qualname, obj)
     valid = kwargs.get(name, arguments(obj)[name].default)
-    bad = data.draw(KINDS[DOMAINS[name]](valid), label=name)
+    bad = data.draw(KINDS[domain(qualname, name)](valid), label=name)
     kwargs = kwargs | {name: bad}
     before = snapshot(kwargs)
     with pytest.raises((TypeError, ValueError)) as raised:
@@ -1194,7 +776,7 @@ def _extreme_cases():
     return [
         (q, n)
         for q, n in _cases()
-        if DOMAINS[n] in ("floats", "tied")
+        if domain(q, n) in ("floats", "tied", "any shape")
         and isinstance(base_call(q, public_callables()[q]).get(n), np.ndarray)
     ]
 

@@ -255,7 +255,7 @@ ROWS = {
                     np.ones(2), 1.5, np.random.default_rng(0), training=True
                 ),
                 ValueError,
-                "dropout",
+                "p must lie in [0, 1)",  # the argument's own name
             ),
             (
                 lambda: dr.residual_dropout(np.ones(2), 0.5, 0, training=True),

@@ -119,7 +119,7 @@ def test_feed_forward_by_loop_and_position_wise():
         ((np.ones((2, 3)), np.ones((3, 5)), None, np.ones((4, 3)), None), "d_ff"),
         (
             (np.ones((2, 3)), np.ones((3, 5)), np.ones(4), np.ones((5, 3)), None),
-            r"b_1 must have shape \(5,\)",
+            r"b_1 \(4,\) does not fit W_1 \(3, 5\)",
         ),
     ],
 )

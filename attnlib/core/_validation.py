@@ -48,6 +48,40 @@ def as_float_array(x, name: str) -> np.ndarray:
     )
 
 
+def finite_real_array(x, name: str) -> np.ndarray:
+    """``x`` as an array of finite real numbers with its dtype kept (integers stay
+    integers): ``TypeError`` naming ``name`` and the dtype for booleans, complex
+    numbers, strings and objects, ``ValueError`` for NaN or inf. For functions that
+    move numbers without computing with them (:func:`attnlib.split_heads`)."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name} must hold real numbers (a float or integer dtype); "
+            f"got dtype {arr.dtype}"
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} {arr.shape} holds NaN or inf")
+    return arr
+
+
+def finite_array(x, name: str, layout: str | None = None, ndim: int = 1):
+    """``x`` as a float array (integers give float64) with no NaN or inf and, when
+    ``layout`` is given, at least ``ndim`` axes; ``TypeError`` (dtype) or
+    ``ValueError`` (axes, NaN, inf) naming ``name`` otherwise."""
+    a = as_float_array(x, name)
+    if layout is not None:
+        require_ndim(a, ndim, name, layout)
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} {a.shape} holds NaN or inf")
+    return a
+
+
+def finite_arrays(layout: str | None = None, ndim: int = 1, **arrays) -> tuple:
+    """:func:`finite_array` of each keyword argument, in order, named by its keyword:
+    ``dy, x = finite_arrays(dy=dy, x=x)``."""
+    return tuple(finite_array(a, name, layout, ndim) for name, a in arrays.items())
+
+
 def compute_dtype(*dtypes) -> np.dtype:
     """The dtype attnlib computes in: float32 for float16/float32, else the inputs'
     own dtype."""
@@ -208,6 +242,46 @@ def as_length(n, name: str) -> int:
     if n < 0:
         raise ValueError(f"{name} must be non-negative; got {n}")
     return n
+
+
+def as_axis(axis, ndim: int, name: str = "axis") -> int:
+    """An axis of an array with ``ndim`` axes, as a non-negative int: ``TypeError``
+    naming ``name`` for 2.5 or ``True``, ``numpy.exceptions.AxisError`` (a
+    ``ValueError``) naming it when the array has no such axis."""
+    try:
+        if isinstance(axis, (bool, np.bool_)):
+            raise TypeError  # a switch, never an axis
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be an integer; got {axis!r} of type {type(axis).__name__}"
+        ) from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(
+            f"{name}={axis} does not exist in an array of {ndim} axes"
+        )
+    return axis % ndim
+
+
+def as_positive(value, name: str) -> float:
+    """A positive finite real number (``eps``, a learning rate); ``TypeError`` or
+    ``ValueError`` naming ``name`` otherwise (``True`` is not a number here)."""
+    value = as_real_number(value, name)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number; got {value}")
+    return value
+
+
+def fits(y: np.ndarray, what: str) -> np.ndarray:
+    """``y`` if every entry is finite, else ``OverflowError`` naming ``what``.
+
+    Callers compute ``y`` from finite inputs inside ``np.errstate(over="ignore",
+    invalid="ignore")``, so a non-finite entry can only be an overflow.
+    """
+    if not np.isfinite(y).all():
+        advice = "smaller inputs" if y.dtype == np.float64 else "float64 inputs"
+        raise OverflowError(f"{what} overflow {y.dtype}; pass {advice}")
+    return y
 
 
 def as_generator(rng, name: str = "rng") -> np.random.Generator:

@@ -18,7 +18,7 @@ from attnlib.core._validation import (
     require_ndim,
     to_dtype,
 )
-from attnlib.core.dropout import drop_weights, dropout_keep_mask
+from attnlib.core.dropout import _drop, dropout_keep_mask
 from attnlib.core.softmax import attention_softmax
 
 __all__ = ["attention", "weighted_sum"]
@@ -162,7 +162,7 @@ def attention(
         q = x.queries * x.work.type(x.scale)  # (..., L_q, d_k): scale Q, not S
         scores = q @ np.swapaxes(x.keys, -1, -2)  # (..., L_q, L_k)
     weights = attention_softmax(scores, x)  # (..., L_q, L_k), rows sum to 1 or 0
-    output = drop_weights(weights, keep, dropout) @ x.values  # (..., L_q, d_v)
+    output = _drop(weights, keep, dropout) @ x.values  # (..., L_q, d_v)
 
     results = (
         to_dtype(output, x.out_dtype, "attention outputs"),
@@ -183,6 +183,7 @@ def check_weighted_sum(weights, values):
     """
     w = as_float_array(weights, "weights")
     v = as_float_array(values, "values")
+    require_ndim(w, 1, "weights", "(..., L_q, L_k) or (L_k,)")
     single_query = w.ndim == 1
     if single_query:
         w = w[None, :]

@@ -30,15 +30,17 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core._validation import (
+    as_axis,
     as_bool_mask,
     as_float_array,
-    as_real_number,
+    as_positive,
     check_attention,
     check_mask_shape,
-    require_ndim,
+    finite_array,
+    fits,
 )
 from attnlib.core.attention import attention
-from attnlib.core.dropout import drop_weights, dropout_keep_mask
+from attnlib.core.dropout import _drop, dropout_keep_mask
 
 
 def softmax_backward(weights, grad_weights, axis: int = -1, mask=None) -> np.ndarray:
@@ -74,29 +76,42 @@ def softmax_backward(weights, grad_weights, axis: int = -1, mask=None) -> np.nda
     Raises
     ------
     ValueError
-        If the two shapes differ (both named), or the mask does not broadcast.
+        If the two shapes differ (both named), the mask does not broadcast, an
+        allowed entry of either array is NaN or inf (named), or ``axis`` does not
+        exist (``numpy.exceptions.AxisError``).
     TypeError
-        If the mask is not boolean (its dtype is named).
+        If the mask is not boolean or an array is not real (its dtype is named), or
+        ``axis`` is not an integer.
+    OverflowError
+        If a gradient does not fit the dtype.
 
     Source: derivative of softmax (Vaswani et al. 2017, section 3.2.1, for the
     function).
     """
+    p, g, axis = _check_softmax_backward(weights, grad_weights, axis, mask)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked by fits
+        inner = np.sum(p * g, axis=axis, keepdims=True)  # sum_j p_j g_j, per slice
+        grad_scores = p * (g - inner)
+    return fits(grad_scores, "the gradients of the scores")
+
+
+def _check_softmax_backward(weights, grad_weights, axis, mask):
+    """The contract of :func:`softmax_backward`: ``(p, g, axis)`` with masked entries
+    of both set to 0 and the allowed ones finite (``ValueError`` naming the array)."""
     p = as_float_array(weights, "weights")
     g = as_float_array(grad_weights, "grad_weights")
     if p.shape != g.shape:
         raise ValueError(
             f"weights {p.shape} and grad_weights {g.shape} must have the same shape"
         )
+    axis = as_axis(axis, p.ndim)
     if mask is not None:
         m = as_bool_mask(mask)
         check_mask_shape(m, p.shape, "weights")
         allowed = np.broadcast_to(m, p.shape)
         p = np.where(allowed, p, 0.0)
         g = np.where(allowed, g, 0.0)
-    inner = np.sum(
-        p * g, axis=axis, keepdims=True
-    )  # sum_j p_j g_j, one number per slice
-    return p * (g - inner)
+    return finite_array(p, "weights"), finite_array(g, "grad_weights"), axis
 
 
 def _sum_to_shape(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -167,8 +182,8 @@ def attention_backward(
         :func:`attnlib.core._validation.check_attention`, on the inputs as given, so
         float32 inputs whose scores overflow float32 are refused here too);
         ``ValueError`` naming both shapes if ``grad_output`` does not broadcast to the
-        output's shape; the dropout arguments' errors exactly as
-        :func:`attnlib.attention`.
+        output's shape, or naming it if it holds NaN or inf; the dropout arguments'
+        errors exactly as :func:`attnlib.attention`.
 
     Source: Vaswani et al. (2017), equation (1), differentiated by the chain rule;
     Srivastava et al. (2014) for dropout.
@@ -184,9 +199,9 @@ def attention_backward(
     )
     allowed, scale = checked.allowed, checked.scale
     keep = dropout_keep_mask(dropout, rng, keep, checked.scores_shape)
+    d_out = finite_array(grad_output, "grad_output", "(..., L_q, d_v)", 2)
+    d_out = d_out.astype(np.float64)
     out, p = attention(q_used, k_used, v_used, mask=allowed, scale=scale)
-    d_out = as_float_array(grad_output, "grad_output").astype(np.float64)
-    require_ndim(d_out, 2, "grad_output", "(..., L_q, d_v)")
     try:
         d_out = np.broadcast_to(d_out, out.shape)  # (..., L_q, d_v)
     except ValueError:
@@ -195,9 +210,9 @@ def attention_backward(
             f"shape {out.shape}"
         ) from None
 
-    p_used = drop_weights(p, keep, dropout)  # (..., L_q, L_k), P~ (P if no dropout)
+    p_used = _drop(p, keep, dropout)  # (..., L_q, L_k), P~ (P if no dropout)
     d_v = np.swapaxes(p_used, -1, -2) @ d_out  # (..., L_k, d_v)
-    d_p = drop_weights(d_out @ np.swapaxes(v_used, -1, -2), keep, dropout)  # dP
+    d_p = _drop(d_out @ np.swapaxes(v_used, -1, -2), keep, dropout)  # dP
     d_s = softmax_backward(p, d_p, axis=-1, mask=allowed)  # (..., L_q, L_k)
     d_q = scale * (d_s @ k_used)  # (..., L_q, d_k)
     d_k = scale * (np.swapaxes(d_s, -1, -2) @ q_used)  # (..., L_k, d_k)
@@ -227,13 +242,11 @@ def numerical_gradient(f, x, *, eps: float = 1e-5) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``f`` does not return a single finite number, or ``eps`` is not a positive
-        finite number (``TypeError`` if it is not a number).
+        If ``f`` does not return a single finite number, ``x`` holds NaN or inf, or
+        ``eps`` is not a positive finite number (``TypeError`` if it is not a number).
     """
-    h = as_real_number(eps, "eps")
-    if not (0.0 < h < float("inf")):
-        raise ValueError(f"eps must be a positive finite step; got {eps!r}")
-    x = np.array(as_float_array(x, "x"), dtype=np.float64)  # a copy we may perturb
+    h = as_positive(eps, "eps")
+    x = np.array(finite_array(x, "x"), dtype=np.float64)  # a copy we may perturb
     grad = np.zeros_like(x)
     flat, gflat = x.reshape(-1), grad.reshape(-1)
     for i in range(flat.size):

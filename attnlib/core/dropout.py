@@ -28,6 +28,7 @@ from attnlib.core._validation import (
     as_real_number,
     check_mask_shape,
     compute_dtype,
+    finite_array,
     to_dtype,
 )
 
@@ -67,7 +68,7 @@ def dropout_keep_mask(dropout, rng=None, keep=None, shape: tuple = ()):
     return source.random(shape) >= p  # (..., L_q, L_k)
 
 
-def drop_weights(weights: np.ndarray, keep, dropout: float) -> np.ndarray:
+def drop_weights(weights, keep, dropout: float) -> np.ndarray:
     """Inverted dropout: ``weights * keep / (1 - p)``, in the dtype of ``weights``.
 
     ``keep`` is a boolean array that broadcasts to ``weights`` (from
@@ -75,11 +76,26 @@ def drop_weights(weights: np.ndarray, keep, dropout: float) -> np.ndarray:
     The backward pass multiplies its gradient by the same factor, where kept.
     float16 weights are scaled in float32; a kept weight that the factor lifts beyond
     the dtype (``p`` near 1) raises ``OverflowError``, never an inf and a warning.
+
+    Raises ``TypeError`` naming ``weights`` (not real) or ``keep`` (not boolean), and
+    ``ValueError`` naming ``weights`` (NaN or inf), ``keep`` (does not broadcast) or
+    ``dropout`` (outside [0, 1)), whether or not ``keep`` is given.
     """
+    p = as_dropout_rate(dropout)
+    weights = finite_array(weights, "weights")
+    if keep is not None:
+        keep = as_bool_mask(keep, "keep", "True = kept")
+        check_mask_shape(keep, weights.shape, "weights", "keep")
+    return _drop(weights, keep, p)
+
+
+def _drop(weights: np.ndarray, keep, p: float) -> np.ndarray:
+    """:func:`drop_weights` of arrays the caller has checked (attention and the
+    backward passes, whose keep-mask comes from :func:`dropout_keep_mask`)."""
     if keep is None:
         return weights
     work = compute_dtype(weights.dtype)
-    factor = work.type(1.0 / (1.0 - dropout))
+    factor = work.type(1.0 / (1.0 - p))
     kept = weights.astype(work, copy=False) * factor
     dropped = np.where(keep, kept, work.type(0))  # (..., L_q, L_k)
     return to_dtype(dropped, weights.dtype, "dropped attention weights")

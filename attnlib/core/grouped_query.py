@@ -259,7 +259,7 @@ def init_grouped_query(
 
     Source: Glorot & Bengio (2010), equation (16); Ainslie et al. (2023), section 2.2.
     """
-    rng = as_generator(rng)
+    rng, d_model = as_generator(rng), as_width(d_model, "d_model")
     group_size(num_heads, num_kv_heads)
     if d_model % num_heads:
         raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")

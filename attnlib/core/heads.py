@@ -17,7 +17,6 @@ never mix positions (tokens).
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,8 +25,10 @@ from attnlib.core._numerics import taking_part
 from attnlib.core._rotary import positions_of, rotate
 from attnlib.core._validation import (
     as_float_array,
+    as_generator,
     as_width,
     compute_dtype,
+    finite_real_array,
     keys_values_batch,
     mask_for_scores,
     require_ndim,
@@ -38,12 +39,7 @@ from attnlib.core.attention import attention
 
 def _num_heads(num_heads, d_model: int) -> int:
     """Check that ``num_heads`` is a positive integer dividing ``d_model``."""
-    try:
-        num_heads = operator.index(num_heads)
-    except TypeError:
-        raise TypeError(f"num_heads must be an integer; got {num_heads!r}") from None
-    if num_heads < 1:
-        raise ValueError(f"num_heads must be at least 1; got {num_heads}")
+    num_heads = as_width(num_heads, "num_heads")
     if d_model % num_heads:
         raise ValueError(
             f"model width d_model={d_model} is not divisible by num_heads={num_heads}"
@@ -60,7 +56,7 @@ def split_heads(x, num_heads: int) -> np.ndarray:
 
     Parameters
     ----------
-    x : array_like, shape (..., L, d_model), any dtype (kept as it is)
+    x : array_like, shape (..., L, d_model), finite, a float or integer dtype (kept)
     num_heads : int, dividing ``d_model``
 
     Returns
@@ -70,17 +66,17 @@ def split_heads(x, num_heads: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``x`` has fewer than 2 axes, or ``d_model`` is not divisible by ``num_heads``
-        (both numbers named).
+        If ``x`` has fewer than 2 axes or holds NaN or inf, ``num_heads`` is below 1,
+        or ``d_model`` is not divisible by ``num_heads`` (both numbers named).
     TypeError
-        If ``num_heads`` is not an integer.
+        If ``num_heads`` is not an integer (``True`` included), or ``x`` is not real.
 
     Example: ``split_heads(np.arange(8).reshape(1, 2, 4), 2)[0]`` is
     ``[[[0, 1], [4, 5]], [[2, 3], [6, 7]]]``.
 
     Source: Vaswani et al. (2017), section 3.2.2 (``d_k = d_v = d_model / h``).
     """
-    x = np.asarray(x)
+    x = finite_real_array(x, "x")
     require_ndim(x, 2, "x", "(..., L, d_model)")
     d_model = x.shape[-1]
     num_heads = _num_heads(num_heads, d_model)
@@ -97,13 +93,14 @@ def merge_heads(x) -> np.ndarray:
     transpose is a classic bug that mixes tokens), so ``merge_heads(split_heads(x, H))``
     equals ``x`` exactly.
 
-    Parameters: ``x``, array_like of shape (..., H, L, d_head), any dtype (kept).
-    Returns: numpy.ndarray of shape (..., L, H * d_head).
-    Raises: ``ValueError`` if ``x`` has fewer than 3 axes.
+    Parameters: ``x``, array_like of shape (..., H, L, d_head), finite, a float or
+    integer dtype (kept). Returns: numpy.ndarray of shape (..., L, H * d_head).
+    Raises: ``ValueError`` if ``x`` has fewer than 3 axes or holds NaN or inf,
+    ``TypeError`` if it is not real.
 
     Source: Vaswani et al. (2017), section 3.2.2 (``Concat(head_1, ..., head_h)``).
     """
-    x = np.asarray(x)
+    x = finite_real_array(x, "x")
     require_ndim(x, 3, "x", "(..., H, L, d_head)")
     x = np.swapaxes(x, -3, -2)  # (..., L, H, d_head)
     return x.reshape(x.shape[:-2] + (x.shape[-2] * x.shape[-1],))
@@ -238,9 +235,7 @@ def init_multi_head(
         if d is not None
     }
     _num_heads(num_heads, widths["d_model"])
-    rng = np.random.default_rng(
-        rng
-    )  # a Generator is returned unchanged; a seed makes one
+    rng = as_generator(rng)  # a Generator is returned unchanged; a seed makes one
 
     def glorot(n_in, n_out):
         limit = np.sqrt(6.0 / (n_in + n_out))

@@ -20,10 +20,10 @@ import math
 import numpy as np
 
 from attnlib.core._validation import (
-    as_float_array,
     broadcast_batch,
     compute_dtype,
-    require_ndim,
+    finite_array,
+    finite_arrays,
     to_dtype,
 )
 
@@ -31,10 +31,8 @@ from attnlib.core._validation import (
 def _queries_and_keys(queries, keys):
     """Check queries (..., L_q, d_k) and keys (..., L_k, d_k); return them and the
     output dtype."""
-    q = as_float_array(queries, "queries")
-    k = as_float_array(keys, "keys")
-    require_ndim(q, 2, "queries", "(..., L_q, d_k)")
-    require_ndim(k, 2, "keys", "(..., L_k, d_k)")
+    q = finite_array(queries, "queries", "(..., L_q, d_k)", 2)
+    k = finite_array(keys, "keys", "(..., L_k, d_k)", 2)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"queries {q.shape} and keys {k.shape} must have the same feature size d_k "
@@ -55,7 +53,7 @@ def _dot(q, k):
     dtype."""
     with np.errstate(over="ignore", invalid="ignore"):  # reported just below, by name
         s = q @ np.swapaxes(k, -1, -2)
-    if not np.isfinite(s).all() and np.isfinite(q).all() and np.isfinite(k).all():
+    if not np.isfinite(s).all():  # q and k are finite: an overflow
         raise OverflowError(f"a dot product of queries and keys overflows {s.dtype}")
     return s
 
@@ -81,7 +79,7 @@ def dot_product_scores(queries, keys) -> np.ndarray:
         If an input is not a float or integer array (its dtype is named).
     ValueError
         If the feature sizes differ, are 0, or the leading axes do not broadcast (both
-        shapes named), or an input has fewer than 2 axes.
+        shapes named), an input has fewer than 2 axes, or holds NaN or inf (named).
     OverflowError
         If a score does not fit the output dtype (e.g. float16 scores above 65504).
 
@@ -118,7 +116,8 @@ def scaled_dot_product_scores(queries, keys) -> np.ndarray:
         If an input is not a float or integer array (its dtype is named).
     ValueError
         If the feature sizes differ or are 0 (no ``sqrt(0)`` division), the leading axes
-        do not broadcast (both shapes named), or an input has fewer than 2 axes.
+        do not broadcast (both shapes named), an input has fewer than 2 axes, or holds
+        NaN or inf (named).
     OverflowError
         If a score does not fit the output dtype.
 
@@ -156,20 +155,17 @@ def additive_scores(queries, keys, W_q, W_k, w_v) -> np.ndarray:
         If an input is not a float or integer array (its dtype is named).
     ValueError
         If a weight's shape does not fit the queries, the keys or the hidden size (the
-        shapes involved are named), or the leading axes do not broadcast.
+        shapes involved are named), the leading axes do not broadcast, or an input
+        holds NaN or inf (named).
     OverflowError
         If a score does not fit the output dtype.
 
     Source: Bahdanau, Cho & Bengio (2015), equation (6) and appendix A.1.2
     (``e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)``).
     """
-    q = as_float_array(queries, "queries")
-    k = as_float_array(keys, "keys")
-    Wq = as_float_array(W_q, "W_q")
-    Wk = as_float_array(W_k, "W_k")
-    wv = as_float_array(w_v, "w_v")
-    require_ndim(q, 2, "queries", "(..., L_q, d_q)")
-    require_ndim(k, 2, "keys", "(..., L_k, d_k)")
+    q = finite_array(queries, "queries", "(..., L_q, d_q)", 2)
+    k = finite_array(keys, "keys", "(..., L_k, d_k)", 2)
+    Wq, Wk, wv = finite_arrays(W_q=W_q, W_k=W_k, w_v=w_v)
     if Wq.ndim != 2 or Wq.shape[0] != q.shape[-1]:
         raise ValueError(
             f"W_q must have shape (d_q, h) = ({q.shape[-1]}, h); got {Wq.shape} "

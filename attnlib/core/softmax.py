@@ -15,6 +15,7 @@ import numpy as np
 
 from attnlib.core._numerics import check_row_maxima
 from attnlib.core._validation import (
+    as_axis,
     as_bool_mask,
     as_float_array,
     check_mask_shape,
@@ -59,14 +60,13 @@ def softmax(scores, axis: int = -1, mask=None) -> np.ndarray:
         If ``mask`` does not broadcast to ``scores`` (both shapes are named), or an
         allowed score is NaN or +inf. A score of -inf is allowed and receives weight 0.
     numpy.exceptions.AxisError
-        If ``axis`` does not exist (a subclass of ``ValueError``).
+        If ``axis`` does not exist (a subclass of ``ValueError``); ``TypeError`` if it
+        is not an integer.
 
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1;
     Bahdanau et al. (2015), equation (6).
     """
-    s, allowed, out_dtype = check_softmax(scores, mask)  # s: a copy, compute dtype
-    top = mask_and_max(s, axis, allowed)  # 1. mask, and each slice's largest score
-    check_allowed_scores(top, s)  # NaN or +inf among the allowed scores: ValueError
+    s, top, axis, out_dtype = _check_softmax(scores, mask, axis)  # 1. s masked, checked
     weights = exp_normalise(s, top, axis)  # 2.-3. exp(s - top), divided by its sum
     return to_dtype(weights, out_dtype, "softmax weights")
 
@@ -140,14 +140,18 @@ def exp_normalise(s: np.ndarray, top: np.ndarray, axis: int = -1) -> np.ndarray:
 # --- the contract's checks ------------------------------------------------------
 
 
-def check_softmax(scores, mask):
-    """The contract of :func:`attnlib.softmax`; returns ``(s, allowed, out_dtype)``.
+def _check_softmax(scores, mask, axis: int = -1):
+    """The contract of :func:`attnlib.softmax`, and its step 1; returns ``(s, top,
+    axis, out_dtype)``.
 
     ``s`` is a copy of the scores in the compute dtype (the softmax works in it in
-    place), ``allowed`` the boolean mask or None, ``out_dtype`` the scores' float dtype.
-    A 0-d score has no axis to normalise over: ``numpy.exceptions.AxisError`` (a
-    ``ValueError``) says so. ``TypeError`` for non-real scores or a non-boolean mask,
-    ``ValueError`` for a mask that does not broadcast.
+    place) with masked entries set to ``-inf``, ``top`` each slice's largest score
+    (:func:`mask_and_max`), ``axis`` the axis as a non-negative int, ``out_dtype`` the
+    scores' float dtype. A 0-d score has no axis to normalise over:
+    ``numpy.exceptions.AxisError`` (a ``ValueError``) says so, as it does for an axis
+    the scores do not have. ``TypeError`` for non-real scores, a non-boolean mask or an
+    axis that is not an integer; ``ValueError`` for a mask that does not broadcast or
+    NaN or ``+inf`` among the allowed scores (:func:`check_allowed_scores`).
     """
     x = as_float_array(scores, "scores")
     if x.ndim == 0:
@@ -155,12 +159,15 @@ def check_softmax(scores, mask):
             f"scores is a single number ({x.item()!r}) with no axis to normalise over; "
             "softmax needs at least one axis, e.g. softmax([3.0]) (which is [1.0])"
         )
+    axis = as_axis(axis, x.ndim)
     s = x.astype(compute_dtype(x.dtype))  # a copy: float16 -> float32, else same dtype
     allowed = None
     if mask is not None:
         allowed = as_bool_mask(mask)
         check_mask_shape(allowed, s.shape)
-    return s, allowed, x.dtype
+    top = mask_and_max(s, axis, allowed)  # mask, and each slice's largest score
+    check_allowed_scores(top, s)  # NaN or +inf among the allowed scores: ValueError
+    return s, top, axis, x.dtype
 
 
 def check_allowed_scores(top: np.ndarray, s: np.ndarray) -> None:

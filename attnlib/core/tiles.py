@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from attnlib.core._validation import as_length
 from attnlib.core.masks import _causal_offset, _up_to_diagonal
 
 #: Target number of score entries in one tile: 262,144 float32 numbers are 1 MiB (2 MiB
@@ -135,7 +136,9 @@ def key_tiles(allowed, where, offset, q0: int, q1: int, n_keys: int, block_k: in
 
 def check_causal(causal: bool, align, n_queries: int, n_keys: int) -> int | None:
     """The causal offset of :func:`attnlib.core.masks._causal_offset` when ``causal``,
-    else None (and then ``align`` must not be given: ``ValueError``)."""
+    else None (and then ``align`` must not be given: ``ValueError``). The lengths are
+    non-negative integers either way (:func:`attnlib.core._validation.as_length`)."""
+    n_queries, n_keys = as_length(n_queries, "n_queries"), as_length(n_keys, "n_keys")
     if not causal:
         if align is not None:
             raise ValueError(

@@ -223,10 +223,13 @@ class Split:
 
 
 def _integer_ids(ids, name: str) -> np.ndarray:
-    """``ids`` as an int64 array; ``TypeError`` naming ``name`` unless integers."""
+    """``ids`` as an int64 array; ``TypeError`` naming ``name`` unless integers,
+    ``ValueError`` for a negative id."""
     ids = np.asarray(ids)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"{name} must be integer token ids; got dtype {ids.dtype}")
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"{name} must be token ids >= 0; got {ids.min()}")
     return ids.astype(np.int64)
 
 

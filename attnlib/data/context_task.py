@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_generator
+from attnlib.core._validation import as_generator, as_real_number, as_width
 
 #: The ambiguous words and the names of their two senses (label 0, label 1).
 SENSES = {
@@ -168,11 +168,15 @@ def make_context_task(
     ValueError
         If ``n < 1``, the lengths or ``decoy_rate`` are out of range (the values are
         named).
+    TypeError
+        If ``n`` or a length is not an integer, or ``decoy_rate`` is not a real number
+        (each named).
     """
+    decoy_rate = as_real_number(decoy_rate, "decoy_rate")
     if not 0.0 <= decoy_rate <= 1.0:
         raise ValueError(f"decoy_rate must lie in [0, 1]; got {decoy_rate}")
-    if n < 1:
-        raise ValueError(f"n must be at least 1; got {n}")
+    n = as_width(n, "n")
+    min_len, max_len = as_width(min_len, "min_len"), as_width(max_len, "max_len")
     if not 3 <= min_len <= max_len:
         raise ValueError(
             f"need 3 <= min_len <= max_len; got min_len={min_len}, max_len={max_len}"
@@ -230,13 +234,17 @@ def encode_sentences(
     Raises
     ------
     ValueError
-        If a word is not in :data:`VOCAB` (the word is named), or a sentence does not
-        contain exactly one ambiguous word.
+        If a word is not in :data:`VOCAB` (the word is named), a sentence does not
+        contain exactly one ambiguous word, or ``max_len`` is below 1 or shorter than a
+        sentence.
     TypeError
-        If ``sentences`` is one str (give a list of sentences) or holds a non-str.
+        If ``sentences`` is one str (give a list of sentences) or holds a non-str, or
+        ``max_len`` is not an integer.
     """
     if isinstance(sentences, str) or not all(isinstance(s, str) for s in sentences):
         raise TypeError("sentences must be a list of str, one sentence each")
+    if max_len is not None:
+        max_len = as_width(max_len, "max_len")  # 0 or 2.5 refused, never "no limit"
     rows = []
     for s in sentences:
         text = s.lower().strip()
@@ -254,7 +262,7 @@ def encode_sentences(
             )
         rows.append((words, amb[0]))
     n = len(rows)
-    width = max_len or max(len(w) for w, _ in rows)
+    width = max(len(w) for w, _ in rows) if max_len is None else max_len
     tokens = np.zeros((n, width), dtype=np.int64)
     for i, (words, _) in enumerate(rows):
         if len(words) > width:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_generator
+from attnlib.core._validation import as_generator, as_width
 
 #: The lexicon, by word class: (source word, target word).
 NOUNS = (
@@ -199,8 +199,11 @@ def make_batch(rng, n: int, length: int) -> TranslationBatch:
     ------
     ValueError
         If ``n`` is smaller than 1 or ``length`` smaller than 2.
+    TypeError
+        If ``n`` or ``length`` is not an integer (2.5 and ``True`` included).
     """
-    if n < 1 or length < 2:
+    n, length = as_width(n, "n"), as_width(length, "length")
+    if length < 2:
         raise ValueError(
             f"need n >= 1 sentences of length >= 2 (a verb and a word after it); "
             f"got n={n}, length={length}"

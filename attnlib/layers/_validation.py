@@ -10,36 +10,17 @@ too large for its dtype raises ``OverflowError`` (never inf, NaN or a RuntimeWar
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
-from attnlib.core._validation import (
+from attnlib.core._validation import (  # noqa: F401 (shared with the layers)
     as_float_array,
-    as_real_number,
+    as_positive,
     compute_dtype,
-    require_ndim,
+    finite_array,
+    finite_arrays,
+    fits,
 )
-
-
-def finite_array(x, name: str, layout: str | None = None, ndim: int = 1):
-    """``x`` as a float array (integers give float64) with at least ``ndim`` axes and
-    no NaN or inf; ``TypeError`` or ``ValueError`` naming ``name`` otherwise."""
-    a = as_float_array(x, name)
-    if layout is not None:
-        require_ndim(a, ndim, name, layout)
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} {a.shape} holds NaN or inf")
-    return a
-
-
-def as_positive(value, name: str) -> float:
-    """A positive finite real number (``eps``); ``TypeError`` or ``ValueError`` naming
-    ``name`` otherwise (``True`` is not a number here)."""
-    value = as_real_number(value, name)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number; got {value}")
-    return value
 
 
 def check_param_shapes(params, expected: dict, d_model: int, d_ff: int) -> None:
@@ -54,18 +35,6 @@ def check_param_shapes(params, expected: dict, d_model: int, d_ff: int) -> None:
                 f"got {value.shape}"
             )
         object.__setattr__(params, name, value)  # frozen dataclass
-
-
-def fits(y: np.ndarray, what: str) -> np.ndarray:
-    """``y`` if every entry is finite, else ``OverflowError`` naming ``what``.
-
-    Callers compute ``y`` from finite inputs inside ``np.errstate(over="ignore",
-    invalid="ignore")``, so a non-finite entry can only be an overflow.
-    """
-    if not np.isfinite(y).all():
-        advice = "smaller inputs" if y.dtype == np.float64 else "float64 inputs"
-        raise OverflowError(f"{what} overflow {y.dtype}; pass {advice}")
-    return y
 
 
 def add(a, b, what: str) -> np.ndarray:
@@ -157,9 +126,12 @@ def check_feed_forward(x, W_1, b_1, W_2, b_2, activation, activations):
         raise ValueError(f"W_1 {W_1.shape} and W_2 {W_2.shape} must agree on d_ff")
     b_1 = None if b_1 is None else finite_array(b_1, "b_1")
     b_2 = None if b_2 is None else finite_array(b_2, "b_2")
-    for name, b, size in (("b_1", b_1, W_1.shape[1]), ("b_2", b_2, W_2.shape[1])):
-        if b is not None and b.shape != (size,):
-            raise ValueError(f"{name} must have shape ({size},); got {b.shape}")
+    for name, b, W_name, W in (("b_1", b_1, "W_1", W_1), ("b_2", b_2, "W_2", W_2)):
+        if b is not None and b.shape != W.shape[1:]:
+            raise ValueError(
+                f"{name} {b.shape} does not fit {W_name} {W.shape}: a bias has one "
+                f"number per column of its matrix, shape {W.shape[1:]}"
+            )
     out_dtype = np.result_type(*(a for a in (x, W_1, b_1, W_2, b_2) if a is not None))
     work = compute_dtype(out_dtype)
     x, W_1, W_2 = (a.astype(work, copy=False) for a in (x, W_1, W_2))

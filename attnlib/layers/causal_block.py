@@ -40,12 +40,14 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core._rotary import rotate
+from attnlib.core._validation import as_length
 from attnlib.core.backward import softmax_backward
-from attnlib.core.dropout import drop_weights
+from attnlib.core.dropout import _drop, as_dropout_rate
 from attnlib.core.grouped_query import group_size, grouped_query_attention
 from attnlib.core.heads import merge_heads, split_heads
 from attnlib.core.masks import causal_mask
 from attnlib.core.sliding_window import sliding_window_mask
+from attnlib.layers._validation import check_activation
 from attnlib.layers.dropout import residual_dropout
 from attnlib.layers.feed_forward import ACTIVATIONS, silu
 from attnlib.layers.layer_backward import (
@@ -99,10 +101,20 @@ def self_attention_mask(n: int, window: int | None = None) -> np.ndarray:
     return causal_mask(n) if window is None else sliding_window_mask(n, window=window)
 
 
-def _check_norm(kind) -> None:
-    """``ValueError`` naming ``kind`` unless it is "layer" or "rms"."""
+def _check_norm(kind, name: str = "kind") -> None:
+    """``ValueError`` naming ``name`` unless ``kind`` is "layer" or "rms"."""
     if not isinstance(kind, str) or kind not in ("layer", "rms"):
-        raise ValueError(f"kind must be 'layer' or 'rms'; got {kind!r}")
+        raise ValueError(f"{name} must be 'layer' or 'rms'; got {kind!r}")
+
+
+def _check_block(norm_kind, activation, dropout_rate, start) -> None:
+    """The block's settings, each refused by name: an unknown ``norm_kind`` or
+    ``activation``, a ``dropout_rate`` outside [0, 1), a negative or non-integer
+    ``start``."""
+    _check_norm(norm_kind, "norm_kind")
+    check_activation(activation, (*ACTIVATIONS, "swiglu"))
+    as_dropout_rate(dropout_rate, "dropout_rate")
+    as_length(start, "start")
 
 
 def norm(x, p: dict, which: str, kind: str = "layer"):
@@ -199,14 +211,16 @@ def causal_block(
 
     Raises
     ------
-    ValueError, TypeError from the attnlib functions it calls (shapes, head counts,
-    dropout arguments), naming what is wrong.
+    ValueError, TypeError naming ``norm_kind``, ``activation``, ``dropout_rate`` or
+    ``start`` when it is not one of its values, and from the attnlib functions it calls
+    (shapes, head counts, dropout arguments), naming what is wrong.
 
     Source: Radford et al. (2019), section 2.3; Vaswani et al. (2017), sections 3.2-3.3
     and 5.4.
     """
     H, H_kv = num_heads, num_kv_heads
     group_size(H, H_kv)
+    _check_block(norm_kind, activation, dropout_rate, start)
     rate = dropout_rate if training else 0.0
     a = norm(x, p, "ln1", norm_kind)  # (B, L, d)
     q = split_heads(a @ p["W_Q"], H)  # (B, H, L, d_k)
@@ -268,9 +282,9 @@ def _attention_backward(d_heads, s, H, H_kv):
     q = grouped(s["q"])  # (B, H_kv, G, L, d_k)
     k, v = s["k"][:, :, None], s["v"][:, :, None]  # (B, H_kv, 1, L, d_k)
     keep = None if s["keep"] is None else grouped(s["keep"])
-    P_used = drop_weights(P, keep, s["rate"])  # (B, H_kv, G, L, L), the weights used
+    P_used = _drop(P, keep, s["rate"])  # (B, H_kv, G, L, L), the weights used
     dv = (np.swapaxes(P_used, -1, -2) @ dO).sum(axis=2)  # (B, H_kv, L, d_k)
-    dP = drop_weights(dO @ np.swapaxes(v, -1, -2), keep, s["rate"])  # (.., G, L, L)
+    dP = _drop(dO @ np.swapaxes(v, -1, -2), keep, s["rate"])  # (.., G, L, L)
     dS = softmax_backward(P, dP, mask=s["mask"])  # (B, H_kv, G, L, L)
     dq = scale * (dS @ k)  # (B, H_kv, G, L, d_k)
     dk = scale * (np.swapaxes(dS, -1, -2) @ q).sum(axis=2)  # (B, H_kv, L, d_k)
@@ -317,7 +331,7 @@ def _block_backward(dy, p, saved, num_heads, num_kv_heads):
     H, H_kv = num_heads, num_kv_heads
     d_x1 = dy  # the residual path
     if "W_1" in p:  # feed-forward sub-layer: y = x1 + drop2 * (act W_2 + b_2)
-        d_ff = drop_weights(dy, s["drop2"], s["rate"])  # (B, L, d)
+        d_ff = _drop(dy, s["drop2"], s["rate"])  # (B, L, d)
         g["W_2"] = _rows(s["act"]).T @ _rows(d_ff)  # (d_ff, d)
         g["b_2"] = d_ff.sum(axis=(0, 1))
         d_act = d_ff @ p["W_2"].T  # (B, L, d_ff)
@@ -337,7 +351,7 @@ def _block_backward(dy, p, saved, num_heads, num_kv_heads):
         d_x1_f, g_ln2 = norm_backward(d_f, s["x1"], p, "ln2", s["norm_kind"])
         d_x1, g = d_x1 + d_x1_f, g | g_ln2
     # attention sub-layer: x1 = x + drop1 * (merged W_O)
-    d_attn = drop_weights(d_x1, s["drop1"], s["rate"])  # (B, L, d)
+    d_attn = _drop(d_x1, s["drop1"], s["rate"])  # (B, L, d)
     g["W_O"] = _rows(s["merged"]).T @ _rows(d_attn)  # (H d_k, d)
     d_heads = split_heads(d_attn @ p["W_O"].T, H)  # (B, H, L, d_k)
     if s["head_mask"] is not None:

@@ -125,7 +125,8 @@ def init_decoder_layer(
     Source: Vaswani et al. (2017), sections 3.1 and 3.3; Glorot & Bengio (2010).
     """
     rng = as_generator(rng)
-    d_ff = 4 * d_model if d_ff is None else int(d_ff)
+    d_model = as_width(d_model, "d_model")
+    d_ff = 4 * d_model if d_ff is None else as_width(d_ff, "d_ff")  # 2.5 refused
     d_mem = d_model if d_memory is None else as_width(d_memory, "d_memory")
     self_attn = init_multi_head(rng, d_model, num_heads)
     cross_attn = init_multi_head(

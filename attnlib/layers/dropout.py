@@ -19,7 +19,8 @@ the output of each sub-layer, before it is added to the sub-layer input").
 
 from __future__ import annotations
 
-from attnlib.core.dropout import drop_weights, dropout_keep_mask
+from attnlib.core._validation import finite_array
+from attnlib.core.dropout import _drop, as_dropout_rate, dropout_keep_mask
 
 __all__ = ["residual_dropout"]
 
@@ -29,7 +30,7 @@ def residual_dropout(x, p: float, rng, *, training: bool):
 
     Parameters
     ----------
-    x : numpy.ndarray of floats, any shape
+    x : array_like of floats, any shape (integers give float64)
     p : float in [0, 1), the probability that an entry is dropped
     rng : numpy.random.Generator, drawn from only when ``training`` and ``p > 0``
     training : bool; when False (evaluation) ``y`` is ``x`` itself and nothing is drawn
@@ -43,12 +44,14 @@ def residual_dropout(x, p: float, rng, *, training: bool):
 
     Raises
     ------
-    TypeError, ValueError as :func:`attnlib.core.dropout.dropout_keep_mask` (a rate
-    outside [0, 1), a missing ``rng`` or one that is not a Generator), naming it.
+    TypeError, ValueError naming ``x`` (not real, NaN or inf) or ``p`` (outside
+    [0, 1)), in evaluation too; as :func:`attnlib.core.dropout.dropout_keep_mask` for
+    a missing ``rng`` or one that is not a Generator.
 
     Source: Srivastava et al. (2014), section 4; Vaswani et al. (2017), section 5.4.
     """
+    x, p = finite_array(x, "x"), as_dropout_rate(p, "p")  # checked in evaluation too
     if not training:
         return x, None
     keep = dropout_keep_mask(p, rng, None, x.shape)  # None when p == 0
-    return drop_weights(x, keep, p), keep
+    return _drop(x, keep, p), keep

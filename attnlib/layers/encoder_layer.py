@@ -26,6 +26,7 @@ import numpy as np
 
 from attnlib.core._validation import (
     as_generator,
+    as_width,
     compute_dtype,
     mask_for_scores,
     to_dtype,
@@ -145,13 +146,15 @@ def init_encoder_layer(
     Raises
     ------
     ValueError
-        If ``d_model`` is not divisible by ``num_heads`` (from attnlib.core.heads).
+        If ``d_model`` is not divisible by ``num_heads`` (from attnlib.core.heads), or
+        a width or ``num_heads`` is below 1 (``TypeError`` if not an integer).
 
     Source: Vaswani et al. (2017), section 3.3 (``d_ff = 4 d_model``); Glorot & Bengio
     (2010).
     """
     rng = as_generator(rng)
-    d_ff = 4 * d_model if d_ff is None else int(d_ff)
+    d_model = as_width(d_model, "d_model")
+    d_ff = 4 * d_model if d_ff is None else as_width(d_ff, "d_ff")  # 2.5 refused
     base = init_multi_head(rng, d_model, num_heads)
     attn = MultiHeadParams(
         base.W_Q,

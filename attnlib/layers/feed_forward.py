@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlib.core._validation import as_float_array, as_generator, as_width, to_dtype
+from attnlib.core._validation import as_generator, as_width, to_dtype
 from attnlib.layers._validation import check_feed_forward, finite_array, fits
 
 
@@ -26,11 +26,16 @@ def erf(x) -> np.ndarray:
 
     Parameters: ``x``, array_like of any shape (floats). Returns: numpy.ndarray of the
     same shape and float dtype (integers give float64), ``erf(x)`` with absolute error
-    below 1.5e-7. Raises: ``TypeError`` naming ``x`` for non-real input.
+    below 1.5e-7. Raises: ``TypeError`` naming ``x`` for non-real input, ``ValueError``
+    for NaN or inf.
 
     Source: Abramowitz & Stegun (1964), formula 7.1.26.
     """
-    x = as_float_array(x, "x")
+    return _erf(finite_array(x, "x"))
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """:func:`erf` of a checked float array."""
     s = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
@@ -46,35 +51,43 @@ def gelu(x) -> np.ndarray:
     """GELU with the normal CDF: ``x * (1 + erf(x / sqrt 2)) / 2``, elementwise.
 
     Parameters: ``x``, array_like of any shape. Returns: numpy.ndarray of the same shape
-    and float dtype (integers give float64). Raises: ``TypeError`` for non-real input.
+    and float dtype (integers give float64). Raises: ``TypeError`` for non-real input,
+    ``ValueError`` for NaN or inf (each naming ``x``).
 
     Source: Hendrycks & Gimpel (2016), section 2 (the exact form, not the tanh
     approximation).
     """
-    x = as_float_array(x, "x")
-    return (0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))).astype(x.dtype, copy=False)
+    x = finite_array(x, "x")
+    return (0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))).astype(x.dtype, copy=False)
 
 
 def relu(x) -> np.ndarray:
     """``max(x, 0)``, elementwise: the activation of the original Transformer.
 
     Parameters: ``x``, array_like of any shape. Returns: numpy.ndarray of the same shape
-    and float dtype. Raises: ``TypeError`` for non-real input.
+    and float dtype. Raises: ``TypeError`` for non-real input, ``ValueError`` for NaN
+    or inf (each naming ``x``).
 
     Source: Vaswani et al. (2017), section 3.3, equation (2).
     """
-    x = as_float_array(x, "x")
+    x = finite_array(x, "x")
     return np.maximum(x, 0.0).astype(x.dtype, copy=False)
 
 
 def sigmoid(x) -> np.ndarray:
     """``1 / (1 + exp(-x))``, elementwise, from ``exp(-|x|)`` so that nothing overflows.
 
-    Parameters: ``x``, a float array of any shape. Returns: numpy.ndarray of that shape
-    and dtype, in [0, 1]. Raises nothing of its own (numpy's errors for non-numbers).
+    Parameters: ``x``, array_like of any shape. Returns: numpy.ndarray of that shape
+    and float dtype (integers give float64), in [0, 1]. Raises: ``TypeError`` for
+    non-real input, ``ValueError`` for NaN or inf (each naming ``x``).
 
     Source: the logistic function; Elfwing, Uchibe & Doya (2018), section 2.1.
     """
+    return _sigmoid(finite_array(x, "x"))
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """:func:`sigmoid` of a checked float array."""
     e = np.exp(-np.abs(x))  # in [0, 1]
     return np.where(x >= 0, 1.0, e) / (1.0 + e)
 
@@ -83,12 +96,13 @@ def silu(x) -> np.ndarray:
     """SiLU (Swish-1): ``x * sigmoid(x)``, elementwise.
 
     Parameters: ``x``, array_like of any shape. Returns: numpy.ndarray of the same shape
-    and float dtype (integers give float64). Raises: ``TypeError`` for non-real input.
+    and float dtype (integers give float64). Raises: ``TypeError`` for non-real input,
+    ``ValueError`` for NaN or inf (each naming ``x``).
 
     Source: Elfwing, Uchibe & Doya (2018), section 2.1; Ramachandran et al. (2017).
     """
-    x = as_float_array(x, "x")
-    return (x * sigmoid(x)).astype(x.dtype, copy=False)
+    x = finite_array(x, "x")
+    return (x * _sigmoid(x)).astype(x.dtype, copy=False)
 
 
 ACTIVATIONS = {"gelu": gelu, "relu": relu, "silu": silu}

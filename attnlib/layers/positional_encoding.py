@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core._rotary import positions_of, rotate
-from attnlib.core._validation import as_float_array, as_length
+from attnlib.core._validation import as_float_array, as_length, as_real_number
 from attnlib.layers._validation import finite_array, fits
 
 #: The base of the wavelengths in Vaswani et al. (2017), section 3.5 (and of RoFormer).
@@ -46,7 +46,9 @@ def _even_width(d_model, name: str = "d_model") -> int:
 
 
 def _check_base(base) -> float:
-    base = float(base)
+    """``base`` as a float: ``TypeError`` naming it for a non-number (1j, "2",
+    ``True``), ``ValueError`` unless finite and greater than 1."""
+    base = as_real_number(base, "base")
     if not np.isfinite(base) or base <= 1.0:
         raise ValueError(f"base must be a finite number greater than 1; got {base}")
     return base

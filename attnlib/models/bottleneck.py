@@ -35,7 +35,11 @@ import numpy as np
 
 from attnlib.core._validation import (
     as_float_array,
-    require_ndim,
+    as_positive,
+    as_width,
+    finite_array,
+    finite_arrays,
+    fits,
     to_dtype,
 )
 from attnlib.core.attention import attention, weighted_sum
@@ -126,15 +130,17 @@ def attend_to_positions(states, positions, *, sharpness: float = 20.0):
     Raises
     ------
     ValueError
-        If ``states`` has fewer than 2 axes, a position is out of range, or
-        ``sharpness`` is not positive.
+        If ``states`` has fewer than 2 axes or holds NaN or inf, a position is out of
+        range, or ``sharpness`` is not a positive finite number.
+    TypeError
+        If ``states`` is not real or ``sharpness`` is not a number (``True`` included).
 
     Source: Bahdanau et al. (2015), section 3.1 (a context vector per output step as a
     weighted sum of all annotations); Vaswani et al. (2017), equation (1) for the
     scoring.
     """
-    H = as_float_array(states, "states")
-    require_ndim(H, 2, "states", "(..., T, h)")
+    H = finite_array(states, "states", "(..., T, h)", 2)
+    sharpness = as_positive(sharpness, "sharpness")
     T = H.shape[-2]
     pos = np.asarray(positions)
     if pos.ndim != 1 or pos.dtype.kind not in "iu":
@@ -145,8 +151,6 @@ def attend_to_positions(states, positions, *, sharpness: float = 20.0):
         raise ValueError(
             f"positions {pos.tolist()} out of range for T = {T} states {H.shape}"
         )
-    if not sharpness > 0:
-        raise ValueError(f"sharpness must be > 0; got {sharpness}")
     keys = np.eye(T)  # (T, T): key j = e_j
     queries = sharpness * keys[pos]  # (L_q, T)
     contexts, weights = attention(queries, keys, H, scale=1.0)
@@ -181,14 +185,21 @@ def decoder_context(decoder_states, encoder_states, W_q, W_k, w_v):
     Raises
     ------
     ValueError
-        If a weight's shape does not fit (see :func:`attnlib.additive_scores`).
+        If a weight's shape does not fit (see :func:`attnlib.additive_scores`), or an
+        array holds NaN or inf (named).
+    TypeError
+        If an array is not real (named).
 
     Source: Bahdanau, Cho & Bengio (2015), section 3.1, equations (5)-(6), and
     appendix A.1.2.
     """
-    scores = additive_scores(decoder_states, encoder_states, W_q, W_k, w_v)
-    weights = softmax(scores, axis=-1)
-    return weighted_sum(weights, encoder_states), weights
+    # checked and named as here (additive_scores would call them queries and keys)
+    s = finite_array(decoder_states, "decoder_states", "(..., L_q, d_s)", 2)
+    H = finite_array(encoder_states, "encoder_states", "(..., T, h)", 2)
+    W_q, W_k, w_v = finite_arrays(W_q=W_q, W_k=W_k, w_v=w_v)
+    scores = additive_scores(s, H, W_q, W_k, w_v)  # (..., L_q, T)
+    weights = softmax(scores, axis=-1)  # (..., L_q, T)
+    return weighted_sum(weights, H), weights
 
 
 def linear_recovery_r2(train_features, train_targets, test_features, test_targets):
@@ -221,6 +232,8 @@ def linear_recovery_r2(train_features, train_targets, test_features, test_target
         If shapes disagree (all four named), there are fewer training rows than
         parameters ``h + 1``, an array holds NaN or inf, or a test target is constant
         (R^2 undefined).
+    OverflowError
+        If the squared errors do not fit float64 (inputs near 1e300).
 
     Source: ordinary least squares and the coefficient of determination.
     """
@@ -263,9 +276,9 @@ def linear_recovery_r2(train_features, train_targets, test_features, test_target
     ):
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} holds NaN or inf")
-    r2 = np.mean(
-        _r2_per_target(Ftr, Ytr, Fte, Yte), axis=-1
-    )  # average over the m targets
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # fits
+        r2 = np.mean(_r2_per_target(Ftr, Ytr, Fte, Yte), axis=-1)  # over the m targets
+    r2 = fits(r2, "the squared errors behind R^2")  # finite inputs: an overflow
     return float(r2) if r2.ndim == 0 else r2
 
 
@@ -280,9 +293,9 @@ def _r2_per_target(Ftr, Ytr, Fte, Yte) -> np.ndarray:
     cross = np.einsum("...ni,...nj->...ij", Fc, Yc)  # (..., h, m)
     A = np.linalg.pinv(gram, hermitian=True) @ cross  # (..., h, m)
     pred = (Fte - f_mean) @ A + y_mean
-    total = ((Yte - Yte.mean(axis=-2, keepdims=True)) ** 2).sum(axis=-2)
-    if np.any(total == 0):
+    if np.any(np.ptp(Yte, axis=-2) == 0):  # not from total: it can underflow to 0
         raise ValueError("a test target is constant, so R^2 is undefined")
+    total = ((Yte - Yte.mean(axis=-2, keepdims=True)) ** 2).sum(axis=-2)
     resid = ((Yte - pred) ** 2).sum(axis=-2)
     return 1.0 - resid / total
 
@@ -299,15 +312,12 @@ def capacity_bound(hidden_size: int, input_size: int, length: int) -> float:
     Raises
     ------
     ValueError
-        If a size is below 1.
+        If a size is below 1 (``TypeError`` if it is not an integer), each named.
 
     Source: linear algebra (the trace of a rank-``h`` orthogonal projection is ``h``).
     """
-    h, m, T = int(hidden_size), int(input_size), int(length)
-    if min(h, m, T) < 1:
-        raise ValueError(
-            f"sizes must be >= 1; got h={hidden_size}, m={input_size}, T={length}"
-        )
+    h, m = as_width(hidden_size, "hidden_size"), as_width(input_size, "input_size")
+    T = as_width(length, "length")
     return min(1.0, h / (T * m))
 
 

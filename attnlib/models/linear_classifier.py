@@ -20,6 +20,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnlib.core._validation import (
+    as_length,
+    as_positive,
+    as_real_number,
+    as_width,
+    finite_array,
+)
+
 
 class Params(NamedTuple):
     """Learned parameters: ``w`` of shape (d,), ``b`` a float."""
@@ -49,8 +57,10 @@ class Run(NamedTuple):
 
 
 def _check_examples(X, y) -> tuple[np.ndarray, np.ndarray]:
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    """``X`` (n, d) and ``y`` (n,) as finite float64 arrays, the labels 0 or 1;
+    ``TypeError`` or ``ValueError`` naming the one that is not."""
+    X = _floats(X, "X")
+    y = _floats(y, "y")
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(
             f"X must have shape (n, d) and y shape (n,); got {X.shape} and {y.shape}"
@@ -61,10 +71,17 @@ def _check_examples(X, y) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _floats(a, name: str) -> np.ndarray:
-    try:
-        return np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must hold real numbers; got {a!r}") from None
+    """``a`` as a finite float64 array (:func:`attnlib.core._validation.finite_array`:
+    booleans, strings, NaN and inf are refused by name)."""
+    return finite_array(a, name).astype(np.float64, copy=False)
+
+
+def _index(index, params: Params) -> int:
+    """``index`` of a weight of ``params.w``: an integer in ``[0, d)``, named."""
+    index, d = as_length(index, "index"), np.shape(params.w)[0]
+    if index >= d:
+        raise ValueError(f"index must be below the number of weights {d}; got {index}")
+    return index
 
 
 def _logits(params: Params, X: np.ndarray) -> np.ndarray:
@@ -94,11 +111,13 @@ def sigmoid(z) -> np.ndarray:
 
 def init_params(d: int, seed: int = 0, scale: float = 0.1) -> Params:
     """Random starting parameters: ``w`` normal with standard deviation ``scale``,
-    ``b = 0``. ``d`` >= 1 features; the seed fixes the draw."""
-    d = int(d)
-    if d < 1:
-        raise ValueError(f"d must be >= 1; got {d}")
-    rng = np.random.default_rng(seed)
+    ``b = 0``. ``d`` >= 1 features; the seed (an integer >= 0) fixes the draw;
+    ``scale`` a finite real number. ``TypeError`` or ``ValueError`` naming the
+    argument otherwise."""
+    d, rng = as_width(d, "d"), np.random.default_rng(as_length(seed, "seed"))
+    scale = as_real_number(scale, "scale")
+    if not np.isfinite(scale):
+        raise ValueError(f"scale must be a finite number; got {scale}")
     return Params(scale * rng.normal(size=d), 0.0)
 
 
@@ -141,15 +160,11 @@ def gradient(params: Params, X, y) -> Params:
 def step(params: Params, grads: Params, learning_rate: float) -> Params:
     """One step of gradient descent: every parameter moves against its gradient.
 
-    Raises TypeError if ``learning_rate`` is not a number, OverflowError if a moved
-    parameter exceeds the largest float64 number.
+    Raises TypeError if ``learning_rate`` is not a number, ValueError if it is not
+    positive and finite, OverflowError if a moved parameter exceeds the largest float64
+    number.
     """
-    try:
-        lr = float(learning_rate)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"learning_rate must be a number; got {learning_rate!r}"
-        ) from None
+    lr = as_positive(learning_rate, "learning_rate")
     with np.errstate(over="ignore", invalid="ignore"):
         w, b = params.w - lr * grads.w, params.b - lr * grads.b
     if not (np.isfinite(w).all() and np.isfinite(b)):
@@ -191,8 +206,10 @@ def train(
     Raises
     ------
     ValueError for shapes that do not fit, labels other than 0/1, a learning rate that
-    is not a positive finite number, or a batch size, ``eval_every``, ``patience`` or
-    ``max_steps`` below 1.
+    is not a positive finite number, a batch size, ``eval_every``, ``patience`` or
+    ``max_steps`` below 1, or a negative seed; TypeError for a count or seed that is
+    not an integer, a learning rate that is not a number, or examples that are not
+    real (each named).
     """
     X_train, y_train = _check_examples(X_train, y_train)
     X_val, y_val = _check_examples(X_val, y_val)
@@ -201,32 +218,32 @@ def train(
             f"training and validation examples have {X_train.shape[1]} and "
             f"{X_val.shape[1]} features"
         )
-    lr = float(learning_rate)
-    if not np.isfinite(lr) or lr <= 0:
-        raise ValueError(f"learning_rate must be a positive number; got {lr}")
-    for name, value in (
-        ("batch_size", batch_size),
-        ("eval_every", eval_every),
-        ("patience", patience),
-        ("max_steps", max_steps),
-    ):
-        if int(value) < 1:
-            raise ValueError(f"{name} must be >= 1; got {value}")
-    batch = min(int(batch_size), len(y_train))
+    lr = as_positive(learning_rate, "learning_rate")
+    batch_size, eval_every, patience, max_steps = (
+        as_width(value, name)
+        for name, value in (
+            ("batch_size", batch_size),
+            ("eval_every", eval_every),
+            ("patience", patience),
+            ("max_steps", max_steps),
+        )
+    )
+    seed = as_length(seed, "seed")
+    batch = min(batch_size, len(y_train))
     rng = np.random.default_rng(seed)
     params = init_params(X_train.shape[1], seed=seed)
     best, best_loss, best_step = params, _loss(params, X_val, y_val), 0
     steps, train_curve = [0], [_loss(params, X_train, y_train)]
     val_curve = [best_loss]
     waited, reason, t, order = 0, "budget", 0, np.empty(0, dtype=int)
-    while t < int(max_steps):
+    while t < max_steps:
         if len(order) < batch:  # a new pass over the training set, in a new order
             order = rng.permutation(len(y_train))
         rows, order = order[:batch], order[batch:]
         grads = _gradient(params, X_train[rows], y_train[rows])
         params = step(params, grads, lr)
         t += 1
-        if t % int(eval_every):
+        if t % eval_every:
             continue
         current = _loss(params, X_val, y_val)
         steps.append(t)
@@ -236,7 +253,7 @@ def train(
             best, best_loss, best_step, waited = params, current, t, 0
         else:
             waited += 1
-            if waited >= int(patience):
+            if waited >= patience:
                 reason = "patience"
                 break
     return Run(
@@ -252,7 +269,10 @@ def train(
 
 def numerical_gradient_w(params: Params, X, y, eps: float = 1e-6) -> np.ndarray:
     """Central differences ``(L(w + eps e_i) - L(w - eps e_i)) / (2 eps)`` for every
-    weight: a check of :func:`gradient` that needs no calculus. Shape (d,)."""
+    weight: a check of :func:`gradient` that needs no calculus. Shape (d,). ``eps``
+    must be a positive finite number (named otherwise)."""
+    eps = as_positive(eps, "eps")
+    X, y = _check_examples(X, y)
     out = np.empty_like(params.w)
     for i in range(len(params.w)):
         bump = np.zeros_like(params.w)
@@ -265,10 +285,14 @@ def numerical_gradient_w(params: Params, X, y, eps: float = 1e-6) -> np.ndarray:
 
 def loss_along(params: Params, X, y, index: int, values) -> np.ndarray:
     """The loss with weight ``w[index]`` set to each of ``values`` (shape (G,)), every
-    other parameter as in ``params``: one slice through the loss. Returns shape (G,)."""
+    other parameter as in ``params``: one slice through the loss. Returns shape (G,).
+    ``TypeError`` or ``ValueError`` naming ``index`` (not in ``[0, d)``) or ``values``
+    (not a finite real array of shape (G,))."""
     X, y = _check_examples(X, y)
+    index = _index(index, params)
+    values = finite_array(values, "values", "(G,)", 1)
     out = []
-    for value in np.asarray(values, dtype=np.float64):
+    for value in values.astype(np.float64):
         w = params.w.copy()
         w[index] = value
         out.append(_loss(Params(w, params.b), X, y))
@@ -280,11 +304,14 @@ def descent_along(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Gradient descent on the one weight ``w[index]`` (the others held still), on the
     whole set: the ``n_steps`` values it visits, starting from ``params``, and their
-    losses. Returns two arrays of shape (n_steps,)."""
+    losses. Returns two arrays of shape (n_steps,). ``TypeError`` or ``ValueError``
+    naming ``index``, ``learning_rate`` (positive) or ``n_steps`` (at least 1)."""
     X, y = _check_examples(X, y)
+    index, lr = _index(index, params), as_positive(learning_rate, "learning_rate")
+    n_steps = as_width(n_steps, "n_steps")
     w = params.w.copy()
     visited = []
-    for _ in range(int(n_steps)):
+    for _ in range(n_steps):
         visited.append(w[index])
-        w[index] -= float(learning_rate) * _gradient(Params(w, params.b), X, y).w[index]
+        w[index] -= lr * _gradient(Params(w, params.b), X, y).w[index]
     return np.asarray(visited), loss_along(params, X, y, index, visited)

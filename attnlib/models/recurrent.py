@@ -26,6 +26,7 @@ from attnlib.core._validation import (
     as_real_number,
     as_width,
     compute_dtype,
+    finite_array,
     require_ndim,
 )
 
@@ -226,8 +227,23 @@ def rnn_step(x_t, h_prev, W_x, W_h, b) -> np.ndarray:
     errors (shapes, NaN and inf named as ValueError, an overflowing pre-activation as
     OverflowError).
     """
-    x = np.asarray(x_t)
+    x, h_prev = _check_step(x_t, h_prev, W_x, W_h)
     return rnn_encode(x[..., None, :], W_x, W_h, b, h0=h_prev)[1]
+
+
+def _check_step(x_t, h_prev, W_x, W_h):
+    """:func:`rnn_step`'s own arguments, named as it names them (``rnn_encode`` would
+    call them ``inputs`` and ``h0``): finite real arrays whose last axes fit ``W_x``
+    and ``W_h``."""
+    x = finite_array(x_t, "x_t", "(..., m)", 1)
+    h = finite_array(h_prev, "h_prev", "(..., h)", 1)
+    for name, a, W_name, W in (("x_t", x, "W_x", W_x), ("h_prev", h, "W_h", W_h)):
+        if np.ndim(W) != 2 or a.shape[-1] != np.shape(W)[0]:
+            raise ValueError(
+                f"{name} {a.shape} does not fit {W_name} {np.shape(W)}: its last axis "
+                f"must equal the rows of {W_name}"
+            )
+    return x, h
 
 
 def rnn_backward(inputs, states, h0, W_x, W_h, grad_states):
