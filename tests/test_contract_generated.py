@@ -566,6 +566,14 @@ EXAMPLES = {
     "data.learning_task.make_split": lambda: dict(n_train=6, n_val=4, n_features=3),
     "core.tiles.default_workers": lambda: dict(),
     "models.lm_training.evaluate": lambda: _lm(windows=(IDS, IDS), batch=1),
+    "layers.causal_block.causal_block": lambda: dict(
+        x=X_BLOCK,
+        p=__import__(
+            "attnlib.models.language_model"
+        ).models.language_model.block_params(lm_model()[1], 0),
+        num_heads=2,
+        num_kv_heads=2,
+    ),
 }
 
 LC_MODULE = importlib.import_module("attnlib.models.linear_classifier")
@@ -624,7 +632,7 @@ NOT_CALLED = {
         " models.encoder_decoder.init_encoder_decoder"
         " models.rnn_decoder.decoder_step models.rnn_decoder.decoder_step_backward"
         " models.recurrent.rnn_backward models.language_model.backward"
-        " layers.causal_block.causal_block layers.causal_block.causal_block_backward"
+        " layers.causal_block.causal_block_backward"
         " layers.decoder_layer.decoder_layer layers.encoder_layer.encoder_layer"
         " layers.encoder_layer.self_attention_block"
         " core.grouped_query.grouped_query_self_attention".split(),
