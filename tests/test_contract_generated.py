@@ -566,6 +566,38 @@ EXAMPLES = {
     "data.learning_task.make_split": lambda: dict(n_train=6, n_val=4, n_features=3),
     "core.tiles.default_workers": lambda: dict(),
     "models.lm_training.evaluate": lambda: _lm(windows=(IDS, IDS), batch=1),
+    "core.grouped_query.grouped_query_self_attention": lambda: dict(
+        x=VALID["x"], params=_mod("core.grouped_query").init_grouped_query(0, 4, 2, 1)
+    ),
+    "layers.encoder_layer.encoder_layer": lambda: dict(
+        x=VALID["x"], params=_mod("layers.encoder_layer").init_encoder_layer(0, 4, 2)
+    ),
+    "layers.encoder_layer.self_attention_block": lambda: dict(
+        x=VALID["x"], attn=_mod("core.heads").init_multi_head(0, 4, 2)
+    ),
+    "layers.decoder_layer.decoder_layer": lambda: dict(
+        y=Q.copy(),
+        memory=K.copy(),
+        params=_mod("layers.decoder_layer").init_decoder_layer(0, 4, 2),
+    ),
+    "layers.causal_block.causal_block_backward": lambda: dict(
+        dy=X_BLOCK, p=_block_p(), saved=_block_saved(), num_heads=2, num_kv_heads=2
+    ),
+    "models.language_model.backward": lambda: _lm(
+        saved=_lm_saved(), dlogits=np.ones((1, 3, 6))
+    ),
+    "models.recurrent.rnn_backward": lambda: _rnn_backward(),
+    "models.encoder_decoder.init_encoder_decoder": lambda: dict(
+        rng=0, attend=True, m=2, h=3, d=4, a=2
+    ),
+    "models.encoder_decoder.forward": lambda: dict(model=_ed(), batch=_ed_batch()),
+    "models.encoder_decoder.loss": lambda: dict(model=_ed(), batch=_ed_batch()),
+    "models.encoder_decoder.loss_and_gradients": lambda: dict(
+        model=_ed(), batch=_ed_batch()
+    ),
+    "models.encoder_decoder.translate_greedy": lambda: dict(
+        model=_ed(), source=_ed_batch().source
+    ),
     "layers.causal_block.causal_block": lambda: dict(
         x=X_BLOCK,
         p=__import__(
@@ -575,6 +607,56 @@ EXAMPLES = {
         num_kv_heads=2,
     ),
 }
+
+
+def _mod(name: str):
+    return importlib.import_module(f"attnlib.{name}")
+
+
+def _block_p():
+    return _mod("models.language_model").block_params(lm_model()[1], 0)
+
+
+def _block_saved():
+    """What causal_block keeps for its backward pass, from X_BLOCK."""
+    block = _mod("layers.causal_block").causal_block
+    return block(
+        X_BLOCK, _block_p(), num_heads=2, num_kv_heads=2, keep_for_backward=True
+    )[2]
+
+
+def _lm_saved():
+    config, params = lm_model()
+    forward = _mod("models.language_model").forward
+    return forward(params, config, IDS, keep_for_backward=True)[2]
+
+
+def _rnn_backward():
+    recurrent = _mod("models.recurrent")
+    inputs = np.ones((1, 3, 2))  # (B, T, m)
+    W_x, W_h, b = np.ones((2, 3)) / 4, np.eye(3) / 2, np.zeros(3)
+    states, _ = recurrent.rnn_encode(inputs, W_x, W_h, b)  # (B, T, h)
+    return dict(
+        inputs=inputs,
+        states=states,
+        h0=np.zeros((1, 3)),
+        W_x=W_x,
+        W_h=W_h,
+        grad_states=np.ones_like(states),
+    )
+
+
+@cache
+def _ed():
+    """A small attending encoder-decoder for the translation task."""
+    return _mod("models.encoder_decoder").init_encoder_decoder(
+        0, attend=True, m=2, h=3, d=4, a=2
+    )
+
+
+def _ed_batch():
+    return _mod("data.translation_task").make_batch(0, 2, 3)
+
 
 LC_MODULE = importlib.import_module("attnlib.models.linear_classifier")
 LC = LC_MODULE.Params(np.array([1.0, -1.0]), 0.0)
@@ -626,16 +708,9 @@ NOT_CALLED = {
         _INNER,
     ),
     **dict.fromkeys(
-        "models.encoder_decoder.forward models.encoder_decoder.loss"
-        " models.encoder_decoder.loss_and_gradients"
-        " models.encoder_decoder.translate_greedy"
-        " models.encoder_decoder.init_encoder_decoder"
-        " models.rnn_decoder.decoder_step models.rnn_decoder.decoder_step_backward"
-        " models.recurrent.rnn_backward models.language_model.backward"
-        " layers.causal_block.causal_block_backward"
-        " layers.decoder_layer.decoder_layer layers.encoder_layer.encoder_layer"
-        " layers.encoder_layer.self_attention_block"
-        " core.grouped_query.grouped_query_self_attention".split(),
+        (
+            "models.rnn_decoder.decoder_step models.rnn_decoder.decoder_step_backward"
+        ).split(),
         _MODEL,
     ),
 }

@@ -593,7 +593,7 @@ ROWS = {
             (
                 lambda: ed.init_encoder_decoder(0, attend=True, h=0),
                 ValueError,
-                "width h",
+                "h must be at least 1",
             )
         ],
         extreme=lambda: ed.init_encoder_decoder(0, attend=False, m=1, h=1, d=1, a=1),

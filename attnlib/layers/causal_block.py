@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core._rotary import rotate
-from attnlib.core._validation import as_length
+from attnlib.core._validation import as_length, finite_array
 from attnlib.core.backward import softmax_backward
 from attnlib.core.dropout import _drop, as_dropout_rate
 from attnlib.core.grouped_query import group_size, grouped_query_attention
@@ -312,17 +312,33 @@ def causal_block_backward(
     The steps are the forward pass's in reverse, each by the chain rule; the residual
     additions pass ``dy`` through unchanged, which is why deep pre-LN stacks train (the
     transformer-layer chapter). Raises ``OverflowError`` (naming ``dy``) when a gradient
-    does not fit the dtype; the shapes are those the forward pass saved (a ``saved``
-    from another block or model gives numpy's shape errors).
+    does not fit the dtype; ``TypeError`` or ``ValueError`` naming ``dy`` (not finite,
+    real, or of the saved input's shape) or a head count (as the forward pass); the
+    other shapes are those the forward pass saved (a ``saved`` from another block or
+    model gives numpy's shape errors).
 
     Source: the forward pass of Radford et al. (2019), section 2.3, differentiated by
     the chain rule (checked against finite differences in tests/test_language_model.py).
     """
+    dy = _check_block_backward(dy, saved, num_heads, num_kv_heads)
     with np.errstate(over="ignore", invalid="ignore"):  # checked at the end
         d_x, g = _block_backward(dy, p, saved, num_heads, num_kv_heads)
     if not (np.isfinite(d_x).all() and all(np.isfinite(v).all() for v in g.values())):
         raise OverflowError("dy is so large that the block's gradients overflow")
     return d_x, g
+
+
+def _check_block_backward(dy, saved, num_heads, num_kv_heads):
+    """``dy`` finite and real, with the shape of the block's input ``saved["x"]``; the
+    head counts as :func:`causal_block` checks them. Each refusal names its argument."""
+    group_size(num_heads, num_kv_heads)
+    dy = finite_array(dy, "dy", "(B, L, d)", 3)
+    if dy.shape != np.shape(saved["x"]):
+        raise ValueError(
+            f"dy {dy.shape} must have the shape of the block's input "
+            f"{np.shape(saved['x'])} (the saved forward pass)"
+        )
+    return dy
 
 
 def _block_backward(dy, p, saved, num_heads, num_kv_heads):

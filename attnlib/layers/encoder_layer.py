@@ -45,6 +45,7 @@ from attnlib.layers._validation import (
     check_layer_input,
     check_param_shapes,
     check_params,
+    finite_array,
 )
 from attnlib.layers.feed_forward import (
     ACTIVATIONS,
@@ -220,15 +221,18 @@ def self_attention_block(
     ------
     ValueError, TypeError
         As :func:`attnlib.attention` for bad masks; ``ValueError`` if ``keep_heads``
-        does not end in ``H``, or ``x``'s last axis is not ``d_model`` (named).
+        does not end in ``H``, ``x``'s last axis is not ``d_model``, ``x`` holds NaN or
+        inf, or ``attention_dropout`` is outside [0, 1) (each named).
 
     Source: Vaswani et al. (2017), section 3.2.2.
     """
-    if np.ndim(x) < 2 or np.shape(x)[-1] != attn.W_Q.shape[0]:
+    x = finite_array(x, "x", "(..., L, d_model)", 2)
+    if x.shape[-1] != attn.W_Q.shape[0]:
         raise ValueError(
-            f"x {np.shape(x)} does not fit the projections (W_Q {attn.W_Q.shape}): "
+            f"x {x.shape} does not fit the projections (W_Q {attn.W_Q.shape}): "
             f"its last axis must be d_model={attn.W_Q.shape[0]}"
         )
+    as_dropout_rate(attention_dropout, "attention_dropout")  # named as here
     q = split_heads(
         _affine(x, attn.W_Q, attn.b_Q), attn.num_heads
     )  # (..., H, L, d_head)

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attnlib.core._validation import as_generator, as_width
 from attnlib.core.softmax import softmax
 from attnlib.data.translation_task import (
     SOURCE_VOCAB,
@@ -150,12 +151,15 @@ def init_encoder_decoder(
     Raises
     ------
     ValueError
-        If a width is not positive.
+        If a width is not positive, or ``rng`` is a negative seed.
+    TypeError
+        If a width is not an integer (2.5 and ``True`` included) or ``rng`` is neither
+        a Generator nor an integer seed (each named).
     """
-    for name, size in (("m", m), ("h", h), ("d", d), ("a", a)):
-        if size < 1:
-            raise ValueError(f"width {name} must be a positive integer; got {size}")
-    rng = np.random.default_rng(rng)
+    m, h, d, a = (
+        as_width(n, name) for name, n in (("m", m), ("h", h), ("d", d), ("a", a))
+    )
+    rng = as_generator(rng)
     V_src, V = len(SOURCE_VOCAB), len(TARGET_VOCAB)
     h_f = h if bidirectional else 2 * h
 

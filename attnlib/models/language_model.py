@@ -38,7 +38,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from attnlib.core._validation import as_generator, as_length, as_width
+from attnlib.core._validation import (
+    as_generator,
+    as_length,
+    as_width,
+    finite_array,
+)
 from attnlib.core.dropout import as_dropout_rate
 from attnlib.layers.causal_block import (
     causal_block,
@@ -452,14 +457,17 @@ def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
     parameter name, each of its parameter's shape. The tied embedding gets two
     contributions: from the head (``dlogits^T h``) and from the lookup at the input
     (added row by row where each token occurred); an untied model's head ``lm_head``
-    gets the first alone. Raises nothing of its own (a ``saved`` from another model
-    gives numpy's shape errors).
+    gets the first alone. Raises ``TypeError`` or ``ValueError`` naming ``dlogits``
+    when it is not a finite real array of shape (B, L, V) for the saved tokens, and
+    ``params`` or ``config`` as :func:`forward` (a ``saved`` from another model gives
+    numpy's shape errors).
 
     Source: :func:`forward` differentiated by the chain rule, step by step in reverse
     (checked against finite differences in tests/test_language_model.py).
     """
     c = config
     _check_params(params, c)
+    dlogits = _check_dlogits(dlogits, saved, c)
     d_head = np.einsum("blv,bld->vd", dlogits, saved["h"])  # (V, d)
     grads = {"tok_emb": d_head if c.tied else np.zeros_like(d_head)}
     if not c.tied:
@@ -481,6 +489,18 @@ def backward(params: dict, config: LMConfig, saved: dict, dlogits) -> dict:
         grads["pos_emb"] = np.zeros_like(params["pos_emb"])
         grads["pos_emb"][start : start + idx.shape[1]] = dx.sum(axis=0)
     return {name: grads[name] for name in params}
+
+
+def _check_dlogits(dlogits, saved: dict, c: LMConfig) -> np.ndarray:
+    """``dlogits`` finite and real, of shape (B, L, V) for the saved tokens (B, L)."""
+    dlogits = finite_array(dlogits, "dlogits", "(B, L, V)", 3)
+    want = tuple(np.shape(saved["idx"])) + (c.vocab_size,)
+    if dlogits.shape != want:
+        raise ValueError(
+            f"dlogits {dlogits.shape} must have the logits' shape {want} (the saved "
+            "tokens' (B, L) and the vocabulary size V)"
+        )
+    return dlogits
 
 
 def loss_and_gradients(params, config, idx, targets, *, training=False, rng=None):

@@ -27,6 +27,8 @@ from attnlib.core._validation import (
     as_width,
     compute_dtype,
     finite_array,
+    finite_arrays,
+    fits,
     require_ndim,
 )
 
@@ -274,12 +276,24 @@ def rnn_backward(inputs, states, h0, W_x, W_h, grad_states):
     Raises
     ------
     ValueError
-        If the shapes do not fit together (the shapes involved are named).
+        If the shapes do not fit together (the shapes involved are named), or an array
+        holds NaN or inf (named).
+    TypeError
+        If an array is not real (named).
+    OverflowError
+        If a gradient does not fit float64.
     """
-    x = np.asarray(inputs, dtype=np.float64)
-    H = np.asarray(states, dtype=np.float64)
-    G = np.asarray(grad_states, dtype=np.float64)
-    h0 = np.asarray(h0, dtype=np.float64)
+    x, H, G, h0, W_x, W_h = (
+        a.astype(np.float64, copy=False)
+        for a in finite_arrays(
+            inputs=inputs,
+            states=states,
+            grad_states=grad_states,
+            h0=h0,
+            W_x=W_x,
+            W_h=W_h,
+        )
+    )
     if x.ndim != 3 or H.ndim != 3 or H.shape[:2] != x.shape[:2] or G.shape != H.shape:
         raise ValueError(
             "inputs (B, T, m), states and grad_states (B, T, h) must agree; "
@@ -298,12 +312,14 @@ def rnn_backward(inputs, states, h0, W_x, W_h, grad_states):
     d_x = np.zeros_like(x)
     d_Wx, d_Wh, d_b = np.zeros_like(W_x), np.zeros_like(W_h), np.zeros(H.shape[2])
     carry = np.zeros_like(h0)  # (B, h): gradient from step t+1
-    for t in range(T - 1, -1, -1):
-        h_prev = H[:, t - 1] if t > 0 else h0  # (B, h)
-        d_a = (G[:, t] + carry) * (1.0 - H[:, t] ** 2)  # (B, h)
-        d_Wx += x[:, t].T @ d_a
-        d_Wh += h_prev.T @ d_a
-        d_b += d_a.sum(axis=0)
-        d_x[:, t] = d_a @ W_x.T
-        carry = d_a @ W_h.T
-    return {"inputs": d_x, "h0": carry, "W_x": d_Wx, "W_h": d_Wh, "b": d_b}
+    with np.errstate(over="ignore", invalid="ignore"):  # checked by fits below
+        for t in range(T - 1, -1, -1):
+            h_prev = H[:, t - 1] if t > 0 else h0  # (B, h)
+            d_a = (G[:, t] + carry) * (1.0 - H[:, t] ** 2)  # (B, h)
+            d_Wx += x[:, t].T @ d_a
+            d_Wh += h_prev.T @ d_a
+            d_b += d_a.sum(axis=0)
+            d_x[:, t] = d_a @ W_x.T
+            carry = d_a @ W_h.T
+    grads = {"inputs": d_x, "h0": carry, "W_x": d_Wx, "W_h": d_Wh, "b": d_b}
+    return {name: fits(g, "the RNN's gradients") for name, g in grads.items()}
