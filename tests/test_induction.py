@@ -158,3 +158,52 @@ def test_drop_step_finds_the_first_step_below_half_of_chance():
         induction.drop_step({**history, "extra": {"repeated_half": [3.4] * 4}}, 3.4)
         is None
     )
+
+
+def test_training_sequences_report_the_layout_of_their_two_copies():
+    plain = induction.make_training_sequences(np.random.default_rng(3), 40)
+    seqs, m, a, b = induction.make_training_sequences(
+        np.random.default_rng(3), 40, return_layout=True
+    )
+    np.testing.assert_array_equal(seqs, plain)  # the same draws either way
+    assert np.all((m >= TASK.min_segment) & (m <= TASK.max_segment))
+    assert np.all(a + m <= b) and np.all(b + m <= TASK.length)
+    for row, k, i, j in zip(seqs, m, a, b):
+        np.testing.assert_array_equal(row[i : i + k], row[j : j + k])
+
+
+def test_measurement_forward_matches_the_model_and_its_head_mask(stored):
+    import induction_heads_measurements as im
+
+    config, models = stored[:2]
+    p = models[0]
+    tokens = induction.make_sequences(np.random.default_rng(4), 8)[:, :-1]
+    ref, ref_w = lm.forward(p, config, tokens)
+    logits, weights, _ = im.run(p, config, tokens)
+    np.testing.assert_allclose(logits, ref, atol=1e-5)
+    np.testing.assert_allclose(weights[1], ref_w[1], atol=1e-6)
+    masked, _ = lm.forward(
+        p, config, tokens, head_mask=induction.without_heads(config, [(0, 2)])
+    )
+    np.testing.assert_allclose(
+        im.run(p, config, tokens, {(0, 2): 0.0})[0], masked, atol=1e-5
+    )
+    # a patch of the keys only changes layer 1's weights, never layer 0's
+    _, patched, _ = im.run(p, config, tokens, {(0, 2): 0.0}, keys_only=True)
+    np.testing.assert_allclose(patched[0], ref_w[0], atol=1e-6)
+    assert not np.allclose(patched[1], ref_w[1], atol=1e-3)
+    with pytest.raises(ValueError, match="lacks"):
+        im.run(p, config, tokens, {(2, 0): 0.0})
+
+
+def test_copy_positions_read_the_right_targets():
+    import induction_heads_measurements as im
+
+    # losses equal to the target's position: token j of a copy starting at b is at b + j
+    losses = np.tile(np.arange(1, TASK.length, dtype=float), (2, 1))  # (2, 31)
+    m, b = np.array([6, 8]), np.array([10, 20])
+    by = im.loss_by_copy_position(losses, m, b)
+    assert by[0] == 15.0 and by[5] == 20.0  # (10 + 0 + 20 + 0) / 2, (15 + 25) / 2
+    assert by[7] == 27.0 and np.isnan(by[8:]).all()  # only the copy of 8 tokens
+    assert im.after_copy_loss(losses, m, b) == (16 + 28) / 2
+    assert im.copy_loss(losses, m, b) == np.mean([12, 13, 14, 15, *range(22, 28)])

@@ -124,12 +124,15 @@ def make_sequences(rng, n: int, task: InductionTask = TASK, period=None) -> np.n
     return first[:, np.arange(task.length) % s]  # (n, 2h)
 
 
-def make_training_sequences(rng, n: int, task: InductionTask = TASK) -> np.ndarray:
+def make_training_sequences(
+    rng, n: int, task: InductionTask = TASK, return_layout: bool = False
+):
     """``n`` sequences of ``2 h`` random tokens in which one segment occurs twice.
 
     Each sequence draws a length ``m`` in ``min_segment .. max_segment``, a start ``a``
     for the first copy and a start ``b >= a + m`` for the second; everything else is
-    random. Returns an int64 array (n, 2 h).
+    random. Returns an int64 array (n, 2 h); with ``return_layout`` also the int
+    arrays ``m, a, b`` of shape (n,) (the same draws either way).
     """
     rng, n, L = as_generator(rng), as_length(n, "n"), task.length
     if task.max_segment > task.half:
@@ -138,12 +141,14 @@ def make_training_sequences(rng, n: int, task: InductionTask = TASK) -> np.ndarr
             f"in 2 * half = {L} tokens"
         )
     seqs = rng.integers(0, task.vocab_size, size=(n, L))  # (n, 2h)
-    for row in seqs:
+    layout = np.zeros((3, n), dtype=np.int64)  # m, a, b of every sequence
+    for i, row in enumerate(seqs):
         m = rng.integers(task.min_segment, task.max_segment + 1)
         a = rng.integers(0, L - 2 * m + 1)
         b = rng.integers(a + m, L - m + 1)
         row[b : b + m] = row[a : a + m]
-    return seqs
+        layout[:, i] = m, a, b
+    return (seqs, *layout) if return_layout else seqs
 
 
 def model_config(

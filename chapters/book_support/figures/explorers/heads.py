@@ -91,7 +91,7 @@ def heads_svg(state: dict, tokens, output_range) -> str:
             state["weights"],
             tokens,
             title="one mixture per head",
-            series=[f"head {h + 1}" for h in range(H)],
+            series=[f"head {h}" for h in range(H)],
             width=320,
         ),
         svg.bar_chart(
@@ -105,7 +105,7 @@ def heads_svg(state: dict, tokens, output_range) -> str:
 
 
 def _heads_rows(s):
-    rows = [(f"head {h + 1} weights", _fmt(w)) for h, w in enumerate(s["weights"])]
+    rows = [(f"head {h} weights", _fmt(w)) for h, w in enumerate(s["weights"])]
     rows += [
         ("concatenated head outputs", _fmt(s["concatenated"])),
         ("output (· W_O)", _fmt(s["output"])),
@@ -118,7 +118,7 @@ class HeadsExplorer(_Explorer):
        follow.
 
     Defaults: the scores [2, 1, 0] and [1, 2, 0] over fisherman / net / bank; head h's
-    values are the bank example's values (head 1) and seeded random vectors (further
+    values are the bank example's values (head 0) and seeded random vectors (further
     heads); W_O is a seeded random (H*2, 2) matrix.
     """
 
@@ -147,7 +147,7 @@ class HeadsExplorer(_Explorer):
                     min=-5.0,
                     max=5.0,
                     step=0.1,
-                    description=f"head {h + 1}: {t}",
+                    description=f"head {h}: {t}",
                     style={"description_width": "initial"},
                 )
                 for v, t in zip(row, self.tokens)
@@ -176,9 +176,7 @@ class HeadsExplorer(_Explorer):
         (``edits`` = (head, position) pairs) takes the values of ``grid``."""
         base = self.head_scores()
         controls = [
-            Control.numbers(
-                f"head {h + 1}: score of {self.tokens[j]}", grid, base[h, j]
-            )
+            Control.numbers(f"head {h}: score of {self.tokens[j]}", grid, base[h, j])
             for h, j in edits
         ]
         states = {}
