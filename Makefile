@@ -180,14 +180,21 @@ poppler:
 
 ## binder-check: what Binder does, from scratch: a new venv from requirements.txt alone, the
 ## postBuild step, then every chapter executed in it (outputs are not written back). The venv
-## is left in $(BINDER_VENV) for inspection and replaced by the next run.
+## is left in $(BINDER_VENV) for inspection and replaced by the next run. The pages that need
+## PyTorch (TORCH_NOTEBOOKS), which Binder does not install, run last, after the reader's
+## own step that they describe: installing it (here from requirements-torch.txt).
+TORCH_NOTEBOOKS := chapters/reference/same_in_pytorch/same_in_pytorch.ipynb
 binder-check:
 	rm -rf $(BINDER_VENV)
 	$(PYTHON) -m venv $(BINDER_VENV)
 	$(BINDER_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(BINDER_VENV)/bin/python -m pip install --quiet -r requirements.txt
 	PATH="$(abspath $(BINDER_VENV))/bin:$$PATH" ./postBuild
-	for nb in $(NOTEBOOKS); do (cd "$$(dirname $$nb)" && MPLBACKEND=Agg \
+	for nb in $(filter-out $(TORCH_NOTEBOOKS),$(NOTEBOOKS)); do (cd "$$(dirname $$nb)" && \
+		MPLBACKEND=Agg "$(abspath $(BINDER_VENV))/bin/jupyter" execute --timeout=600 \
+		"$$(basename $$nb)") || exit 1; done
+	$(BINDER_VENV)/bin/python -m pip install --quiet -r requirements-torch.txt
+	for nb in $(TORCH_NOTEBOOKS); do (cd "$$(dirname $$nb)" && MPLBACKEND=Agg \
 		"$(abspath $(BINDER_VENV))/bin/jupyter" execute --timeout=600 "$$(basename $$nb)") \
 		|| exit 1; done
 	@echo "binder-check: all $(words $(NOTEBOOKS)) notebooks ran in a fresh environment"

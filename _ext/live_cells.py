@@ -5,8 +5,12 @@ marks the cells that cannot run) and by the tests of live code. A cell cannot ru
 the page if it needs the pretrained MiniLM model: its weights (about 90 MB, installed
 into the virtual environment by ``postBuild``) are not served by the site, and its
 tokenizer is the ``tokenizers`` package, a Rust extension with no WebAssembly build.
-A later cell that reads a name such a cell defined cannot run either; it is found by
-reading the cells' Python (``ast``), not by running them.
+A cell cannot run either if it imports PyTorch, directly or through a module of the
+book that imports it (:func:`torch_modules`, ``book_support.torch_blocks``): Pyodide
+has no build of it. A later cell that reads a name such a cell defined cannot run
+either; it is found by reading the cells' Python (``ast``), not by running them. A
+page none of whose code cells can run (the chapter "The same in PyTorch") is not
+offered live code at all (:func:`offers_live_code`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,13 @@ NEEDS_MODEL = {"forward", "load_weights", "load_tokenizer", "encode", "model_dir
 MODEL_EXPLORERS = (
     Path(__file__).resolve().parents[1]
     / "chapters/book_support/figures/explorers/minilm.py"
+)
+# Where the book's own modules are: book_support (imported by its dotted name) and each
+# chapter's folder (its modules imported by their file names).
+CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
+TORCH_REASON = (
+    "needs PyTorch, which has no build for the page's Python (Pyodide); the page "
+    "says how to install it in your own Jupyter or on Binder"
 )
 MODEL_REASON = (
     "needs the pretrained MiniLM model: its weights (about 90 MB) are not served by "
@@ -143,6 +154,52 @@ def _needs_model(tree: ast.AST) -> bool:
     return _calls_model(tree, set(_model_explorers()))
 
 
+def _imported(tree: ast.AST) -> set[str]:
+    """Every module an import statement of ``tree`` names (``from a import b`` names
+    ``a`` and ``a.b``, since ``b`` may be a module)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def _imports_torch(names: set[str], torch_mods: frozenset[str]) -> bool:
+    return any(n.split(".")[0] == "torch" or n in torch_mods for n in names)
+
+
+@functools.cache
+def torch_modules() -> frozenset[str]:
+    """The book's modules that import torch, directly or through each other: those of
+    ``book_support`` by their dotted names, a chapter's own by its file name."""
+    files = {}
+    for path in (CHAPTERS / "book_support").rglob("*.py"):
+        parts = path.relative_to(CHAPTERS).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        files[name] = path
+    for path in CHAPTERS.glob("*/*/*.py"):
+        files[path.stem] = path
+    imports = {
+        name: _imported(ast.parse(path.read_text(encoding="utf-8")))
+        for name, path in files.items()
+    }
+    found: frozenset[str] = frozenset()
+    while True:
+        more = {n for n, used in imports.items() if _imports_torch(used, found)}
+        if more <= found:
+            return found
+        found |= more
+
+
+def offers_live_code(cells: list[dict]) -> bool:
+    """Whether the page offers "Make this page live": some code cell of
+    :func:`chapter_cells` can run in the page."""
+    return any(cell["runnable"] for cell in cells)
+
+
 def chapter_cells(notebook: Path) -> list[dict]:
     """The notebook's code cells in order: ``index`` (in the notebook's cell list),
     ``source``, ``tags``, ``runnable`` and, when not runnable, ``reason`` and
@@ -163,6 +220,8 @@ def chapter_cells(notebook: Path) -> list[dict]:
             used = sorted(free & tainted)
             if _needs_model(module):
                 reasons.append(MODEL_REASON)
+            elif _imports_torch(_imported(module), torch_modules()):
+                reasons.append(TORCH_REASON)
             elif used:
                 shown = ", ".join(f"`{n}`" for n in used[:3])
                 reasons.append(

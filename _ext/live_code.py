@@ -15,6 +15,10 @@ On each page made from a notebook it
   Binder server) by one that opens live code in the page; the Binder button stays,
   for readers who want a full Jupyter.
 
+A page none of whose code cells can run in the page's Python (``offers_live_code``:
+the chapter "The same in PyTorch", whose every cell needs torch) gets none of this:
+no cells file, no script, no button; the chapter itself says how to run it.
+
 The files under ``live/`` are made by ``make live`` (``_ext/live/build_live.py``) into
 ``_site_assets/live``, which ``html_extra_path`` copies to the site's root.
 """
@@ -25,7 +29,7 @@ import json
 from html import escape
 from pathlib import Path
 
-from live_cells import chapter_cells
+from live_cells import chapter_cells, offers_live_code
 from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
@@ -74,6 +78,10 @@ def _page(app, pagename, templatename, context, doctree):
     if manifest is None or doctree is None or not _is_notebook(app, pagename):
         return
     cells = chapter_cells(Path(app.env.doc2path(pagename)))
+    if not offers_live_code(cells):
+        _without_thebe(context)
+        _launch_buttons(context, live=False)
+        return
     folder = Path(app.outdir) / "live" / "cells" / Path(pagename).parent
     folder.mkdir(parents=True, exist_ok=True)
     (Path(app.outdir) / "live" / "cells" / f"{pagename}.json").write_text(
@@ -95,21 +103,26 @@ def _page(app, pagename, templatename, context, doctree):
     app.add_js_file(LIVE_JS, defer="defer")
     app.add_css_file(LIVE_CSS)
     _without_thebe(context)
+    _launch_buttons(context, live=True)
+
+
+def _launch_buttons(context, live: bool) -> None:
+    """Leave out Thebe's launch button; with ``live``, add "Live code (in this
+    page)"."""
+    button = {
+        "type": "javascript",
+        "text": "Live code (in this page)",
+        "tooltip": "Run and edit this page's code in your browser, offline",
+        "javascript": "attnLive.open()",
+        "icon": "fas fa-play",
+        "label": "live-code",
+    }
     for group in context.get("header_buttons", []):
         if group.get("label") != "launch-buttons":
             continue
         group["buttons"] = [
             b for b in group["buttons"] if b.get("label") != "launch-thebe"
-        ] + [
-            {
-                "type": "javascript",
-                "text": "Live code (in this page)",
-                "tooltip": "Run and edit this page's code in your browser, offline",
-                "javascript": "attnLive.open()",
-                "icon": "fas fa-play",
-                "label": "live-code",
-            }
-        ]
+        ] + ([button] if live else [])
 
 
 def _without_thebe(context) -> None:

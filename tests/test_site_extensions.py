@@ -132,3 +132,88 @@ def test_the_layer_explorer_cannot_run_live_and_binder_is_offered():
     assert "MiniLM" in explorer[0]["reason"]
     config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
     assert config["launch_buttons"]["binderhub_url"] == "https://mybinder.org"
+
+
+# ---- pages that need PyTorch (issue 39): no live code offered -----------------------
+
+
+def test_the_pytorch_chapter_offers_no_live_code_and_every_other_page_does():
+    """Every cell of "The same in PyTorch" needs torch, which the page's Python lacks:
+    each is marked with that reason, so the page offers no "Make this page live";
+    every other notebook page keeps it."""
+    from book_files import NOTEBOOKS, notebook
+    from live_cells import chapter_cells, offers_live_code
+
+    cells = chapter_cells(notebook("same_in_pytorch"))
+    assert cells and not any(c["runnable"] for c in cells)
+    assert "PyTorch" in cells[0]["reason"] and "Pyodide" in cells[0]["reason"]
+    assert "import torch" not in cells[0]["prelude"]  # the page never runs it
+    assert not offers_live_code(cells)
+    others = [p for p in NOTEBOOKS if p.stem != "same_in_pytorch"]
+    assert others and all(offers_live_code(chapter_cells(p)) for p in others)
+
+
+def test_no_page_that_runs_without_torch_imports_it(tmp_path):
+    """The modules of the book that import torch (found by reading their imports) are
+    imported only by cells marked as unable to run in the page; the converters of
+    book_support.torch_reference import without torch."""
+    import subprocess
+
+    from book_files import NOTEBOOKS
+    from live_cells import chapter_cells, torch_modules
+
+    assert torch_modules() == {"book_support.torch_blocks"}
+    for path in NOTEBOOKS:
+        for cell in chapter_cells(path):
+            code = cell["source"] if cell["runnable"] else cell["prelude"]
+            for name in ("torch", "torch_blocks"):
+                assert f"import {name}" not in code, (path.stem, cell["index"])
+    blocked = "import sys; sys.modules['torch'] = None; "  # import torch fails
+    run = subprocess.run(
+        [sys.executable, "-c", blocked + "import book_support.torch_reference"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": f"{REPO}:{REPO / 'chapters'}", "PATH": ""},
+    )
+    assert run.returncode == 0, run.stderr
+
+
+def test_a_page_without_live_code_gets_no_script_no_cells_and_no_button(
+    tmp_path, monkeypatch
+):
+    """The extension's page hook, with a build that has live code: the PyTorch page
+    gets no ``attn-live`` meta, no script, no cells file and no live-code button (and
+    loses Thebe's, as every page); the softmax chapter gets all of them."""
+    import types
+
+    import live_code
+    from book_files import ROOT, notebook
+
+    monkeypatch.setattr(live_code, "_manifest", lambda: {"available": True})
+    pages = {
+        str(p.relative_to(ROOT).with_suffix("")): p
+        for p in (notebook("same_in_pytorch"), notebook("softmax"))
+    }
+    scripts = []
+    app = types.SimpleNamespace(
+        env=types.SimpleNamespace(all_docs=pages, doc2path=pages.__getitem__),
+        outdir=str(tmp_path),
+        add_js_file=lambda name, **kw: scripts.append(name),
+        add_css_file=lambda name, **kw: scripts.append(name),
+    )
+    seen = {}
+    for page in pages:
+        buttons = [{"label": "launch-binder"}, {"label": "launch-thebe"}]
+        context = {"header_buttons": [{"label": "launch-buttons", "buttons": buttons}]}
+        before = len(scripts)
+        live_code._page(app, page, "page.html", context, doctree=object())
+        labels = [b["label"] for b in context["header_buttons"][0]["buttons"]]
+        cells_file = tmp_path / "live" / "cells" / f"{page}.json"
+        seen[pages[page].stem] = (
+            labels,
+            "attn-live" in context.get("metatags", ""),
+            len(scripts) > before,
+            cells_file.is_file(),
+        )
+    assert seen["same_in_pytorch"] == (["launch-binder"], False, False, False)
+    assert seen["softmax"] == (["launch-binder", "live-code"], True, True, True)

@@ -6,9 +6,10 @@ Compared: ``attention`` with boolean masks and causal masks against
 ``torch.nn.functional.scaled_dot_product_attention`` (``attn_mask``, ``is_causal``, and
 grouped-query heads via ``enable_gqa`` and ``repeat_interleave``); multi-head attention
 against ``torch.nn.MultiheadAttention`` (weights loaded through
-``tests/torch_convert.py``); layer norm and RMSNorm; GELU and SiLU; SwiGLU; AdamW steps
+``book_support.torch_reference``, the converters the chapter "The same in PyTorch"
+uses); layer norm and RMSNorm; GELU and SiLU; SwiGLU; AdamW steps
 against ``torch.optim.AdamW``; one causal block against the small hand-written
-:class:`TorchBlock` loaded with the same weights.
+``book_support.torch_blocks.TorchBlock`` loaded with the same weights.
 
 Tolerances: float64 agrees to 1e-12 (1e-11 where sums are longer) except GELU,
 whose erf is Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7): GELU, its
@@ -21,12 +22,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
-from torch_convert import (  # noqa: E402
-    block_from_torch,
-    block_to_torch,
-    mha_from_torch,
-    mha_to_torch,
-)
 
 import attnlib  # noqa: E402
 from attnlib.core.backward import attention_backward  # noqa: E402
@@ -36,6 +31,13 @@ from attnlib.layers import causal_block as cb  # noqa: E402
 from attnlib.layers import layer_backward as lb  # noqa: E402
 from attnlib.models import language_model as lm  # noqa: E402
 from attnlib.models.adam import AdamW, decays  # noqa: E402
+from book_support.torch_blocks import TorchBlock  # noqa: E402
+from book_support.torch_reference import (  # noqa: E402
+    block_from_torch,
+    block_to_torch,
+    mha_from_torch,
+    mha_to_torch,
+)
 
 DTYPES = [np.float64, np.float32]
 TOL = {np.float64: 1e-12, np.float32: 2e-5}
@@ -229,59 +231,6 @@ def test_adamw_steps_match_torch_adamw(dtype):
         close(params[k], tensors[k], dtype, "AdamW (5 steps)", tol=TOL[dtype] * 10)
 
 
-def rope(x):
-    """RoPE on (B, H, L, d) in torch, pairs (2i, 2i + 1) as RoFormer and attnlib."""
-    d, L = x.shape[-1], x.shape[-2]
-    theta = 10_000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
-    angles = torch.arange(L, dtype=torch.float64)[:, None] * theta  # (L, d/2)
-    c, s = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    even, odd = x[..., 0::2], x[..., 1::2]
-    return torch.stack([even * c - odd * s, even * s + odd * c], -1).flatten(-2)
-
-
-class TorchBlock(torch.nn.Module):
-    """A pre-norm causal block written plainly in PyTorch (nanoGPT / LLaMA layout)."""
-
-    def __init__(
-        self, d, H, H_kv, d_ff, norm="layer", act="gelu", rope=False, bias=True
-    ):
-        super().__init__()
-        self.H, self.H_kv, self.act, self.rope = H, H_kv, act, rope
-        d_kv = H_kv * (d // H)
-
-        def make_norm():
-            if norm == "rms":
-                return torch.nn.RMSNorm(d, eps=1e-5, dtype=torch.float64)
-            return torch.nn.LayerNorm(d, bias=bias, dtype=torch.float64)
-
-        def linear(n_in, n_out, with_bias=False):
-            return torch.nn.Linear(n_in, n_out, bias=with_bias, dtype=torch.float64)
-
-        self.ln1, self.ln2 = make_norm(), make_norm()
-        self.q, self.k, self.v = linear(d, d), linear(d, d_kv), linear(d, d_kv)
-        self.o = linear(d, d)
-        self.fc1, self.fc2 = linear(d, d_ff, bias), linear(d_ff, d, bias)
-        if act == "swiglu":
-            self.fc3 = linear(d, d_ff, bias)
-
-    def forward(self, x):
-        B, L, d = x.shape
-        a = self.ln1(x)
-        q = self.q(a).view(B, L, self.H, -1).transpose(1, 2)  # (B, H, L, d_k)
-        k = self.k(a).view(B, L, self.H_kv, -1).transpose(1, 2)  # (B, H_kv, L, d_k)
-        v = self.v(a).view(B, L, self.H_kv, -1).transpose(1, 2)
-        if self.rope:
-            q, k = rope(q), rope(k)
-        heads = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        x1 = x + self.o(heads.transpose(1, 2).reshape(B, L, d))
-        f = self.ln2(x1)
-        if self.act == "swiglu":
-            hidden = F.silu(self.fc1(f)) * self.fc3(f)
-        else:
-            hidden = F.gelu(self.fc1(f)) if self.act == "gelu" else F.relu(self.fc1(f))
-        return x1 + self.fc2(hidden)
-
-
 BLOCKS = {
     "GPT-2 (layer norm, GELU, biases)": dict(norm="layer", act="gelu"),
     "LLaMA (RMSNorm, RoPE, SwiGLU, GQA, no biases)": dict(
@@ -323,3 +272,18 @@ def test_one_causal_block_and_its_gradients_match_a_torch_block(name, dtype):
         close(
             g, torch_grads[key], dtype, f"causal block parameter gradients: {name}", tol
         )
+
+
+def test_the_chapters_agreement_line_prints_the_bound_and_refuses_a_larger_gap():
+    from book_support.torch_reference import agreement, numpy_state
+
+    ours = np.array([1.0, 2.0])
+    assert agreement(ours, t(ours + 1e-13)) == "max |attnlib - torch| < 1e-12"
+    assert agreement(ours, ours + 4e-7, tol=1e-6) == "max |attnlib - torch| < 1e-6"
+    with pytest.raises(AssertionError, match="2e-12"):
+        agreement(ours, ours + 2e-12)
+    with pytest.raises(ValueError, match="shapes differ"):
+        agreement(ours, ours[:1])
+    linear = torch.nn.Linear(3, 2, dtype=torch.float64)
+    state = numpy_state(linear)
+    assert state["weight"].shape == (2, 3) and state["bias"].shape == (2,)

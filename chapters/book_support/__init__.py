@@ -11,6 +11,11 @@ exercises     the framework of the exercise checkers (``checker``, answers read 
 experiments   the drivers of the experiments whose stored results several chapters
               read: training runs (``make train``, ``make train-lm``), their evaluation
               and the probes of the pretrained encoder
+torch_reference  attnlib beside PyTorch in plain numpy: converters of PyTorch state
+              dicts to attnlib's parameters and back, the agreement line of the page
+              "The same in PyTorch" (shared with tests/test_torch_reference.py)
+torch_blocks  the PyTorch side of those comparisons (RoPE, a causal block); the one
+              module here that imports torch, imported by that page and the tests only
 
 What belongs to one chapter only sits in that chapter's folder, beside its notebook.
 """

@@ -4,19 +4,24 @@
 For every page: no console error, no failed request, no request to another host, math
 typeset by MathJax (served by the site itself) with no raw TeX left in the text, every
 image loaded, every embedded widget drawn. On every notebook page: a Binder link to that
-very notebook and a live-code (Thebe) button. Exercise solutions are collapsed until
-their title is clicked. A screenshot of every page is saved under
-``_build/screenshots/`` (the whole page with ``FULL_SCREENSHOTS=1``).
+very notebook, and the live-code button wherever a cell can run in the page (not on
+"The same in PyTorch", whose every cell needs torch: _ext/live_cells.py). Exercise
+solutions are collapsed until their title is clicked. A screenshot of every page is
+saved under ``_build/screenshots/`` (the whole page with ``FULL_SCREENSHOTS=1``).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 import yaml
 from sitepages import REPO, SITE, notebook_source, register_check, site_pages
+
+sys.path.insert(0, str(REPO / "_ext"))
+from live_cells import chapter_cells, offers_live_code  # noqa: E402
 
 PAGES = site_pages()
 if not PAGES:
@@ -161,7 +166,10 @@ def test_notebook_page_launches_that_notebook(visit, page):
         f"{page}: no Binder link to {expected_prefix}?urlpath=.../{notebook}; "
         f"found {seen['binderLinks']}"
     )
-    assert seen["liveButtons"] >= 1, f"{page} has no live-code button"
+    if offers_live_code(chapter_cells(REPO / notebook)):
+        assert seen["liveButtons"] >= 1, f"{page} has no live-code button"
+    else:
+        assert seen["liveButtons"] == 0, f"{page} offers live code no cell can use"
 
 
 def _solutions(tab, page_path) -> dict:

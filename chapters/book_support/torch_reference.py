@@ -1,4 +1,8 @@
-"""Converters between PyTorch state dicts and attnlib parameters, in plain numpy.
+"""attnlib beside PyTorch, in plain numpy: the converters between PyTorch state dicts
+and attnlib's parameters, and the agreement line the chapter "The same in PyTorch"
+prints. Shared by that chapter and ``tests/test_torch_reference.py``; the PyTorch
+side of the comparisons (a small causal block written in PyTorch) is
+``book_support.torch_blocks``, the one module of ``book_support`` that imports torch.
 
 Both directions work on dicts of numpy arrays (``{k: t.detach().numpy() for k, t in
 module.state_dict().items()}`` on the PyTorch side, and ``module.load_state_dict({k:
@@ -23,7 +27,17 @@ import numpy as np
 
 from attnlib.core.heads import MultiHeadParams
 
-#: attnlib's block names -> the names of tests/test_torch_reference.py's TorchBlock
+__all__ = [
+    "BLOCK_NAMES",
+    "agreement",
+    "block_from_torch",
+    "block_to_torch",
+    "mha_from_torch",
+    "mha_to_torch",
+    "numpy_state",
+]
+
+#: attnlib's block names -> the names of ``book_support.torch_blocks.TorchBlock``
 BLOCK_NAMES = {
     "ln1_gain": "ln1.weight",
     "ln1_bias": "ln1.bias",
@@ -40,6 +54,35 @@ BLOCK_NAMES = {
     "W_2": "fc2.weight",
     "b_2": "fc2.bias",
 }
+
+
+def numpy_state(module) -> dict:
+    """A PyTorch module's ``state_dict()`` (or any dict of tensors) as numpy arrays,
+    ``{name: array}``, copied off the autograd graph."""
+    state = module.state_dict() if hasattr(module, "state_dict") else module
+    return {name: tensor.detach().numpy().copy() for name, tensor in state.items()}
+
+
+def agreement(ours, theirs, tol: float = 1e-12) -> str:
+    """The line the chapter prints for one comparison: ``"max |attnlib - torch| <
+    1e-12"``, the bound ``tol`` rather than the difference itself, so the printed text
+    is the same on every machine (the last bits of a sum depend on the BLAS).
+
+    ``ours``: a numpy array; ``theirs``: an array or a tensor of the same shape (read
+    with ``.detach().numpy()``). Raises ``ValueError`` for different shapes and
+    ``AssertionError`` naming the difference when it is not below ``tol``, so a
+    disagreement fails the chapter's run (and nbval) instead of printing.
+    """
+    if hasattr(theirs, "detach"):
+        theirs = theirs.detach().numpy()
+    ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
+    if ours.shape != theirs.shape:
+        raise ValueError(f"shapes differ: attnlib {ours.shape}, torch {theirs.shape}")
+    err = float(np.max(np.abs(ours - theirs), initial=0.0))
+    if not err < tol:
+        raise AssertionError(f"max |attnlib - torch| = {err:.3g}, not below {tol:.0e}")
+    mantissa, exponent = f"{tol:.0e}".split("e")
+    return f"max |attnlib - torch| < {mantissa}e{int(exponent)}"
 
 
 def _flip(a: np.ndarray) -> np.ndarray:
@@ -69,7 +112,9 @@ def mha_from_torch(state: dict, num_heads: int) -> MultiHeadParams:
 
 
 def block_to_torch(p: dict) -> dict:
-    """An attnlib causal block's parameters -> the TorchBlock's state dict."""
+    """An attnlib causal block's parameters (short names, ``W_Q``, ``ln1_gain``: as
+    ``attnlib.models.language_model.block_params`` gives them) -> the TorchBlock's
+    state dict."""
     return {BLOCK_NAMES[name]: _flip(value) for name, value in p.items()}
 
 
