@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing
 import sys
 from pathlib import Path
 
@@ -152,6 +151,10 @@ def summary(runs: list[dict]) -> list[dict]:
 
 
 def main(argv=None) -> None:
+    # imported here, not at the top: the chapter, also in the page's Python (which
+    # has no processes), imports this module for DESIGNS alone
+    import multiprocessing
+
     argv = sys.argv[1:] if argv is None else argv
     tokenizer, _ = corpus()
     if tokenizer.vocab_size != GPT2.vocab_size:
