@@ -260,6 +260,16 @@ train: install
 train-lm: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m book_support.experiments.lm_runs
 
+## train-modern: the experiment of the chapter "The modern decoder block": GPT-2's block,
+## the modern block (RMSNorm, SwiGLU, RoPE, grouped-query attention, AdamW) and GPT-2's
+## block with each change alone, parameter counts matched, 3 seeds each (18 runs of at most
+## 1,500 steps, about 18 minutes of one core), in two processes with progress bars; writes
+## chapters/attention_that_writes/modern_decoder/data/modern_runs.json (not part of test)
+.PHONY: train-modern
+train-modern: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python \
+		chapters/attention_that_writes/modern_decoder/modern_decoder_runs.py
+
 ## bench-lm: the cost of one generated token with and without the KV cache at lengths 16 to
 ## 1,024 (ratios in alternating rounds, one thread); writes chapters/attention_that_writes/kv_cache/data/lm_kv_bench.csv/.json
 ## (not part of test; nothing asserts a time)

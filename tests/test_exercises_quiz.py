@@ -233,6 +233,7 @@ INDEPENDENT = {
     / (0.6 * 0.05 + 0.4 * 1.0),  # [CLS]'s share of the norm
     "interventions": math.log(999_999) - math.log(99),  # margin the adversary may spend
     "summary": 1.0,  # causal: first query
+    "modern_decoder": 2 * 2048 / 3,  # SwiGLU width with the weights of 2 x 512 x 2048
 }
 
 

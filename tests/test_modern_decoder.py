@@ -265,3 +265,26 @@ def test_adamw_decays_only_matrices_and_decouples_the_decay():
     assert all(np.array_equal(a[k], b[k]) for k in params)  # wd 0 is Adam
     with pytest.raises(ValueError, match="weight_decay"):
         AdamW(weight_decay=-1.0)
+
+
+def test_training_with_weight_decay_takes_adamw_steps():
+    from attnlib.data.book_text import split_pieces
+    from attnlib.models.lm_training import TrainConfig, learning_rate, train
+
+    config = lm.LMConfig(**_SMALL, **LLAMA)
+    ids = np.random.default_rng(4).integers(0, 7, size=400)
+    split = split_pieces(ids, piece=40, every=5)
+    plain = TrainConfig(max_steps=1, batch=2, warmup=1, eval_every=1, eval_windows=2)
+    decayed = TrainConfig(**{**plain.as_dict(), "weight_decay": 0.5})
+    start = lm.init_language_model(config, 0)
+    adam, _ = train(config, split, plain, params=start)
+    adamw, _ = train(config, split, decayed, params=start)
+    shrink = learning_rate(0, plain) * 0.5  # the first step's lr times the decay
+    for name, value in start.items():
+        # the first step sees the same gradient; AdamW also takes lr * 0.5 * theta
+        # off each matrix, nothing off gains and the embedding table
+        want = adam[name] - shrink * value if decays(name, value) else adam[name]
+        np.testing.assert_allclose(adamw[name], want, rtol=1e-5, atol=1e-7)
+    assert sum(decays(k, v) for k, v in start.items()) > 0
+    with pytest.raises(ValueError, match="weight_decay"):
+        TrainConfig(weight_decay=-0.1)

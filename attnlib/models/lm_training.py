@@ -6,7 +6,8 @@ One training run (:func:`train`):
 * batches of random windows of the training pieces (:mod:`attnlib.data.book_text`);
 * Adam (Kingma & Ba 2015) on the gradients of
   :func:`attnlib.models.language_model.loss_and_gradients`, their global norm clipped
-  to 1;
+  to 1; with ``weight_decay > 0``, AdamW (Loshchilov & Hutter 2019), whose decay
+  shrinks the matrices that :func:`attnlib.models.adam.decays` names;
 * the learning rate rises linearly from 0 over the first ``warmup`` steps (the
   warm-up), then falls along a half cosine to a tenth of its peak at ``max_steps``;
 * every ``eval_every`` steps the loss is measured exactly (no dropout) on a fixed set of
@@ -32,7 +33,7 @@ import numpy as np
 
 from attnlib.core._validation import as_length, as_real_number, as_width
 from attnlib.data.book_text import evaluation_windows, random_windows
-from attnlib.models.adam import Adam
+from attnlib.models.adam import Adam, AdamW
 from attnlib.models.language_model import (
     LMConfig,
     init_language_model,
@@ -53,7 +54,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """How one model is trained (every field is stored with the model)."""
+    """How one model is trained (every field is stored with the model).
+
+    ``weight_decay`` 0 (the default) trains with :class:`attnlib.models.adam.Adam`;
+    above 0, with :class:`attnlib.models.adam.AdamW` and that decay.
+    """
 
     max_steps: int = 3000
     batch: int = 32
@@ -64,6 +69,7 @@ class TrainConfig:
     eval_windows: int = 200
     max_norm: float = 1.0
     seed: int = 0
+    weight_decay: float = 0.0
 
     def __post_init__(self):
         for name in ("max_steps", "batch", "eval_every", "patience", "eval_windows"):
@@ -72,6 +78,10 @@ class TrainConfig:
             object.__setattr__(self, name, as_length(getattr(self, name), name))
         for name in ("lr", "max_norm"):
             object.__setattr__(self, name, _positive(getattr(self, name), name))
+        decay = as_real_number(self.weight_decay, "weight_decay")
+        if not (np.isfinite(decay) and decay >= 0):
+            raise ValueError(f"weight_decay must be finite and >= 0; got {decay}")
+        object.__setattr__(self, "weight_decay", decay)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -232,7 +242,11 @@ def train(
         fixed_val = _fixed_windows(split.validation, config.context, cfg.eval_windows)
     else:
         draw, (fixed_train, fixed_val) = batches
-    adam = Adam(lr=cfg.lr)
+    adam = (
+        AdamW(lr=cfg.lr, weight_decay=cfg.weight_decay)
+        if cfg.weight_decay
+        else Adam(lr=cfg.lr)
+    )
     history = History()
     best = {k: v.copy() for k, v in params.items()}
     bar = progress

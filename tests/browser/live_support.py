@@ -172,6 +172,12 @@ WRONG = {
         "    return out, np.vstack([cache_k, k]), np.vstack([cache_v, v])\n\n"
         "ok = check_cache_step(my_cache_step)"
     ),
+    "attention_that_writes/modern_decoder/modern_decoder": (
+        "def my_rms_norm(x, gain):\n"
+        "    c = x - x.mean(axis=-1, keepdims=True)\n"
+        "    return c / np.sqrt((c * c).mean(axis=-1, keepdims=True) + 1e-5) * gain\n\n"
+        "ok = check_rms_norm(my_rms_norm)"
+    ),
     "attention_that_writes/induction_heads/induction_heads": (
         "def my_induction_score(weights, half):\n"
         "    t = np.arange(half, weights.shape[-1])\n"
