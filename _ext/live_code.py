@@ -73,7 +73,9 @@ def _page(app, pagename, templatename, context, doctree):
     manifest = _manifest()
     if manifest is None or doctree is None or not _is_notebook(app, pagename):
         return
-    cells = chapter_cells(Path(app.env.doc2path(pagename)))
+    cells = chapter_cells(
+        Path(app.env.doc2path(pagename)), model_served=bool(manifest.get("model"))
+    )
     folder = Path(app.outdir) / "live" / "cells" / Path(pagename).parent
     folder.mkdir(parents=True, exist_ok=True)
     (Path(app.outdir) / "live" / "cells" / f"{pagename}.json").write_text(
