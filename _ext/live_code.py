@@ -77,7 +77,9 @@ def _page(app, pagename, templatename, context, doctree):
     manifest = _manifest()
     if manifest is None or doctree is None or not _is_notebook(app, pagename):
         return
-    cells = chapter_cells(Path(app.env.doc2path(pagename)))
+    cells = chapter_cells(
+        Path(app.env.doc2path(pagename)), model_served=bool(manifest.get("model"))
+    )
     if not offers_live_code(cells):
         _without_thebe(context)
         _launch_buttons(context, live=False)

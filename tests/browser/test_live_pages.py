@@ -145,10 +145,7 @@ def _chapter_runs_live_offline(context, site_url, page_path):
             note = page.locator(f".live-cell-{cell['index']} .live-note").inner_text()
             assert note.startswith("This cell cannot run in the page"), note
         if name == "attention_in_practice/transformer_layer/transformer_layer":
-            first = page.locator(f".live-cell-{blocked[0]['index']} .live-note")
-            assert all(
-                w in first.inner_text() for w in ("MiniLM", "90 MB", "tokenizers")
-            )
+            assert not blocked  # the model is served: its cells run in the page
 
         checked = 0
         for cell in cells:
