@@ -17,8 +17,12 @@ compiled to WebAssembly). This script gathers what that needs, verifies it, and 
   fetches them only when a cell reads the model (``live_kernel.py``), never on load;
 * ``fontlist-v*.json``: matplotlib's font list for Pyodide's matplotlib, made once by
   running Pyodide under Node, so the page's first figure does not wait for it;
-* ``manifest.json`` (what the page loads and its size), ``THIRD-PARTY.txt`` (every
-  package served, its version and licence) and the page's scripts.
+* ``pycache-<hash>.zip``: the bytecode of the modules the chapters import (standard
+  library and packages; Pyodide ships them as source), compiled once by the same
+  Pyodide under Node, so that no import compiles source in the page;
+* ``manifest.json`` (what the page loads, its size and every fetched file's sha256,
+  under which the browser keeps it between visits: worker.mjs), ``THIRD-PARTY.txt``
+  (every package served, its version and licence) and the page's scripts.
 
 If the wheels cannot be obtained (no network, a package withdrawn, a hash that does not
 match), the site is still built: the folder then holds the page's scripts, a manifest
@@ -29,6 +33,7 @@ that live code is not in this build, and ``make test`` fails
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -255,6 +260,76 @@ def _fontlist(dest: Path, manifest: dict, lock_digest: str) -> tuple[str, str]:
     return name, target
 
 
+# Run in Pyodide under Node by _pycache: the modules the chapters import (what the
+# page's kernel, a table, a figure, attnlib and book_support need), then their bytecode.
+_PYCACHE_CODE = """
+import base64, importlib, importlib.util, io, os, pkgutil, py_compile, sys, zipfile
+import live_kernel
+live_kernel.run(
+    "import numpy as np, pandas as pd, matplotlib.pyplot as plt\\n"
+    "import ipywidgets, jupyterquiz, threadpoolctl\\n"
+    "from IPython.display import HTML, display\\n"
+    "display(pd.DataFrame({'a': np.arange(3.0)}))\\n"
+    "fig, ax = plt.subplots(); ax.plot([1, 2]); plt.show()\\n"
+)
+for top in ("attnlib", "book_support"):
+    package = importlib.import_module(top)
+    for info in pkgutil.walk_packages(package.__path__, top + "."):
+        try:
+            importlib.import_module(info.name)
+        except Exception:  # a module for the model (tokenizers): not in the page
+            pass
+sources = sorted({
+    m.__file__ for m in list(sys.modules.values())
+    if isinstance(getattr(m, "__file__", None), str)
+    and m.__file__.startswith("/lib/python3.12/") and m.__file__.endswith(".py")
+    and os.path.isfile(m.__file__)
+})
+out = io.BytesIO()
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+    for source in sources:
+        compiled = importlib.util.cache_from_source(source)
+        py_compile.compile(
+            source, cfile=compiled, doraise=True,
+            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        )
+        info = zipfile.ZipInfo(compiled.lstrip("/"), (2020, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        archive.writestr(info, open(compiled, "rb").read())
+base64.b64encode(out.getvalue()).decode("ascii")
+"""
+
+
+def _pycache(dest: Path, manifest: dict, lock_digest: str) -> str:
+    """The bytecode of the modules the chapters import, for the page: a file here.
+
+    Pyodide's standard library and wheels hold Python source only, so each page would
+    compile every module it imports (IPython, pandas, matplotlib...: seconds). They are
+    compiled here once per lock file by the same Python (Pyodide under Node), as
+    unchecked-hash .pyc files (valid whatever the sources' dates in the page; the
+    sources are the verified wheels), kept in the cache, and unpacked by the page
+    beside the sources. attnlib and the chapters' own modules are left out: they
+    change with the book and compile in a few milliseconds.
+    """
+    key = hashlib.sha256(_PYCACHE_CODE.encode()).hexdigest()[:8]
+    cached = CACHE / f"pycache-{lock_digest[:12]}-{key}.zip"
+    if not cached.is_file():
+        print("live: compiling the imported modules in Pyodide under Node (once)")
+        (dest / "manifest.json").write_text(json.dumps({**manifest, "pycache": None}))
+        data = base64.b64decode(_node_python(dest, _PYCACHE_CODE))
+        CACHE.mkdir(parents=True, exist_ok=True)
+        cached.write_bytes(data)
+    name = f"pycache-{_sha256(cached)[:12]}.zip"
+    shutil.copyfile(cached, dest / name)
+    return name
+
+
+def _sri(path: Path) -> str:
+    """The file's sha256 as a Subresource Integrity string (fetch checks it)."""
+    digest = hashlib.sha256(path.read_bytes()).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
 def _node_python(live_dir: Path, code: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         job, out = Path(tmp, "job.json"), Path(tmp, "out.json")
@@ -373,6 +448,8 @@ def build() -> dict:
         old.unlink()
     for old in OUT.glob("fontlist-*.json"):
         old.unlink()
+    for old in OUT.glob("pycache-*.zip"):
+        old.unlink()
     model = _model(OUT)
     book = _book_zip(OUT, model)
 
@@ -390,10 +467,17 @@ def build() -> dict:
     manifest["fontlist"], manifest["fontlist_target"] = _fontlist(
         OUT, manifest, lock_digest
     )
+    manifest["pycache"] = _pycache(OUT, manifest, lock_digest)
     served = [pyodide_dir / n for n in RUNTIME]
     served += [pyodide_dir / lock[n]["file_name"] for n in packages]
     served += [wheels_dir / w.name for w in page_wheels]
-    served += [book, OUT / manifest["fontlist"], OUT / "worker.mjs", OUT / "boot.mjs"]
+    served += [book, OUT / manifest["fontlist"], OUT / manifest["pycache"]]
+    # what the page's worker fetches (not the modules it imports: pyodide.mjs, boot.mjs
+    # and itself), with the hash under which the browser keeps it (worker.mjs)
+    manifest["hashes"] = {
+        p.relative_to(OUT).as_posix(): _sri(p) for p in served if p.suffix != ".mjs"
+    }
+    served += [OUT / "worker.mjs", OUT / "boot.mjs"]
     manifest["bytes"] = sum(p.stat().st_size for p in served)
     manifest["files"] = len(served)
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")

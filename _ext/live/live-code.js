@@ -65,7 +65,11 @@
     ready = new Promise(function (resolve, reject) {
       worker.onmessage = function (event) {
         var m = event.data;
-        if (m.type === "progress") say(m.text + "…");
+        if (m.type === "progress") {
+          // when each stage of the start began (the worker's clock, in the page's)
+          if (m.at) times["start_" + m.step] = m.at - performance.timeOrigin;
+          say(m.text + "…");
+        }
         else if (m.type === "ready") {
           stopTimer();
           times.ready = performance.now();
@@ -96,6 +100,14 @@
       statusLine.textContent = label + " (" + s + " s)";
     }, 1000);
     worker.postMessage({ type: "boot", folder: info.page.replace(/\/[^\/]*$/, "") });
+    if (cells) warm();
+  }
+
+  // The worker imports what the cells import as soon as Python is ready.
+  function warm() {
+    worker.postMessage({ type: "warm", sources: cells.map(function (cell) {
+      return cell.runnable ? cell.source : cell.prelude || "";
+    }) });
   }
 
   function stopTimer() { if (timer) clearInterval(timer); timer = null; }
@@ -139,6 +151,7 @@
 
   function setUpCells(list) {
     cells = list;
+    warm();
     cells.forEach(function (cell, position) {
       cell.position = position;
       cell.ran = false;

@@ -213,3 +213,53 @@ def run(code: str) -> bool:
     """Run one cell; ``True`` if it raised nothing."""
     result = _shell.run_cell(code, store_history=True)
     return bool(result.success)
+
+
+def warm(sources: list[str]) -> list[str]:
+    """Import, in silence, the modules that the page's cells (``sources``) import from
+    outside the page's own folder (numpy, pandas, matplotlib, attnlib, book_support...),
+    so that the first cell the reader runs finds them imported. Called by the page's
+    worker once Python is ready, while the reader reads; a module that cannot be
+    imported is left for its cell to report. Returns the modules imported."""
+    import ast
+    import importlib
+    import importlib.util
+
+    names: list[str] = []
+    for source in sources:
+        try:
+            tree = ast.parse(_shell.transform_cell(source))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.append(node.module)
+    here = os.getcwd() + os.sep
+    done = []
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = _Silent()
+    try:
+        for name in dict.fromkeys(names):
+            try:
+                spec = importlib.util.find_spec(name.split(".")[0])
+                if spec is None or (spec.origin or "").startswith(here):
+                    continue  # not installed, or the chapter's own module
+                importlib.import_module(name)
+                done.append(name)
+            except Exception:  # noqa: BLE001 - the cell that imports it will say why
+                pass
+    finally:
+        sys.stdout, sys.stderr = saved
+    return done
+
+
+class _Silent:
+    """Where :func:`warm` sends what an import prints."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass

@@ -1,20 +1,116 @@
 // The page's Python, in a Web Worker so that the page stays responsive while Python
 // starts and while a cell runs. Messages from the page: {type: "boot", folder} (the
-// page's folder, where its cells run),
-// {type: "run", id, code}. To the page: {type: "progress", step, text},
+// page's folder, where its cells run), {type: "warm", sources} (the page's cells: their
+// imports are imported once Python is ready, while the reader reads) and
+// {type: "run", id, code}. To the page: {type: "progress", step, text, at},
 // {type: "ready", seconds}, {type: "failed", error}, {type: "output", id, message}
 // (one of the kernel's output messages, see live_kernel.py) and {type: "done", id, ok}.
+//
+// What the browser keeps: every file the start fetches after manifest.json (the
+// runtime, the wheels, the book's files) is named in the manifest with its sha256
+// ("hashes"). The first visit downloads each one, checked against that hash by the
+// browser (fetch's integrity), and keeps it in the site's Cache Storage under its URL
+// and hash; later visits of any chapter read it from there, offline, whatever cache
+// headers the host sends. A new build changes a file's hash, so an old copy is never
+// used; copies the current manifest no longer names are deleted.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import { boot } from "./boot.mjs";
 
 const base = new URL("./", import.meta.url).href;
+const STORE = "attn-live";
+const networkFetch = self.fetch.bind(self);
 let kernel = null;
 let current = null;
+let warmSources = null;
+let hashes = {};
+let store = null;
+const started = new Map(); // key -> promise of the whole file (a Response's bytes)
+
+async function openStore() {
+  try {
+    return self.caches ? await self.caches.open(STORE) : null;
+  } catch (error) {
+    return null; // no Cache Storage here (e.g. plain http on another host): the network
+  }
+}
+
+function keyOf(url) {
+  const rel = url.startsWith(base) ? url.slice(base.length).split(/[?#]/)[0] : null;
+  const hash = rel && hashes[rel];
+  return hash ? `${base}${rel}?sha256=${hash.slice(7).replace(/[+/=]/g, (c) => ({ "+": "-", "/": "_", "=": "" })[c])}` : null;
+}
+
+// The file at `key`: from Cache Storage if kept, else downloaded (checked against its
+// hash) and kept. Each file is fetched once per start, however often it is asked for.
+function load(key, hash) {
+  if (!started.has(key)) {
+    started.set(key, (async () => {
+      const kept = store && (await store.match(key));
+      if (kept) return kept;
+      const response = await networkFetch(key, { integrity: hash });
+      if (!response.ok) return response;
+      if (store) {
+        // kept only once the whole body has arrived and matched its hash
+        await store.put(key, response.clone()).catch(() => {});
+      }
+      return response;
+    })());
+  }
+  return started.get(key).then((response) => response.clone());
+}
+
+// Pyodide fetches its files with the worker's fetch: files the manifest names come
+// from load(), anything else from the network.
+self.fetch = (input, init) => {
+  const url = new URL(input instanceof Request ? input.url : String(input), base).href;
+  const key = keyOf(url);
+  return key ? load(key, hashes[url.slice(base.length).split(/[?#]/)[0]]) : networkFetch(input, init);
+};
 
 async function readBytes(path) {
-  const response = await fetch(base + path);
+  const response = await self.fetch(base + path, path === "manifest.json" ? { cache: "no-cache" } : {});
   if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
+}
+
+// The worker's cache of files, and pyodide.asm.js from it (Pyodide would otherwise
+// import that from the network on every visit).
+async function prepare(manifest) {
+  hashes = manifest.hashes || {};
+  store = await openStore();
+  if (hashes["pyodide/pyodide.asm.js"] && typeof globalThis._createPyodideModule !== "function") {
+    const source = await (await self.fetch(base + "pyodide/pyodide.asm.js")).text();
+    const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+    try {
+      await import(url);
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  }
+}
+
+// Delete the kept files that the current manifest no longer names (an older build).
+async function tidy() {
+  if (!store) return;
+  const wanted = new Set(Object.keys(hashes).map((rel) => keyOf(base + rel)));
+  for (const request of await store.keys()) {
+    if (request.url.startsWith(base) && !wanted.has(request.url)) await store.delete(request);
+  }
+  started.clear();
+}
+
+// The page's imports, before the reader runs a cell (a cell that arrives meanwhile
+// waits for them: it would have imported them itself).
+function warmUp() {
+  if (!kernel || !warmSources) return;
+  const sources = warmSources;
+  warmSources = null;
+  try {
+    const done = kernel.warm(sources);
+    if (done && done.destroy) done.destroy();
+  } catch (error) {
+    // the cells import them again and report what fails
+  }
 }
 
 self.onmessage = async ({ data }) => {
@@ -26,13 +122,19 @@ self.onmessage = async ({ data }) => {
         loadPyodide,
         base,
         readBytes,
-        progress: (p) => postMessage({ type: "progress", ...p }),
+        prepare,
+        progress: (p) => postMessage({ type: "progress", at: performance.timeOrigin + performance.now(), ...p }),
         emit: (message) => postMessage({ type: "output", id: current, message: JSON.parse(message) }),
       }));
       postMessage({ type: "ready", seconds: (performance.now() - t0) / 1000 });
+      setTimeout(warmUp, 0);
+      tidy().catch(() => {});
     } catch (error) {
       postMessage({ type: "failed", error: String(error && error.message || error) });
     }
+  } else if (data.type === "warm") {
+    warmSources = data.sources;
+    if (kernel) warmUp();
   } else if (data.type === "run") {
     current = data.id;
     let ok = false;

@@ -3,22 +3,25 @@ and the first figure appear (part of `make bench-pages`).
 
 The built site (``_build/html``, or ``SITE_DIR``) is served on 127.0.0.1 by a server
 that counts the bytes it sends for each request, and Debian's Chromium (headless, every
-request to another host blocked) opens a chapter ``--runs`` times, each in a fresh
-browser context:
+request to another host blocked) opens each chapter of ``--page`` (default: one chapter
+of each numbered part of the book) ``--runs`` times. Each run of a chapter starts a
+fresh browser context (an empty profile) and makes three visits in it:
 
-* ``cold``: the first visit (empty cache). The reader presses "Make this page live",
+* ``cold``: the first visit (nothing kept). The reader presses "Make this page live",
   then "Run" on the first cell that prints (the cells above it run first) and on the
   first cell that draws a figure;
-* ``warm``: the same page again in the same context (the browser's cache holds the
-  files; the server then sends only what the browser asks to revalidate).
+* ``warm``: the same chapter again in the same profile (a second visit: what the
+  browser kept of the first is not downloaded again);
+* ``next``: the next chapter of the list in the same profile (a reader going on).
 
-Per visit: bytes served by the server after the click (the page itself is not
-counted), seconds from the click until Python is ready, until the first output and
-until the first figure (read in the page with ``performance.now()``:
-``attnLive.times()``), and the load average. Results: a table on stdout and
-``_build/live_timings.csv``. Not a test: nothing here asserts a time.
+Per visit: bytes and files served after the click (the page itself is not counted),
+seconds from the click until Python is ready, until the first output and until the
+first figure (read in the page with ``performance.now()``: ``attnLive.times()``), where
+the time until ready went (``start_*``: when each stage of the start began: worker,
+runtime, packages, book files, shell), and the load average. Results: a table on
+stdout and ``_build/live_timings.csv``. Not a test: nothing here asserts a time.
 
-Usage:  python tests/benchmarks/bench_live.py [--runs 3] [--page chapters/X.html]
+Usage:  python tests/benchmarks/bench_live.py [--runs 3] [--page chapters/X.html ...]
 """
 
 from __future__ import annotations
@@ -37,7 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_pages import _block_external  # noqa: E402
-from sitepages import CHROMIUM, CHROMIUM_ARGS, SITE, SiteHandler  # noqa: E402
+from sitepages import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    MATRIX_PAGES,
+    SITE,
+    SiteHandler,
+)
 
 OUT = SITE.parent / "live_timings.csv"
 _SENT = {"bytes": 0, "files": 0}
@@ -82,6 +91,10 @@ _FIRST_CELLS_JS = """() => {
 }"""
 
 
+# the stages of the start (live-code.js: times["start_" + step]), in order
+STAGES = ("runtime", "packages", "book", "kernel")
+
+
 def _visit(page, url: str) -> dict:
     page.goto(url, wait_until="load")
     page.wait_for_load_state("networkidle")
@@ -97,49 +110,70 @@ def _visit(page, url: str) -> dict:
     with _LOCK:
         sent = {k: _SENT[k] - before[k] for k in _SENT}
     t = {k: (v - times["click"]) / 1000 for k, v in times.items() if k != "click"}
+    nan = float("nan")
     return {
         "bytes": sent["bytes"],
         "files": sent["files"],
+        **{f"start_{s}_s": t.get(f"start_{s}", nan) for s in STAGES},
         "ready_s": t["ready"],
         "first_output_s": t["output"],
-        "first_figure_s": t.get("figure", float("nan")),
+        "first_figure_s": t.get("figure", nan),
         "load": os.getloadavg()[0],
     }
+
+
+def _line(row: dict) -> str:
+    stages = ", ".join(f"{s} {row[f'start_{s}_s']:4.1f}" for s in STAGES)
+    return (
+        f"{row['bytes'] / 1e6:6.1f} MB in {row['files']:3d} files; started: "
+        f"{stages}; ready {row['ready_s']:5.1f} s, first output "
+        f"{row['first_output_s']:5.1f} s, first figure {row['first_figure_s']:5.1f} s "
+        f"(load {row['load']:.1f})"
+    )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
-        "--page", default="chapters/how_attention_works/softmax/softmax.html"
+        "--page",
+        action="append",
+        help="a chapter's page (repeat for more; default: one chapter of each part; "
+        "the next chapter of the last one is the first)",
     )
     args = parser.parse_args(argv)
+    pages = args.page or list(MATRIX_PAGES)
     if not (SITE / "live" / "manifest.json").is_file():
         sys.exit(f"no live code in {SITE}: run `make book` first")
     from playwright.sync_api import sync_playwright
 
     server, url = _serve()
     rows = []
+    print(f"live code, seconds after the click (uptime: {_uptime()})", flush=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
         )
         for run in range(args.runs):
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            context.route("**/*", _block_external)
-            for kind in ("cold", "warm"):
-                page = context.new_page()
-                row = {"run": run + 1, "visit": kind, **_visit(page, url + args.page)}
-                page.close()
-                rows.append(row)
-                print(
-                    f"run {run + 1} {kind}: {row['bytes'] / 1e6:6.1f} MB in "
-                    f"{row['files']:3d} files, ready {row['ready_s']:5.1f} s, first "
-                    f"output {row['first_output_s']:5.1f} s, first figure "
-                    f"{row['first_figure_s']:5.1f} s (load {row['load']:.1f})",
-                    flush=True,
-                )
-            context.close()
+            for i, chapter in enumerate(pages):
+                following = pages[(i + 1) % len(pages)]
+                context = browser.new_context(viewport={"width": 1280, "height": 900})
+                context.route("**/*", _block_external)
+                visits = (("cold", chapter), ("warm", chapter), ("next", following))
+                for kind, visited in visits:
+                    page = context.new_page()
+                    row = {
+                        "run": run + 1,
+                        "chapter": chapter,
+                        "visit": kind,
+                        "page": visited,
+                        **_visit(page, url + visited),
+                    }
+                    page.close()
+                    rows.append(row)
+                    name = Path(visited).stem
+                    print(f"run {run + 1} {name:>18} {kind}: {_line(row)}", flush=True)
+                context.close()
         browser.close()
     server.shutdown()
     OUT.parent.mkdir(parents=True, exist_ok=True)
@@ -147,25 +181,23 @@ def main(argv=None) -> int:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    print(
-        f"\nlive code on {args.page}, median of {args.runs} runs "
-        "(seconds after the click):"
-    )
-    for kind in ("cold", "warm"):
-        mine = [r for r in rows if r["visit"] == kind]
-        med = {
-            k: statistics.median(r[k] for r in mine)
-            for k in mine[0]
-            if k not in ("run", "visit")
-        }
-        print(
-            f"  {kind}: {med['bytes'] / 1e6:.1f} MB served, "
-            f"ready {med['ready_s']:.1f} s, "
-            f"first output {med['first_output_s']:.1f} s, first figure "
-            f"{med['first_figure_s']:.1f} s"
-        )
+    print(f"\nmedian of {args.runs} runs (uptime now: {_uptime()}):")
+    for chapter in pages:
+        for kind in ("cold", "warm", "next"):
+            mine = [r for r in rows if r["chapter"] == chapter and r["visit"] == kind]
+            med = {
+                k: statistics.median(r[k] for r in mine)
+                for k in mine[0]
+                if k not in ("run", "chapter", "visit", "page")
+            }
+            med["files"] = int(med["files"])
+            print(f"  {Path(mine[0]['page']).stem:>18} {kind}: {_line(med)}")
     print(f"written: {OUT}")
     return 0
+
+
+def _uptime() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":
