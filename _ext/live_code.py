@@ -8,7 +8,7 @@ On each page made from a notebook it
   too, since later cells use what they define), with the cells that cannot run in the
   page and why (``_ext/live_cells.py``); the page fetches it when the reader asks;
 * loads ``live/live-code.js`` and ``live-code.css`` (a few KB; Python itself, about
-  36 MB, loads only when the reader presses "Make this page live") and tells the
+  46 MB, loads only when the reader presses "Make this page live") and tells the
   script, in a ``<meta name="attn-live">``, the page, the size of what "Run" loads and,
   on a build without live code, why;
 * replaces the theme's "Live Code" launch button (Thebe, which needs a network and a
@@ -36,9 +36,9 @@ LOGGER = logging.getLogger(__name__)
 LIVE = Path(__file__).resolve().parents[1] / "_site_assets" / "live"
 LIVE_JS, LIVE_CSS = "../live/live-code.js", "../live/live-code.css"
 # What the page promises for the first output after "Make this page live": measured by
-# `make bench-pages` (tests/benchmarks/bench_live.py) on this project's 2-core machine
-# while it was shared (load 10-12): 45-57 s.
-TYPICAL_FIRST_S = 60
+# `make bench-pages` (tests/benchmarks/bench_live.py) on this project's 2-core machine,
+# chapter "Softmax": 6.7 s idle (load 0.4-1.8), 4.9-9.9 s at load 3-5 (first visit).
+TYPICAL_FIRST_S = 10
 
 
 def _manifest() -> dict | None:

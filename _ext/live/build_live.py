@@ -208,6 +208,8 @@ def _book_zip(dest: Path, model: dict | None = None) -> Path:
         and "__pycache__" not in p.parts
         and not p.name.startswith("test_")
     )
+    # Hugging Face's outputs for MiniLM, which two chapters compare attnlib's with
+    files.append(REPO / "tests" / "data" / "minilm_reference.npz")
     tmp = dest / "book.zip"
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in files:
