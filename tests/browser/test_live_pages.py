@@ -112,6 +112,17 @@ def test_one_chapter_per_part_runs_live_offline(context, site_url):
             raise AssertionError(f"{page_path}: {failure}") from failure
 
 
+# every URL the page's worker keeps in Cache Storage
+_KEPT_JS = """async () => {
+  const urls = [];
+  for (const name of await caches.keys()) {
+    const cache = await caches.open(name);
+    for (const request of await cache.keys()) urls.push(request.url);
+  }
+  return urls;
+}"""
+
+
 def _chapter_runs_live_offline(context, site_url, page_path):
     # e.g. "how_attention_works/softmax/softmax", as in live_support.WRONG
     name = page_path[len("chapters/") : -len(".html")]
@@ -185,7 +196,13 @@ def _chapter_runs_live_offline(context, site_url, page_path):
         assert all(u.startswith((site_url, "data:", "blob:")) for u in requests), [
             u for u in requests if not u.startswith((site_url, "data:", "blob:"))
         ]
-        assert any(urlparse(u).path.endswith("pyodide.asm.wasm") for u in requests)
+        # the runtime came from the site: fetched now, or kept in Cache Storage by an
+        # earlier visit in this browser (worker.mjs), which fetched it from the site
+        kept = page.evaluate(_KEPT_JS)
+        assert any(
+            urlparse(u).path.endswith("pyodide.asm.wasm") for u in requests + kept
+        ), kept
+        assert all(u.startswith(site_url) for u in kept), kept
         assert not errors, errors
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.locator(f".live-cell-{exercise['index']}").scroll_into_view_if_needed()
