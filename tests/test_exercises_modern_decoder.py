@@ -91,6 +91,11 @@ def _no_root(x, gain):
         (_eps_outside, "eps goes inside the square root"),
         (_no_root, "divide by its square root"),
         (lambda x, g: loop_rms_norm(x, np.ones_like(g)), "multiply by the gain"),
+        (lambda x, g: x / np.std(x, axis=-1, keepdims=True) * g, "standard deviation"),
+        (
+            lambda x, g: x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-7) * g,
+            "or used a much smaller one",
+        ),
     ],
 )
 def test_rms_norm_slips_are_diagnosed(wrong, diagnosis, capsys):
@@ -101,6 +106,15 @@ def test_rms_norm_slips_are_diagnosed(wrong, diagnosis, capsys):
 
 def _sig(z):
     return 1.0 / (1.0 + np.exp(-z))
+
+
+def _silu_np(z):
+    return z * _sig(z)
+
+
+def _gelu_exact(z):
+    """GELU with the exact error function (attnlib approximates erf)."""
+    return np.vectorize(lambda v: 0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))))(z)
 
 
 @pytest.mark.parametrize(
@@ -122,6 +136,14 @@ def _sig(z):
             lambda x, W_1, W_3, W_2: (np.maximum(x @ W_1, 0) * (x @ W_3)) @ W_2,
             "not ReLU",
         ),
+        (
+            lambda x, W_1, W_3, W_2: (_gelu_exact(x @ W_1) * (x @ W_3)) @ W_2,
+            "GEGLU",
+        ),
+        (
+            lambda x, W_1, W_3, W_2: (_silu_np(x @ W_1) * _silu_np(x @ W_3)) @ W_2,
+            "the value x W_3 enters unchanged",
+        ),
     ],
 )
 def test_swiglu_slips_are_diagnosed(wrong, diagnosis, capsys):
@@ -140,6 +162,7 @@ def _cached(angle_at):
         (_cached(lambda p, i: i), "as if they sat at positions 0, 1"),
         (_cached(lambda p, i: -p), "you rotate by minus the position"),
         (_cached(lambda p, i: 0), "the queries must be rotated too"),
+        (_cached(lambda p, i: p + 1), "your positions are one too far"),
     ],
 )
 def test_rotary_cache_slips_are_diagnosed(wrong, diagnosis, capsys):

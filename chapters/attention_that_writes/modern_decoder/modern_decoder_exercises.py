@@ -18,6 +18,7 @@ import numpy as np
 
 from attnlib.core.attention import attention as _attention
 from attnlib.core.masks import causal_mask as _causal_mask
+from attnlib.layers.feed_forward import gelu as _gelu
 from attnlib.layers.feed_forward import relu as _relu
 from attnlib.layers.feed_forward import sigmoid as _sigmoid
 from attnlib.layers.feed_forward import silu as _silu
@@ -61,6 +62,9 @@ def _rms_slips():
     def whole_array(x, gain):
         return x / np.sqrt((x * x).mean() + EPS) * gain
 
+    def std_denominator(x, gain):  # np.std / np.var centre the row inside
+        return x / np.sqrt(x.var(-1, keepdims=True) + EPS) * gain
+
     return [
         (
             mean_removed,
@@ -84,14 +88,20 @@ def _rms_slips():
         ),
         (
             no_eps,
-            "you left out eps = 1e-5; it matters for rows of small numbers: "
-            "sqrt(mean(x^2) + eps).",
+            "you left out eps = 1e-5 (or used a much smaller one); it matters for "
+            "rows of small numbers: sqrt(mean(x^2) + eps).",
         ),
         (no_gain, "multiply by the gain after normalising (one number per feature)."),
         (
             whole_array,
             "you take one mean square over the whole array; each row (the last "
             "axis) has its own: mean(x * x, axis=-1, keepdims=True).",
+        ),
+        (
+            std_denominator,
+            "you divide by the standard deviation (np.std or np.var subtract the mean "
+            "inside); RMSNorm divides by the root mean square of x itself, "
+            "sqrt(mean(x^2) + eps).",
         ),
     ]
 
@@ -133,7 +143,8 @@ def check_rms_norm(fn) -> bool:
     The inputs: a hand-sized row, random rows, rows with a mean far from 0 (where
     subtracting the mean shows), rows of small numbers (where eps shows) and a batch.
     Diagnosed slips: the mean subtracted (layer norm), no square root, eps outside the
-    root or left out, no gain, one mean square for the whole array.
+    root or left out, no gain, one mean square for the whole array, the standard
+    deviation as denominator.
 
     Source: Zhang & Sennrich (2019), eq. (4).
     """
@@ -161,6 +172,12 @@ def _swiglu_slips():
     def silu_of_product(x, W_1, W_3, W_2):
         return _silu(x @ W_1 * (x @ W_3)) @ W_2
 
+    def gelu_gate(x, W_1, W_3, W_2):  # GEGLU, GPT-2's activation kept
+        return (_gelu(x @ W_1) * (x @ W_3)) @ W_2
+
+    def silu_both(x, W_1, W_3, W_2):
+        return (_silu(x @ W_1) * _silu(x @ W_3)) @ W_2
+
     return [
         (
             swapped,
@@ -181,6 +198,15 @@ def _swiglu_slips():
         (
             silu_of_product,
             "SiLU goes on the gate x W_1 alone, before the product with x W_3.",
+        ),
+        (
+            gelu_gate,
+            "you gate with GELU (that variant is GEGLU); SwiGLU's gate is "
+            "SiLU(z) = z * sigmoid(z).",
+        ),
+        (
+            silu_both,
+            "SiLU goes on the gate x W_1 only; the value x W_3 enters unchanged.",
         ),
     ]
 
@@ -213,7 +239,8 @@ def check_swiglu(fn) -> bool:
     W_2`` without biases, against :func:`attnlib.swiglu` on three inputs.
 
     Diagnosed slips: the SiLU on the value branch ``x W_3`` instead of the gate, a
-    sigmoid gate (GLU), no gate at all, a ReLU gate, SiLU applied after the product.
+    sigmoid gate (GLU), no gate at all, a ReLU gate, SiLU applied after the product,
+    a GELU gate (GEGLU), SiLU on both branches.
 
     Source: Shazeer (2020), equation (6).
     """
@@ -257,6 +284,11 @@ def _cached_slips():
         positions = np.arange(start, start + q.shape[-2])
         return _attention(_rotary(q, positions), k_cache, v_cache)[0]
 
+    def one_late(q, k_cache, v_cache, start):
+        positions = np.arange(start + 1, start + 1 + q.shape[-2])
+        mask = _causal_mask(q.shape[-2], k_cache.shape[-2], align="end")
+        return _attention(_rotary(q, positions), k_cache, v_cache, mask)[0]
+
     def rotated_keys_again(q, k_cache, v_cache, start):
         positions = np.arange(start, start + q.shape[-2])
         mask = _causal_mask(q.shape[-2], k_cache.shape[-2], align="end")
@@ -290,6 +322,12 @@ def _cached_slips():
             "without a mask, the new queries read keys after their own position "
             "(when several new queries come at once): causal_mask(L_new, L_k, "
             "align='end').",
+        ),
+        (
+            one_late,
+            "your positions are one too far: the cache holds positions 0 .. start - 1, "
+            "so the first new query sits at position start (np.arange(start, start + "
+            "L_new)).",
         ),
         (
             rotated_keys_again,
@@ -336,8 +374,8 @@ def check_rotary_cached(fn) -> bool:
     ``causal_mask(L_new, L_k, align="end")``.
 
     Diagnosed slips: queries rotated from position 0 (the cache offset forgotten),
-    queries not rotated, rotated by minus the position, the mask aligned at the start,
-    no mask, the cached keys rotated a second time.
+    queries not rotated, rotated by minus the position, positions one too far, the mask
+    aligned at the start, no mask, the cached keys rotated a second time.
 
     Source: Su et al. (2021), section 3.4; the KV cache of the chapter "The KV cache".
     """
