@@ -61,7 +61,8 @@ DESELECTED = {
     # Pyodide cannot start threads; tiled_attention(workers=2) raises "can't start new
     # thread" there (the default, one worker, runs)
     "test_tiled.py::test_batch_element_alone_equals_inside_the_batch_and_workers_agree",
-    # needs the pretrained MiniLM model and the tokenizers package (see live_cells.py)
+    # needs the pretrained MiniLM model, which the page's kernel serves
+    # (live_kernel._serve_model) but this run of the test files does not mount
     "test_exercises_diagnoses.py::test_slip_counting_from_one",
 }
 # ... and one that passes there but takes a quarter of the time (a peak-memory
