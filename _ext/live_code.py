@@ -96,6 +96,14 @@ def _page(app, pagename, templatename, context, doctree):
         "megabytes": round(manifest.get("bytes", 0) / 1e6),
         "first_seconds": TYPICAL_FIRST_S,
         "python": manifest.get("python", ""),
+        # the pretrained model's files, fetched only when Python first reads them
+        "model_megabytes": round(
+            sum(
+                f["bytes"]
+                for f in (manifest.get("model") or {}).get("files", {}).values()
+            )
+            / 1e6
+        ),
     }
     context["metatags"] = context.get("metatags", "") + (
         f'<meta name="attn-live" content="{escape(json.dumps(info))}">\n'

@@ -420,6 +420,7 @@ DRAWERS = {
         (minilm_ex.layer_figure(_layer_state(w)), w)
     ],
     "explorers.minilm.layer_svg": lambda w: [(minilm_ex.layer_svg(_layer_state(w)), w)],
+    "explorers.minilm.own_sentence_html": lambda w: [_own_sentence(" ".join(w))],
     "explorers.language_model.next_token_figure": lambda w: [
         (lm_ex.next_token_figure(_next_token_state(w)), w)
     ],
@@ -436,6 +437,17 @@ DRAWERS = {
         (lm_fig.loss_curves(_HISTORY, title=_title(w)), [_title(w)])
     ],
 }
+
+
+def _own_sentence(sentence):
+    """The page's own-sentence explorer: a sentence the model can read stands in its
+    table as typed; one it refuses gets a message (which must parse too)."""
+    html = minilm_ex.own_sentence_html(sentence, 0, 0)
+    try:
+        minilm_ex.check_own_sentence(sentence)
+    except ValueError:
+        return html, []
+    return html, [sentence]
 
 
 def _text_figure(text):
@@ -482,6 +494,8 @@ TOKENISED = {
     "learned_and_computed_explorer.learned_state": "learned_figure, learned_svg",
     "explorers.minilm.model_state": "model_figure, model_svg",
     "explorers.minilm.layer_state": "layer_figure, layer_svg",
+    "explorers.minilm.check_own_sentence": "own_sentence_html (returns the tokens)",
+    "explorers.minilm.show_own_sentence": "own_sentence_html (displays it)",
     "explorers.language_model.next_token_state": "next_token_figure, next_token_svg",
     "explorers.induction.induction_state": "induction_figure, induction_svg (token "
     "ids as labels)",

@@ -325,6 +325,82 @@
     return box;
   }
 
+  // --- the reader's own sentence (book_support.figures.explorers.minilm) -------------
+  // The form is in the page as stored (OwnSentenceForm); its button makes the page live
+  // if it is not, then asks the page's Python for the maps of the typed sentence. The
+  // answer is HTML made by show_own_sentence, which escapes the reader's text; the
+  // sentence reaches Python as a JSON string literal, which Python reads as the same
+  // str literal, never as code.
+  var ownRequest = 0;
+
+  function ownPart(form, name) { return form.querySelector(".own-sentence-" + name); }
+
+  function ownShow(form) {
+    var status = ownPart(form, "status"), result = ownPart(form, "result");
+    if (!info.available) {
+      status.textContent = "This build of the site has no live code (" +
+        info.reason.split("\n")[0] + "): the model cannot run in the page.";
+      return;
+    }
+    var text = ownPart(form, "text").querySelector("input").value;
+    var layer = parseInt(ownPart(form, "layer").querySelector("select").value, 10);
+    var head = parseInt(ownPart(form, "head").querySelector("select").value, 10);
+    var request = ++ownRequest;
+    var first = !worker;
+    if (first) start();
+    form.setAttribute("aria-busy", "true");
+    status.textContent = first
+      ? "Starting Python in this page (about " + info.megabytes + " MB), then the " +
+        "model (its weights, about " + info.model_megabytes + " MB, load once)…"
+      : "Running the model on your sentence…";
+    var html = null, problem = "";
+    var code = "from book_support.figures.explorers.minilm import show_own_sentence\n" +
+      "show_own_sentence(" + JSON.stringify(text) + ", " + layer + ", " + head + ")";
+    execute(code, function (m) {
+      if (m.type === "display" && m.data && m.data["text/html"]) html = m.data["text/html"];
+      else if (m.type === "stream" && m.name === "stderr" && request === ownRequest) {
+        status.textContent = m.text.trim();
+      } else if (m.type === "error") problem = m.ename + ": " + m.evalue;
+    }).then(function (ok) {
+      if (request !== ownRequest) return;
+      form.removeAttribute("aria-busy");
+      if (ok && html !== null) {
+        result.innerHTML = html;
+        var message = result.querySelector(".own-sentence-message");
+        status.textContent = message ? "" : "Layer " + layer + ", head " + head +
+          " of the model on your sentence (hover over a map, or focus it and use " +
+          "the arrow keys, to read its values).";
+        form.setAttribute("data-shown", message ? "message" : "maps");
+      } else {
+        status.textContent = "The model could not run: " + (problem || "no answer");
+        form.setAttribute("data-shown", "error");
+      }
+    }, function (error) {
+      if (request !== ownRequest) return;
+      form.removeAttribute("aria-busy");
+      status.textContent = "Python could not start: " + error.message;
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest(".own-sentence-show");
+    if (button) ownShow(button.closest(".own-sentence"));
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" || !event.target.closest) return;
+    var box = event.target.closest(".own-sentence-text");
+    if (box) { event.preventDefault(); ownShow(box.closest(".own-sentence")); }
+  });
+  document.addEventListener("change", function (event) {
+    var form = event.target.closest && event.target.closest(".own-sentence");
+    if (!form || event.target.tagName !== "SELECT") return;
+    if (event.target.closest(".own-sentence-example")) {
+      ownPart(form, "text").querySelector("input").value = event.target.value;
+    }
+    // once the reader has asked for maps, a new choice shows its maps at once
+    if (form.hasAttribute("data-shown")) ownShow(form);
+  });
+
   // The launch menu's "Live code" entry, and the tests' handle.
   window.attnLive = {
     open: function () {
@@ -338,6 +414,12 @@
     cells: function () { return cells; },
     run: function (position) { return run(cells[position]); },
     times: function () { return times; },
+    // the messages of one piece of code run in the page's Python (the tests' handle)
+    python: function (code) {
+      var messages = [];
+      return execute(code, function (m) { messages.push(m); })
+        .then(function () { return messages; });
+    },
   };
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", buildBanner);

@@ -4,6 +4,8 @@ layer."""
 from __future__ import annotations
 
 import functools
+import html
+import json
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -29,6 +31,11 @@ __all__ = [
     "layer_figure",
     "layer_svg",
     "LayerExplorer",
+    "MAX_DRAWN_TOKENS",
+    "check_own_sentence",
+    "own_sentence_html",
+    "show_own_sentence",
+    "OwnSentenceForm",
 ]
 
 
@@ -220,6 +227,176 @@ class ModelExplorer(_Explorer):
 
     def figure(self):
         return model_figure(self.state)
+
+    def own_sentence_form(self) -> OwnSentenceForm:
+        """The website's form for the reader's own sentence (:class:`OwnSentenceForm`),
+        offering this explorer's sentences, layer and head."""
+        return OwnSentenceForm(
+            list(self.sentence.options), self.layer.value, self.head.value
+        )
+
+
+# --------------------------------------------------------------------------- the
+# reader's own sentence, in the page
+#: The most tokens the page's own-sentence explorer draws: each map has one row and
+#: one column per token, and beyond this a map no longer fits a page's column.
+MAX_DRAWN_TOKENS = 64
+
+
+def check_own_sentence(sentence) -> list[str]:
+    """The tokens of a sentence typed by a reader, or the reason it cannot be shown.
+
+    Parameters
+    ----------
+    sentence : str
+
+    Returns
+    -------
+    list of str: the WordPiece tokens, ``[CLS]`` first and ``[SEP]`` last (L tokens).
+
+    Raises
+    ------
+    TypeError if ``sentence`` is not a str. ValueError, with a message meant for the
+    page, if the sentence is empty (or only spaces), gives more tokens than the model's
+    512 positions, holds text the tokenizer reads as ``[UNK]`` (the message names it),
+    or gives more than :data:`MAX_DRAWN_TOKENS` tokens (more than the maps can show).
+    """
+    from attnlib.models import minilm
+    from attnlib.models._wordpiece import normalize, pre_tokenize
+
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str; got {type(sentence).__name__}")
+    if not sentence.strip():
+        raise ValueError("The box is empty: type a sentence, or pick one of the list.")
+    tokenizer = minilm.load_tokenizer()
+    try:
+        tokens = tokenizer.encode(sentence).tokens
+    except ValueError as error:  # a lone surrogate
+        raise ValueError(f"The sentence cannot be read: {error}.") from None
+    n = len(tokens)
+    if n > minilm.MAX_TOKENS:
+        raise ValueError(
+            f"The sentence is too long for the model: it gives {n} tokens ([CLS] and "
+            f"[SEP] included), and the model has {minilm.MAX_TOKENS} positions. "
+            "Shorten it."
+        )
+    if tokenizer.unk_token in tokens:
+        unknown = [
+            w
+            for w in pre_tokenize(normalize(sentence))
+            if tokenizer.tokenize(w) == [tokenizer.unk_token]
+        ] or [tokenizer.unk_token]
+        unknown = list(dict.fromkeys(unknown))
+        shown = ", ".join(f"“{w}”" for w in unknown)
+        it = "it" if len(unknown) == 1 else "them"
+        raise ValueError(
+            f"The tokenizer does not know {shown}: the model would read {it} as "
+            f"{tokenizer.unk_token}, one token for any unknown text, so its maps would "
+            f"say nothing about {it}. Replace {it} or remove {it}."
+        )
+    if n > MAX_DRAWN_TOKENS:
+        raise ValueError(
+            f"The sentence gives {n} tokens ([CLS] and [SEP] included). The model "
+            f"accepts up to {minilm.MAX_TOKENS}, but these maps show at most "
+            f"{MAX_DRAWN_TOKENS}, one row and one column per token: shorten it, or "
+            "call model_state in a notebook."
+        )
+    return list(tokens)
+
+
+def own_sentence_html(sentence, layer: int = 0, head: int = 10) -> str:
+    """The page's own-sentence explorer for one state: the HTML of the head's weights
+    and norm-weighted map (:func:`model_svg`, with hover values, keyboard reading and
+    text alternative) and the readout table, or, for a sentence
+    :func:`check_own_sentence` refuses, its message in a paragraph with
+    ``role="alert"``. The reader's text appears only escaped (as text, never as
+    markup). Raises ValueError for a layer or head out of range (as
+    :func:`model_state`)."""
+    try:
+        check_own_sentence(sentence)
+    except ValueError as error:
+        return (
+            "<p class='own-sentence-message' role='alert'>"
+            f"{html.escape(str(error))}</p>"
+        )
+    state = model_state(sentence, layer, head)
+    rows = [("your sentence", sentence), *_model_rows(state)]
+    return (
+        f"<div class='explorer-state' data-layer='{state['layer']}' "
+        f"data-head='{state['head']}'>{model_svg(state)}{readout_table(rows)}</div>"
+    )
+
+
+def show_own_sentence(sentence, layer: int = 0, head: int = 10) -> None:
+    """Display :func:`own_sentence_html` as HTML (what the page's form calls in the
+    page's Python)."""
+    from IPython.display import HTML, display
+
+    display(HTML(own_sentence_html(sentence, layer, head)))
+
+
+class OwnSentenceForm:
+    """The form of the page's own-sentence explorer: a text box, a list of the
+    chapter's sentences, a layer and a head, and a button. On the website, once live
+    code is on (the button turns it on), the page's script (``_ext/live/live-code.js``)
+    calls :func:`show_own_sentence` in the page's Python and shows its answer under the
+    form. In Jupyter the form does nothing: the live explorer takes any sentence.
+
+    Displaying the object shows the form (HTML); its plain-text form names it."""
+
+    def __init__(self, sentences, layer: int = 0, head: int = 10):
+        self.sentences = [str(s) for s in sentences]
+        if not self.sentences:
+            raise ValueError("sentences must hold at least one sentence")
+        if not 0 <= int(layer) < 6 or not 0 <= int(head) < 12:
+            raise ValueError(
+                f"layer must be in 0..5 and head in 0..11; got layer={layer}, "
+                f"head={head}"
+            )
+        self.layer, self.head = int(layer), int(head)
+
+    def __repr__(self) -> str:
+        return (
+            f"own-sentence explorer: {len(self.sentences)} example sentences, any "
+            f"typed sentence of up to {MAX_DRAWN_TOKENS} tokens"
+        )
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+
+        def select(name, label, values, chosen):
+            options = "".join(
+                f"<option value='{esc(str(v))}'"
+                + (" selected" if i == chosen else "")
+                + f">{esc(str(v))}</option>"
+                for i, v in enumerate(values)
+            )
+            return (
+                f"<label class='own-sentence-{name}'>{esc(label)} "
+                f"<select>{options}</select></label>"
+            )
+
+        first = self.sentences[0]
+        return (
+            "<div class='explorer own-sentence' role='group' "
+            "aria-label='Your own sentence in the pretrained model' "
+            f"data-sentences='{esc(json.dumps(self.sentences))}'>"
+            "<p class='own-sentence-intro'>Type a sentence, or pick one of the "
+            "chapter's, choose a layer and a head, and press <em>Show its attention"
+            "</em>. The model runs in this page: the first time, the button makes "
+            "the page live and loads the model's weights (the page says how much "
+            "it loads); nothing leaves your computer. "
+            "(In Jupyter, use the live explorer instead.)</p>"
+            "<label class='own-sentence-text'>Your sentence "
+            f"<input type='text' value='{esc(first)}' spellcheck='false'></label>"
+            + select("example", "or one of the chapter's", self.sentences, 0)
+            + select("layer", "layer (0 = first, 5 = last)", range(6), self.layer)
+            + select("head", "head (0 to 11)", range(12), self.head)
+            + "<button type='button' class='own-sentence-show'>Show its attention"
+            "</button>"
+            "<p class='own-sentence-status' role='status' aria-live='polite'></p>"
+            "<div class='own-sentence-result'></div></div>"
+        )
 
 
 # --------------------------------------------------------------------------- a whole

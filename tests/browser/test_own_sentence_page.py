@@ -1,0 +1,174 @@
+"""The reader's own sentence on the interpretability chapter's page, in the browser,
+offline (every request to another host blocked: conftest's ``context``).
+
+* Before the reader asks, the page loads nothing of live code but its small script and
+  style sheet, and nothing of the model; the form is there, labelled, in the page's
+  colours in dark mode too.
+* Pressing "Show its attention" makes the page live and draws the maps of the typed
+  sentence for the chosen layer and head: two heat maps with their text alternative
+  (role="img" and a <title>), hover values equal to Hugging Face's attention weights
+  (tests/data/minilm_reference.npz) to the two decimals shown, a value read out with
+  the keyboard, and the table quoting the sentence. The page's Python gives that head's
+  weights equal to attnlib's outside the browser within 1e-5.
+* Markup typed as a sentence is shown as text, never run.
+* Bad input (empty, a character the tokenizer does not know, too long for the model's
+  512 positions) gets its message in the page.
+
+The Python side is tests/test_own_sentence.py."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+import pytest
+from sitepages import SITE
+
+PAGE = "chapters/reading_attention/interpretability/interpretability.html"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "minilm_reference.npz"
+
+
+def _live_or_fail():
+    manifest = json.loads((SITE / "live" / "manifest.json").read_text())
+    if not manifest["available"] or not manifest.get("model"):
+        pytest.fail(f"live code or the model is not in this build: {manifest}")
+
+
+def _values(raw: str) -> np.ndarray:
+    return np.array([[float(v) for v in row.split(",")] for row in raw.split(";")])
+
+
+def _show(page, form, timeout=240_000):
+    """Press the button and wait for the form's answer (maps or a message)."""
+    before = form.locator(".own-sentence-result").inner_html()
+    form.get_by_role("button", name="Show its attention").click()
+    page.wait_for_function(
+        """([f, before]) => !f.hasAttribute('aria-busy')
+               && f.hasAttribute('data-shown')
+               && f.querySelector('.own-sentence-result').innerHTML !== before""",
+        arg=[form.element_handle(), before],
+        timeout=timeout,
+    )
+
+
+def test_own_sentence_form_before_live_code(contexts, site_url):
+    """Nothing of Python or the model loads with the page; the form is labelled and
+    follows the dark theme."""
+    for profile in ("desktop-light", "desktop-dark"):
+        context = contexts(profile)
+        requests: list[str] = []
+        context.on("request", lambda r: requests.append(r.url))
+        page = context.new_page()
+        try:
+            page.goto(site_url + PAGE, wait_until="load")
+            form = page.locator(".own-sentence")
+            assert form.count() == 1
+            assert form.get_by_label("Your sentence").input_value()
+            assert form.get_by_label("layer (0 = first, 5 = last)").count() == 1
+            assert form.get_by_label("head (0 to 11)").count() == 1
+            live = [urlparse(u).path for u in requests if "/live/" in u]
+            assert all(p.endswith(("live-code.js", "live-code.css")) for p in live)
+            colour = page.evaluate(
+                """() => getComputedStyle(document.querySelector(
+                     '.own-sentence input')).color"""
+            )
+            r, g, b = (int(v) for v in re.findall(r"\d+", colour)[:3])
+            light_text = (r + g + b) / 3 > 128
+            assert light_text == (profile == "desktop-dark"), (profile, colour)
+        finally:
+            page.close()
+
+
+def test_own_sentence_drawn_in_the_page_offline(context, site_url):
+    _live_or_fail()
+    ref = np.load(REFERENCE)
+    sentence = str(ref["sentences"][1])  # the fisherman sentence
+    requests: list[str] = []
+    context.on("request", lambda r: requests.append(r.url))
+    n_external = len(context.external_requests)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(site_url + PAGE, wait_until="load")
+        form = page.locator(".own-sentence")
+        form.get_by_label("Your sentence").fill(sentence)
+        form.get_by_label("layer (0 = first, 5 = last)").select_option("2")
+        form.get_by_label("head (0 to 11)").select_option("9")
+        _show(page, form)
+        result = form.locator(".own-sentence-result")
+        maps = result.locator(".explorer-heatmap")
+        assert maps.count() == 2, result.inner_html()[:500]
+        for k in range(2):
+            svg = maps.nth(k).locator("svg")
+            assert svg.get_attribute("role") == "img"
+            assert svg.locator("title").first.text_content().startswith("Heat map")
+        shown = _values(maps.nth(0).get_attribute("data-values"))
+        np.testing.assert_allclose(shown, ref["attention_1"][2, 9], atol=0.005)
+        assert sentence in result.locator("table.explorer-readout").inner_text()
+
+        # the keyboard reads a cell: focus the weight map, one step right
+        maps.nth(0).focus()
+        page.keyboard.press("ArrowRight")
+        read = maps.nth(0).locator(".heatmap-cell").inner_text()
+        assert read == f"query [CLS], key the: {shown[0, 1]:.2f}", read
+        # the pointer too: hovering shows a value
+        maps.nth(1).hover()
+        assert maps.nth(1).locator(".heatmap-cell").inner_text().startswith("query ")
+
+        # the page's Python gives the head's weights of attnlib outside the browser
+        from attnlib.models import minilm
+
+        expected = minilm.forward(sentence).attention[2, 9]
+        messages = page.evaluate(
+            """s => attnLive.python(
+                 'import json\\nfrom book_support.figures.explorers.minilm import '
+                 + 'model_state\\nprint(json.dumps(model_state(' + JSON.stringify(s)
+                 + ', 2, 9)["weights"].tolist()))')""",
+            sentence,
+        )
+        printed = "".join(m["text"] for m in messages if m["type"] == "stream")
+        np.testing.assert_allclose(json.loads(printed), expected, atol=1e-5, rtol=0)
+
+        # markup typed by the reader is text
+        hostile = "<img src=x onerror=window.__pwned=1> the bank"
+        form.get_by_label("Your sentence").fill(hostile)
+        _show(page, form)
+        assert result.locator("img").count() == 0
+        assert page.evaluate("() => window.__pwned === undefined")
+        assert hostile in result.locator("table.explorer-readout").inner_text()
+
+        # bad input: each gets its message in the page
+        for typed, expected_text in [
+            ("", "The box is empty"),
+            ("I like 😀 today", "does not know “😀”"),
+            ("word " * 600, "602 tokens"),
+        ]:
+            form.get_by_label("Your sentence").fill(typed)
+            _show(page, form, timeout=60_000)
+            message = result.locator(".own-sentence-message[role='alert']")
+            assert expected_text in message.inner_text(), message.inner_text()
+            assert result.locator(".explorer-heatmap").count() == 0
+
+        # a sentence picked from the list replaces the text and is drawn at once
+        options = form.get_by_label("or one of the chapter's").locator("option")
+        second = options.nth(1).get_attribute("value")
+        before = result.inner_html()
+        form.get_by_label("or one of the chapter's").select_option(index=1)
+        assert form.get_by_label("Your sentence").input_value() == second
+        page.wait_for_function(
+            """([r, b]) => r.innerHTML !== b && !r.closest('.own-sentence')
+                 .hasAttribute('aria-busy') && r.querySelector('.explorer-heatmap')""",
+            arg=[result.element_handle(), before],
+            timeout=60_000,
+        )
+
+        assert context.external_requests[n_external:] == []
+        assert all(u.startswith((site_url, "data:", "blob:")) for u in requests)
+        assert any("/live/model/" in urlparse(u).path for u in requests)
+        assert not errors, errors
+    finally:
+        page.close()
