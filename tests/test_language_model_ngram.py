@@ -12,6 +12,7 @@ from language_model_ngram import (
     count_ngrams,
     distribution,
     mean_loss,
+    repeated_share,
     target_probabilities,
 )
 
@@ -155,3 +156,17 @@ def test_the_discount_is_chosen_without_reading_the_validation_text():
 def test_bad_input_names_the_argument(call, error, words):
     with pytest.raises(error, match=words):
         call(count_ngrams(AAB, 2, 3))
+
+
+def test_repeated_share_counts_strings_seen_in_training():
+    # training "abcab"; the window "cab" with targets "abc" predicts a, b, c after
+    # "c", "ca", "cab": the 2-character strings ending at the targets are ca, ab, bc,
+    # all in training
+    train = np.array([[A, B, C, A, B]])
+    inputs, targets = np.array([[C, A, B]]), np.array([[A, B, C]])
+    assert repeated_share(train, inputs, targets, 2) == 1.0
+    # the 3-character strings: "cab" (seen) and "abc" (seen): both predictions that
+    # have two characters before them
+    assert repeated_share(train, inputs, targets, 3) == 1.0
+    # targets "aaa": ca seen, aa not, ba not
+    assert repeated_share(train, inputs, np.array([[A, A, A]]), 2) == 1 / 3

@@ -34,6 +34,7 @@ uses the longest one it has.
 * :func:`target_probabilities`  P(target | history) of every prediction of windows
 * :func:`mean_loss`         the mean loss in nats over evaluation windows
 * :func:`choose_discount`   the held-out choice of ``D`` on training pieces only
+* :func:`repeated_share`    how often the validation text repeats a training string
 * :func:`baseline_table`    one row per order: ``D``, losses, counts kept
 
 Plain numpy and the standard library; about two seconds for orders 1 to 6 on the
@@ -57,6 +58,7 @@ __all__ = [
     "target_probabilities",
     "mean_loss",
     "choose_discount",
+    "repeated_share",
     "baseline_table",
 ]
 
@@ -265,6 +267,41 @@ def choose_discount(counts, inputs, targets, *, order: int, discounts=DISCOUNTS)
     losses = [_loss(stats, _check_discount(d), counts.vocab_size) for d in discounts]
     best = int(np.argmin(losses))
     return float(discounts[best]), losses[best]
+
+
+def repeated_share(train_pieces, inputs, targets, length: int) -> float:
+    """The share of predictions whose last ``length`` characters, the target included,
+    occur somewhere in ``train_pieces`` (within one piece): how often the text to
+    predict repeats a training string verbatim.
+
+    Only predictions with at least ``length - 1`` characters of their window before
+    them count. ``inputs``, ``targets``: int arrays (n_windows, context). Raises
+    ValueError if ``length`` leaves no prediction to count or shapes differ.
+    """
+    length = _check_order(length, "length")
+    train_pieces = _ids(train_pieces, 256, "train_pieces")
+    inputs, targets = _ids(inputs, 256, "inputs"), _ids(targets, 256, "targets")
+    if inputs.shape != targets.shape or inputs.ndim != 2:
+        raise ValueError(
+            f"inputs and targets must have one shape (n_windows, context); got "
+            f"{inputs.shape} and {targets.shape}"
+        )
+    if length > inputs.shape[1] + 1:
+        raise ValueError(
+            f"length={length} leaves no prediction: windows have {inputs.shape[1]} "
+            "characters"
+        )
+    seen = set()
+    for piece in train_pieces:
+        text = bytes(piece.astype(np.uint8))
+        seen.update(text[i : i + length] for i in range(len(text) - length + 1))
+    hits = [
+        bytes(window[i + 2 - length : i + 1].astype(np.uint8)) + bytes([y]) in seen
+        for window, following in zip(inputs, targets, strict=True)
+        for i, y in enumerate(following)
+        if i >= length - 2
+    ]
+    return float(np.mean(hits))
 
 
 def baseline_table(split, *, context: int, vocab_size: int, orders=range(1, 7)):
