@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import attnlib
+import attnlib.models.minilm
 from attnlib import (
     MultiHeadParams,
     attention,
@@ -352,7 +353,7 @@ def test_scale_is_refused_alike(scale, error):
 # -------------------------------------------
 
 
-def test_fault_1_backward_with_the_batch_axis_from_the_values_only():
+def test_backward_with_the_batch_axis_from_the_values_only():
     q = [[1, 0], [0, 1]]
     k = [[1, 0], [0, 1], [1, 1]]
     v = [[[1], [2], [3]], [[4], [5], [6]]]
@@ -384,7 +385,7 @@ def test_fault_1_backward_with_the_batch_axis_from_the_values_only():
     )
 
 
-def test_fault_4_float32_overflow_is_one_overflow_error_without_a_warning():
+def test_float32_overflow_is_one_overflow_error_without_a_warning():
     q = np.array([[1e20, 1e20]], dtype=np.float32)
     k = np.array([[1e20, 1e20], [1.0, 0.0]], dtype=np.float32)
     v = np.array([[1.0], [2.0]], dtype=np.float32)
@@ -409,7 +410,7 @@ def test_fault_4_float32_overflow_is_one_overflow_error_without_a_warning():
             np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
-def test_fault_4_scale_true_is_refused_by_both_and_tile_plan_wants_integers():
+def test_scale_true_is_refused_by_both_and_tile_plan_wants_integers():
     for f in (attention, tiled_attention):
         with pytest.raises(TypeError, match="bool is not a number"):
             f(X, X, X, scale=True)
@@ -421,7 +422,7 @@ def test_fault_4_scale_true_is_refused_by_both_and_tile_plan_wants_integers():
         tile_plan(2, 2.5)
 
 
-def test_fault_4_plots_refuse_a_boolean_array_as_weights():
+def test_plots_refuse_a_boolean_array_as_weights():
     with pytest.raises(TypeError, match="bool"):
         attention_heatmap(np.eye(2, dtype=bool))
     with pytest.raises(TypeError, match="bool"):
@@ -429,7 +430,7 @@ def test_fault_4_plots_refuse_a_boolean_array_as_weights():
     access_map(np.eye(2, dtype=bool), ["a", "b"])  # a mask is drawn as a mask
 
 
-def test_fault_5_the_rank_of_a_mask_decides_per_example_or_per_head():
+def test_the_rank_of_a_mask_decides_per_example_or_per_head():
     # Issue 26 replaced issue 12's refusal of "ambiguous" masks by one rule: at most as
     # many axes as the scores without a head axis = per example (shared by the heads);
     # one axis more = per head. With B = H = 2 an (H, L, L) mask is therefore read per
@@ -451,7 +452,7 @@ def test_fault_5_the_rank_of_a_mask_decides_per_example_or_per_head():
         assert np.all(w_head[b, 1] > 0)  # head 1: everything
 
 
-def test_fault_5_with_three_heads_and_two_examples_the_rank_decides_too():
+def test_with_three_heads_and_two_examples_the_rank_decides_too():
     rng = np.random.default_rng(1)
     params = attnlib.init_multi_head(rng, 6, 3)
     x = rng.normal(size=(2, 3, 6))
@@ -465,7 +466,7 @@ def test_fault_5_with_three_heads_and_two_examples_the_rank_decides_too():
         assert np.all(w[:, h][~np.broadcast_to(three[h], (2, 3, 3))] == 0)
 
 
-def test_fault_6_docstrings_describe_the_code():
+def test_docstrings_describe_the_code():
     doc = attnlib.__doc__
     assert "float64 policy" not in doc
     assert "scale=True" in doc and "check_attention" in doc
