@@ -322,7 +322,7 @@ def _answers_kept(tab, page_path) -> dict:
     if not tab.locator("[id^='attnquiz_'] .QuizScore").count():
         return {"quiz": False}
     given = _answer_first_question(tab)
-    tab.reload(wait_until="domcontentloaded")
+    tab.reload(wait_until="load")  # every script has run, MathJax's typesetting too
     tab.wait_for_selector("[id^='attnquiz_'] .QuizScore", timeout=10000)
     after = tab.evaluate(_FIRST_STATE_JS)
     forget = tab.locator("[id^='attnquiz_'] button.QuizForget")
@@ -332,7 +332,7 @@ def _answers_kept(tab, page_path) -> dict:
             tab.wait_for_function(
                 "() => document.querySelector(\"[id^='attnquiz_'] .QuizScore p\")"
                 ".textContent.startsWith('Score: 0 of ')",
-                timeout=5000,
+                timeout=15000,
             )
         except Exception:  # noqa: BLE001 - the state is recorded and asserted below
             pass
