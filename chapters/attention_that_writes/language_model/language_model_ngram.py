@@ -8,9 +8,9 @@ here is interpolated Kneser-Ney (Kneser and Ney 1995, in the form of Chen and Go
 1999) with a single discount ``D`` shared by every order. With ``h`` the history and
 ``h'`` the history without its oldest character,
 
-    P(x | h) = (max(c(h x) - D, 0) + D * T(h) * P(x | h')) / C(h),
+    P(x | h) = (max(c(h x) - D, 0) + D * R(h) * P(x | h')) / C(h),
 
-where ``C(h) = sum_x c(h x)`` and ``T(h)`` is the number of characters ``x`` with
+where ``C(h) = sum_x c(h x)`` and ``R(h)`` is the number of characters ``x`` with
 ``c(h x) > 0``; a history with ``C(h) = 0`` passes ``P(x | h')`` on unchanged, and the
 empty history interpolates with the uniform ``1 / |V|``, so every character of the
 vocabulary gets a probability above 0. At the longest history the model uses, ``c``
