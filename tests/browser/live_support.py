@@ -245,3 +245,35 @@ def exercise_plan() -> list[dict]:
             }
         )
     return plan
+
+
+def live_manifest(*, model: bool = False) -> dict:
+    """The built site's live-code manifest; the test fails (never skips) when live code,
+    or with ``model`` the pretrained model, is not in the build."""
+    import json
+
+    import pytest
+    from sitepages import SITE
+
+    manifest = json.loads((SITE / "live" / "manifest.json").read_text())
+    if not manifest["available"]:
+        pytest.fail(f"live code is not in this build: {manifest['reason']}")
+    if model and not manifest.get("model"):
+        pytest.fail("the pretrained model is not served by this build")
+    return manifest
+
+
+def watched_page(context):
+    """A new page of the browser ``context``, with the URLs the context requests and the
+    script errors the page raises recorded: ``(page, requests, errors, stop)``; call
+    ``stop()`` to stop recording the requests."""
+    requests: list[str] = []
+    errors: list[str] = []
+
+    def record(request):
+        requests.append(request.url)
+
+    context.on("request", record)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return page, requests, errors, lambda: context.remove_listener("request", record)

@@ -25,20 +25,20 @@ Timings are printed, never asserted."""
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlparse
 
 import nbformat
-import pytest
 from live_support import (
     CHAPTERS,
     WRONG,
     cpython_replies,
     exercise_plan,
+    live_manifest,
     live_text,
     stored_text,
+    watched_page,
 )
-from sitepages import FULL_MATRIX, SCREENSHOTS, SITE
+from sitepages import FULL_MATRIX, SCREENSHOTS
 
 # Every chapter with an exercise (live_support.WRONG) with BROWSER_MATRIX=full (`make
 # test-all`); in `make test` one of them, the softmax chapter: its cells, a figure and
@@ -58,9 +58,7 @@ _CELLS_JS = """() => attnLive.cells().map(c => ({
 
 
 def _live_or_fail():
-    manifest = json.loads((SITE / "live" / "manifest.json").read_text())
-    if not manifest["available"]:
-        pytest.fail(f"live code is not in this build: {manifest['reason']}")
+    live_manifest()
 
 
 def _stdout(messages) -> str:
@@ -127,16 +125,8 @@ def _chapter_runs_live_offline(context, site_url, page_path):
     # e.g. "how_attention_works/softmax/softmax", as in live_support.WRONG
     name = page_path[len("chapters/") : -len(".html")]
     nb = nbformat.read(CHAPTERS / f"{name}.ipynb", as_version=4)
-    requests: list[str] = []
-
-    def record(request):
-        requests.append(request.url)
-
-    context.on("request", record)
     n_external = len(context.external_requests)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page, requests, errors, stop = watched_page(context)
     try:
         page.goto(site_url + page_path, wait_until="load")
         banner = page.locator(".live-banner")
@@ -214,5 +204,5 @@ def _chapter_runs_live_offline(context, site_url, page_path):
             f"{checked} cells compared with the stored outputs"
         )
     finally:
-        context.remove_listener("request", record)
+        stop()
         page.close()

@@ -24,17 +24,14 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
-import pytest
-from sitepages import SITE
+from live_support import live_manifest, watched_page
 
 PAGE = "chapters/reading_attention/interpretability/interpretability.html"
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "minilm_reference.npz"
 
 
 def _live_or_fail():
-    manifest = json.loads((SITE / "live" / "manifest.json").read_text())
-    if not manifest["available"] or not manifest.get("model"):
-        pytest.fail(f"live code or the model is not in this build: {manifest}")
+    live_manifest(model=True)
 
 
 def _values(raw: str) -> np.ndarray:
@@ -86,12 +83,8 @@ def test_own_sentence_drawn_in_the_page_offline(context, site_url):
     _live_or_fail()
     ref = np.load(REFERENCE)
     sentence = str(ref["sentences"][1])  # the fisherman sentence
-    requests: list[str] = []
-    context.on("request", lambda r: requests.append(r.url))
     n_external = len(context.external_requests)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page, requests, errors, stop = watched_page(context)
     try:
         page.goto(site_url + PAGE, wait_until="load")
         form = page.locator(".own-sentence")
@@ -171,4 +164,5 @@ def test_own_sentence_drawn_in_the_page_offline(context, site_url):
         assert any("/live/model/" in urlparse(u).path for u in requests)
         assert not errors, errors
     finally:
+        stop()
         page.close()
