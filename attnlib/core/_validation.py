@@ -228,17 +228,23 @@ def require_ndim(arr: np.ndarray, ndim: int, name: str, layout: str) -> None:
         raise ValueError(f"{name} must have shape {layout}; got shape {arr.shape}")
 
 
+def _as_int(value, name: str) -> int:
+    """``value`` as a Python int: ``TypeError`` naming ``name`` for 2.5, "3" or ``True``
+    (a switch, never a count); numpy integers are accepted."""
+    try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be an integer; got {value!r} of type {type(value).__name__}"
+        ) from None
+
+
 def as_length(n, name: str) -> int:
     """A sequence length: a non-negative integer (``TypeError`` for 2.5 or ``True``,
     ``ValueError`` for -1); numpy integers are accepted."""
-    try:
-        if isinstance(n, (bool, np.bool_)):
-            raise TypeError  # a switch, never a count
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(
-            f"{name} must be an integer; got {n!r} of type {type(n).__name__}"
-        ) from None
+    n = _as_int(n, name)
     if n < 0:
         raise ValueError(f"{name} must be non-negative; got {n}")
     return n
@@ -248,14 +254,7 @@ def as_axis(axis, ndim: int, name: str = "axis") -> int:
     """An axis of an array with ``ndim`` axes, as a non-negative int: ``TypeError``
     naming ``name`` for 2.5 or ``True``, ``numpy.exceptions.AxisError`` (a
     ``ValueError``) naming it when the array has no such axis."""
-    try:
-        if isinstance(axis, (bool, np.bool_)):
-            raise TypeError  # a switch, never an axis
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(
-            f"{name} must be an integer; got {axis!r} of type {type(axis).__name__}"
-        ) from None
+    axis = _as_int(axis, name)
     if not -ndim <= axis < ndim:
         raise np.exceptions.AxisError(
             f"{name}={axis} does not exist in an array of {ndim} axes"
