@@ -240,6 +240,10 @@ def warm(sources: list[str]) -> list[str]:
     done = []
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = _Silent()
+    # as inside a cell: get_ipython() is a builtin there, and pandas, for one, reads
+    # it when imported to choose its table layout (a notebook's, not a terminal's)
+    trap = _shell.builtin_trap
+    trap.__enter__()
     try:
         for name in dict.fromkeys(names):
             try:
@@ -251,6 +255,7 @@ def warm(sources: list[str]) -> list[str]:
             except Exception:  # noqa: BLE001 - the cell that imports it will say why
                 pass
     finally:
+        trap.__exit__(None, None, None)
         sys.stdout, sys.stderr = saved
     return done
 
