@@ -184,6 +184,8 @@ def _run_node(tmp_path_factory) -> dict:
         {"mount": [str(REPO), "/home/pyodide/repo"]},
         {"wheels": [str(w) for w in wheels]},
         {"python": plugin},
+        # as the page's worker does once Python is ready, before any cell runs
+        {"python": "import live_kernel\nstr(live_kernel.warm(['import pandas']))"},
         {"cell": pytest_cell},
     ]
     plan = exercise_plan()
@@ -193,6 +195,9 @@ def _run_node(tmp_path_factory) -> dict:
         steps.append({"cell": "%reset -f\n" + enter})
         steps.append({"cell": item["page_setup"]})
         steps.extend({"cell": code} for code in item["codes"])
+    steps.append(
+        {"cell": "import pandas as pd\nprint(pd.get_option('display.max_columns'))"}
+    )
     job, out = tmp / "job.json", tmp / "out.json"
     job.write_text(json.dumps(steps))
     done = subprocess.run(
@@ -207,9 +212,14 @@ def _run_node(tmp_path_factory) -> dict:
     seconds = sum(r["seconds"] for r in results) + report["boot_seconds"]
     print(
         f"\nlive under Node: boot {report['boot_seconds']:.1f} s, unit tests "
-        f"{results[3]['seconds']:.1f} s, all {seconds:.1f} s"
+        f"{results[4]['seconds']:.1f} s, all {seconds:.1f} s"
     )
-    return {"pytest": results[3], "exercises": results[4:], "plan": plan}
+    return {
+        "pytest": results[4],
+        "exercises": results[5:-1],
+        "pandas_columns": results[-1],
+        "plan": plan,
+    }
 
 
 def test_attnlib_unit_tests_pass_in_the_page_python(node_run):
@@ -219,6 +229,13 @@ def test_attnlib_unit_tests_pass_in_the_page_python(node_run):
     assert "pytest exit code: 0" in text, text[-4000:]
     summary = text.split("pytest exit code")[0].strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary, summary
+
+
+def test_warmed_pandas_lays_out_tables_as_in_jupyter(node_run):
+    # pandas, imported by the kernel's warm() before any cell, must still see a Jupyter
+    # kernel: it then shows up to 20 columns, as in the notebooks' stored outputs, where
+    # a terminal's setting (0) cuts a wide table to the console's width
+    assert _stdout(node_run["pandas_columns"]).strip() == "20"
 
 
 @pytest.mark.parametrize("chapter", list(WRONG))
