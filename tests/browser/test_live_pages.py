@@ -205,10 +205,11 @@ def _chapter_runs_live_offline(context, site_url, page_path):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.locator(f".live-cell-{exercise['index']}").scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOTS / f"live__{name}.png"))
-        t = {k: (v - times["click"]) / 1000 for k, v in times.items()}
+        t = {k: (v - times["click"]) / 1000 for k, v in times.items() if v is not None}
+        figure = f"{t['figure']:.1f} s" if "figure" in t else "none in this chapter"
         print(
             f"\n{page_path}: Python ready {t['ready']:.1f} s after the click, first "
-            f"output {t['output']:.1f} s, first figure {t.get('figure', 0):.1f} s; "
+            f"output {t['output']:.1f} s, first figure {figure}; "
             f"{checked} cells compared with the stored outputs"
         )
     finally:
