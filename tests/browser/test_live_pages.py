@@ -18,9 +18,10 @@ With every request to another host blocked (conftest's ``context``), each page i
   "Correct ...");
 * sends no request anywhere but the local server.
 
-The transformer-layer chapter also shows, on the page, which cells cannot run there and
-why (the pretrained MiniLM model); its other cells run. Every chapter's exercise is
-tried (under Node, through the same kernel) by test_live_node.py in `make test`.
+The chapters that use the pretrained MiniLM model (order and position, the Transformer
+layer, interpretability) run those cells too: the site serves the weights, read on the
+first cell that needs them. Every chapter's exercise is tried (under Node, through the
+same kernel) by test_live_node.py in `make test`.
 Timings are printed, never asserted."""
 
 from __future__ import annotations
