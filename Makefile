@@ -270,11 +270,11 @@ train-modern: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python \
 		chapters/attention_that_writes/modern_decoder/modern_decoder_runs.py
 
-## bench-lm: the cost of one generated token with and without the KV cache at lengths 16 to
-## 1,024 (ratios in alternating rounds, one thread); writes chapters/attention_that_writes/kv_cache/data/lm_kv_bench.csv/.json
+## bench-lm: the processor time of one generated token with and without the KV cache at
+## lengths 16 to 1,024 (alternating rounds, one thread; median and range); writes chapters/attention_that_writes/kv_cache/data/lm_kv_bench.csv/.json
 ## (not part of test; nothing asserts a time)
 bench-lm: install
-	$(BIN)/python tests/benchmarks/bench_kv_cache.py
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python tests/benchmarks/bench_kv_cache.py
 
 ## contents: the book's parts and chapters in reading order, with their files (from
 ## _toc.yml; the folders are named by topic, so `ls` sorts them by name)

@@ -71,8 +71,8 @@ def loss_curves(
 
 
 def token_cost_figure(rows) -> plt.Figure:
-    """Seconds per generated token with and without the KV cache (left, log-log, with
-    lines of slope 1 and 2 for comparison), and their ratio (right).
+    """Processor seconds per generated token with and without the KV cache (left,
+    log-log, with lines of slope 1 and 2 for comparison), and their ratio (right).
 
     ``rows`` is a sequence of dicts (or a DataFrame's records) with ``n``, ``cached_s``,
     ``fresh_s``, ``ratio_median``, ``ratio_min``, ``ratio_max``.
@@ -91,7 +91,7 @@ def token_cost_figure(rows) -> plt.Figure:
         ax_t.loglog(n, ref, style, color="grey", linewidth=0.8, label=f"slope {slope}")
     ax_t.set(
         xlabel="position n of the new token",
-        ylabel="ms per token",
+        ylabel="processor ms per token",
         title="cost of one generated token",
     )
     ax_t.legend(frameon=False, fontsize=8)
@@ -100,7 +100,7 @@ def token_cost_figure(rows) -> plt.Figure:
     ax_r.set_yscale("log")
     ax_r.set(
         xlabel="position n of the new token",
-        ylabel="time without / with",
+        ylabel="processor time without / with",
         title="how much the cache saves",
     )
     return fig
