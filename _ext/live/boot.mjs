@@ -40,7 +40,7 @@ const options = (base) => ({
   stderr: () => {},
 });
 
-// A gzip file's bytes, uncompressed (the snapshot is mostly zeros: 30 MB -> 4 MB).
+// A gzip file's bytes, uncompressed (the snapshot: 25 MB, gzipped 7.5 MB).
 async function gunzip(bytes) {
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
