@@ -20,6 +20,9 @@ compiled to WebAssembly). This script gathers what that needs, verifies it, and 
 * ``pycache-<hash>.zip``: the bytecode of the modules the chapters import (standard
   library and packages; Pyodide ships them as source), compiled once by the same
   Pyodide under Node, so that no import compiles source in the page;
+* ``snapshot-<hash>.bin.gz``: Pyodide's memory just after Python started and imported
+  the standard library's modules the chapters use (made under Node, gzipped), which
+  the page starts from instead of starting Python (boot.mjs);
 * ``manifest.json`` (what the page loads, its size and every fetched file's sha256,
   under which the browser keeps it between visits: worker.mjs), ``THIRD-PARTY.txt``
   (every package served, its version and licence) and the page's scripts.
@@ -34,6 +37,7 @@ that live code is not in this build, and ``make test`` fails
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import os
@@ -326,6 +330,61 @@ def _pycache(dest: Path, manifest: dict, lock_digest: str) -> str:
     return name
 
 
+# Run in Pyodide under Node by _snapshot: the imports of _PYCACHE_CODE, then the names
+# of the standard library's modules they imported (those a snapshot can hold; not
+# pyodide.http, which keeps a JavaScript function the snapshot cannot save).
+_STDLIB_CODE = (
+    _PYCACHE_CODE.split("sources = ")[0]
+    + """
+import json
+json.dumps(sorted(
+    name for name, module in list(sys.modules.items())
+    if name != "pyodide.http"
+    and (spec := getattr(module, "__spec__", None)) is not None
+    and (spec.origin in ("built-in", "frozen")
+         or str(spec.origin).startswith("/lib/python312.zip/"))
+))
+"""
+)
+
+
+def _snapshot(dest: Path, manifest: dict, lock_digest: str) -> str:
+    """The memory snapshot the page starts from (boot.mjs): a file here, gzipped.
+
+    Pyodide under Node lists the standard library's modules the chapters import, then
+    starts a fresh Python as the page does, imports them and saves its memory
+    (``makeMemorySnapshot``). The page checks that it was made by the same runtime (a
+    build id) and starts Python from scratch if it cannot restore it. Kept in the
+    cache per lock file, boot.mjs and this code.
+    """
+    key = hashlib.sha256(
+        (_STDLIB_CODE + (HERE / "boot.mjs").read_text()).encode()
+    ).hexdigest()[:8]
+    cached = CACHE / f"snapshot-{lock_digest[:12]}-{key}.bin.gz"
+    if not cached.is_file():
+        print("live: making the memory snapshot in Pyodide under Node (once)")
+        (dest / "manifest.json").write_text(json.dumps({**manifest, "snapshot": None}))
+        modules = _node_python(dest, _STDLIB_CODE)
+        with tempfile.TemporaryDirectory() as tmp:
+            listed, out = Path(tmp, "modules.json"), Path(tmp, "snapshot.bin")
+            listed.write_text(modules)
+            done = subprocess.run(
+                ["node", str(HERE / "node_run.mjs"), "--snapshot", str(dest)]
+                + [str(listed), str(out)],
+                capture_output=True,
+                text=True,
+            )
+            if done.returncode or not out.is_file():
+                # (without the lines of minified source Node quotes)
+                lines = [x[:300] for x in done.stderr.splitlines()]
+                raise Unavailable("the snapshot failed:\n" + "\n".join(lines[-30:]))
+            CACHE.mkdir(parents=True, exist_ok=True)
+            cached.write_bytes(gzip.compress(out.read_bytes(), mtime=0))
+    name = f"snapshot-{_sha256(cached)[:12]}.bin.gz"
+    shutil.copyfile(cached, dest / name)
+    return name
+
+
 def _sri(path: Path) -> str:
     """The file's sha256 as a Subresource Integrity string (fetch checks it)."""
     digest = hashlib.sha256(path.read_bytes()).digest()
@@ -452,6 +511,8 @@ def build() -> dict:
         old.unlink()
     for old in OUT.glob("pycache-*.zip"):
         old.unlink()
+    for old in OUT.glob("snapshot-*.bin.gz"):
+        old.unlink()
     model = _model(OUT)
     book = _book_zip(OUT, model)
 
@@ -470,10 +531,12 @@ def build() -> dict:
         OUT, manifest, lock_digest
     )
     manifest["pycache"] = _pycache(OUT, manifest, lock_digest)
+    manifest["snapshot"] = _snapshot(OUT, manifest, lock_digest)
     served = [pyodide_dir / n for n in RUNTIME]
     served += [pyodide_dir / lock[n]["file_name"] for n in packages]
     served += [wheels_dir / w.name for w in page_wheels]
     served += [book, OUT / manifest["fontlist"], OUT / manifest["pycache"]]
+    served += [OUT / manifest["snapshot"]]
     # what the page's worker fetches (not the modules it imports: pyodide.mjs, boot.mjs
     # and itself), with the hash under which the browser keeps it (worker.mjs)
     manifest["hashes"] = {

@@ -18,6 +18,7 @@
   // performance.now() of: the click on "Make this page live", Python ready, the first
   // output of any cell, the first figure (read by the tests and `make bench-pages`)
   var times = {};
+  var restored = null; // whether Python started from the memory snapshot (boot.mjs)
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -73,6 +74,7 @@
         else if (m.type === "ready") {
           stopTimer();
           times.ready = performance.now();
+          restored = m.restored;
           resolve();
           say("Python is ready (it started in " + m.seconds.toFixed(1) + " s). Run a cell " +
               "with its Run button or Shift+Enter; the cells above it run first.");
@@ -414,6 +416,7 @@
     cells: function () { return cells; },
     run: function (position) { return run(cells[position]); },
     times: function () { return times; },
+    restored: function () { return restored; },
     // the messages of one piece of code run in the page's Python (the tests' handle)
     python: function (code) {
       var messages = [];

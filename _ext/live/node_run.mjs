@@ -12,9 +12,26 @@
 //                                             result: {ok, outputs: [messages]}
 // Each result also has "seconds". The boot's own time is the first line of OUT.json's
 // "boot_seconds".
+//
+// node _ext/live/node_run.mjs --snapshot LIVE_DIR MODULES.json OUT.bin writes the memory
+// snapshot that the page starts from (boot.mjs, makeSnapshot; build_live.py).
 import { readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { boot } from "./boot.mjs";
+import { boot, makeSnapshot } from "./boot.mjs";
+
+if (process.argv[2] === "--snapshot") {
+  const [liveDir, modulesPath, outPath] = process.argv.slice(3);
+  const base = resolve(liveDir) + "/";
+  const { loadPyodide } = await import(`${base}pyodide/pyodide.mjs`);
+  const modules = JSON.parse(await readFile(modulesPath, "utf8"));
+  try {
+    await writeFile(outPath, await makeSnapshot({ loadPyodide, base, modules }));
+  } catch (error) {
+    process.stderr.write(`${error && error.message}\n`);
+    process.exit(1);
+  }
+  process.exit(0);
+}
 
 const [liveDir, jobPath, outPath] = process.argv.slice(2);
 if (!outPath) throw new Error("usage: node node_run.mjs LIVE_DIR JOB.json OUT.json");

@@ -3,7 +3,7 @@
 // page's folder, where its cells run), {type: "warm", sources} (the page's cells: their
 // imports are imported once Python is ready, while the reader reads) and
 // {type: "run", id, code}. To the page: {type: "progress", step, text, at},
-// {type: "ready", seconds}, {type: "failed", error}, {type: "output", id, message}
+// {type: "ready", seconds, restored} (restored: from the memory snapshot, boot.mjs), {type: "failed", error}, {type: "output", id, message}
 // (one of the kernel's output messages, see live_kernel.py) and {type: "done", id, ok}.
 //
 // What the browser keeps: every file the start fetches after manifest.json (the
@@ -117,7 +117,8 @@ self.onmessage = async ({ data }) => {
   if (data.type === "boot") {
     const t0 = performance.now();
     try {
-      ({ kernel } = await boot({
+      let restored;
+      ({ kernel, restored } = await boot({
         folder: data.folder,
         loadPyodide,
         base,
@@ -126,7 +127,7 @@ self.onmessage = async ({ data }) => {
         progress: (p) => postMessage({ type: "progress", at: performance.timeOrigin + performance.now(), ...p }),
         emit: (message) => postMessage({ type: "output", id: current, message: JSON.parse(message) }),
       }));
-      postMessage({ type: "ready", seconds: (performance.now() - t0) / 1000 });
+      postMessage({ type: "ready", seconds: (performance.now() - t0) / 1000, restored });
       setTimeout(warmUp, 0);
       tidy().catch(() => {});
     } catch (error) {

@@ -118,6 +118,8 @@ def _visit(page, url: str) -> dict:
         "ready_s": t["ready"],
         "first_output_s": t["output"],
         "first_figure_s": t.get("figure", nan),
+        # started from the memory snapshot (boot.mjs)
+        "snapshot": page.evaluate("() => attnLive.restored && attnLive.restored()"),
         "load": os.getloadavg()[0],
     }
 
@@ -128,7 +130,7 @@ def _line(row: dict) -> str:
         f"{row['bytes'] / 1e6:6.1f} MB in {row['files']:3d} files; started: "
         f"{stages}; ready {row['ready_s']:5.1f} s, first output "
         f"{row['first_output_s']:5.1f} s, first figure {row['first_figure_s']:5.1f} s "
-        f"(load {row['load']:.1f})"
+        f"(load {row['load']:.1f}{', snapshot' if row['snapshot'] else ''})"
     )
 
 
@@ -188,9 +190,10 @@ def main(argv=None) -> int:
             med = {
                 k: statistics.median(r[k] for r in mine)
                 for k in mine[0]
-                if k not in ("run", "chapter", "visit", "page")
+                if k not in ("run", "chapter", "visit", "page", "snapshot")
             }
             med["files"] = int(med["files"])
+            med["snapshot"] = all(r["snapshot"] for r in mine)
             print(f"  {Path(mine[0]['page']).stem:>18} {kind}: {_line(med)}")
     print(f"written: {OUT}")
     return 0

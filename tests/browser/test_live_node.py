@@ -252,3 +252,59 @@ def test_exercise_replies_in_the_page_equal_cpython(node_run, chapter):
     assert "Not answered yet" in stored and "Correct" not in stored
     assert "Not yet" in wrong and "Correct" not in wrong, wrong
     assert "Correct" in right and "Not" not in right, right
+
+
+# Started twice under Node as boot.mjs starts the page's Python: from the build's memory
+# snapshot, and from a snapshot whose bytes are spoiled (so from scratch). Each prints
+# what Python holds of its start.
+_SNAPSHOT_JS = """
+import { readFile } from "node:fs/promises";
+import { boot } from "BOOT";
+const base = "BASE";
+const { loadPyodide } = await import(base + "pyodide/pyodide.mjs");
+const state = `import json, os, random, sys
+json.dumps({"environ": dict(os.environ), "path": sys.path, "cwd": os.getcwd(),
+            "random": random.random(), "modules": "numpy" in sys.modules})`;
+const out = [];
+for (const spoil of [false, true]) {
+  const readBytes = async (path) => {
+    const bytes = new Uint8Array(await readFile(base + path));
+    return spoil && path.startsWith("snapshot-") ? bytes.subarray(0, 1000) : bytes;
+  };
+  const printed = [];
+  const emit = (message) => printed.push(JSON.parse(message));
+  const { pyodide, kernel, restored } = await boot({ loadPyodide, base, readBytes, emit });
+  kernel.run("import numpy as np\\nprint(np.arange(3) @ np.arange(3))");
+  out.push({ restored, state: JSON.parse(pyodide.runPython(state)), printed });
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def test_the_snapshot_starts_python_as_a_start_from_scratch_and_a_bad_one_is_skipped():
+    manifest = _available()
+    assert (LIVE / manifest["snapshot"]).is_file()
+    script = _SNAPSHOT_JS.replace("BOOT", (LIVE / "boot.mjs").as_uri())
+    script = script.replace("BASE", str(LIVE) + "/")
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    from_snapshot, from_scratch = json.loads(done.stdout.splitlines()[-1])
+    assert from_snapshot["restored"] is True
+    assert from_scratch["restored"] is False
+    for started in (from_snapshot, from_scratch):
+        assert _stdout({"outputs": started["printed"]}) == "5\n"
+        assert started["state"]["modules"] is True
+    snap, scratch = from_snapshot["state"], from_scratch["state"]
+    # the same environment, except the script's name, which Node gives (not a path
+    # of the machine that built the site, in the snapshot)
+    assert snap["environ"].pop("_") == "./this.program"
+    scratch["environ"].pop("_")
+    assert snap["environ"] == scratch["environ"]
+    assert (snap["path"], snap["cwd"]) == (scratch["path"], scratch["cwd"])
+    # the random numbers are seeded anew, not those saved in the snapshot
+    assert snap["random"] != scratch["random"]

@@ -141,6 +141,8 @@ def _chapter_runs_live_offline(context, site_url, page_path):
         page.evaluate("() => attnLive.runAll().then(() => true)")
         cells = page.evaluate(_CELLS_JS)
         times = page.evaluate("() => attnLive.times()")
+        # Python started from the build's memory snapshot (boot.mjs), not from scratch
+        assert page.evaluate("() => attnLive.restored()") is True
 
         blocked = [c for c in cells if not c["runnable"] and c["shown"]]
         for cell in blocked:
