@@ -19,6 +19,13 @@
   // output of any cell, the first figure (read by the tests and `make bench-pages`)
   var times = {};
   var restored = null; // whether Python started from the memory snapshot (boot.mjs)
+  // A reader who made a page live keeps live code on for the rest of the visit (this
+  // tab's sessionStorage): the next page starts Python while the reader reads, and its
+  // button then only turns the cells into editors. A new tab or visit starts with it off.
+  var KEEP = "attn-live-on";
+  var early = null; // the cells fetched while Python started before the click
+  var warmed = false; // this worker was sent the cells' imports
+  var startSeconds = 0; // how long Python took to start
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -57,11 +64,51 @@
     var heading = article.querySelector("h1");
     if (heading && heading.parentNode) heading.parentNode.insertBefore(banner, heading.nextSibling);
     else article.insertBefore(banner, article.firstChild);
+    if (info.available && kept()) startEarly();
+  }
+
+  function kept() {
+    try { return sessionStorage.getItem(KEEP) === "1"; } catch (e) { return false; }
+  }
+
+  function keep(on) {
+    try {
+      if (on) sessionStorage.setItem(KEEP, "1");
+      else sessionStorage.removeItem(KEEP);
+    } catch (e) { /* storage blocked: live code stays per page */ }
+  }
+
+  // Live code is on for this visit: start Python and fetch the cells now, before the
+  // click; the page stays as it is until the reader presses the button.
+  function startEarly() {
+    bootWorker();
+    early = fetch(base + "cells/" + info.page + ".json").then(function (r) { return r.json(); });
+    early.then(function (data) { warm(data.cells); }).catch(function () {});
+    var why = el("p", { "class": "live-early" }, "You made a page live earlier in " +
+      "this visit, so Python is starting here too; the page changes only when you " +
+      "press the button.");
+    var off = el("button", { "type": "button", "class": "live-off" },
+      "Stop starting Python on each page");
+    off.addEventListener("click", function () {
+      keep(false);
+      worker.terminate();
+      worker = null;
+      ready = null;
+      early = null;
+      stopTimer();
+      times = {};
+      off.remove();
+      why.remove();
+      say("Python stopped. Live code is off until you make a page live again.");
+    });
+    banner.insertBefore(why, statusLine);
+    banner.insertBefore(off, statusLine);
   }
 
   // --- Python --------------------------------------------------------------------------
   function bootWorker() {
     worker = new Worker(base + "worker.mjs", { type: "module" });
+    warmed = false;
     started = performance.now();
     ready = new Promise(function (resolve, reject) {
       worker.onmessage = function (event) {
@@ -76,8 +123,11 @@
           times.ready = performance.now();
           restored = m.restored;
           resolve();
-          say("Python is ready (it started in " + m.seconds.toFixed(1) + " s). Run a cell " +
-              "with its Run button or Shift+Enter; the cells above it run first.");
+          startSeconds = m.seconds;
+          if (times.click === undefined) say("Python is ready (it started in " +
+              m.seconds.toFixed(1) + " s): \u201cMake this page live\u201d turns the " +
+              "cells into editors at once.");
+          else sayReady();
         } else if (m.type === "failed") {
           stopTimer();
           say("Python could not start: " + m.error);
@@ -102,14 +152,21 @@
       statusLine.textContent = label + " (" + s + " s)";
     }, 1000);
     worker.postMessage({ type: "boot", folder: info.page.replace(/\/[^\/]*$/, "") });
-    if (cells) warm();
+    if (cells) warm(cells);
   }
 
   // The worker imports what the cells import as soon as Python is ready.
-  function warm() {
-    worker.postMessage({ type: "warm", sources: cells.map(function (cell) {
+  function warm(list) {
+    if (warmed) return;
+    warmed = true;
+    worker.postMessage({ type: "warm", sources: list.map(function (cell) {
       return cell.runnable ? cell.source : cell.prelude || "";
     }) });
+  }
+
+  function sayReady() {
+    say("Python is ready (it started in " + startSeconds.toFixed(1) + " s). Run a cell " +
+        "with its Run button or Shift+Enter; the cells above it run first.");
   }
 
   function stopTimer() { if (timer) clearInterval(timer); timer = null; }
@@ -126,13 +183,23 @@
 
   // --- cells ---------------------------------------------------------------------------
   function start() {
-    if (worker) return;
+    if (cells || (worker && !early)) return;
     times.click = performance.now();
+    keep(true);
     startButton.disabled = true;
-    say("Loading Python (about " + info.megabytes + " MB)…");
-    bootWorker();
-    fetch(base + "cells/" + info.page + ".json")
-      .then(function (r) { return r.json(); })
+    [".live-off", ".live-early"].forEach(function (selector) {
+      var node = banner.querySelector(selector);
+      if (node) node.remove();
+    });
+    var loaded = early;
+    if (!worker) {
+      say("Loading Python (about " + info.megabytes + " MB)…");
+      bootWorker();
+      loaded = fetch(base + "cells/" + info.page + ".json").then(function (r) { return r.json(); });
+    }
+    else if (times.ready !== undefined) sayReady(); // Python started before the click
+    early = null;
+    loaded
       .then(function (data) { setUpCells(data.cells); })
       .catch(function (error) { say("The page's cells could not be loaded: " + error); });
     restartButton = el("button", { "type": "button", "class": "live-restart" }, "Restart Python");
@@ -153,7 +220,7 @@
 
   function setUpCells(list) {
     cells = list;
-    warm();
+    warm(cells);
     cells.forEach(function (cell, position) {
       cell.position = position;
       cell.ran = false;
@@ -348,7 +415,7 @@
     var layer = parseInt(ownPart(form, "layer").querySelector("select").value, 10);
     var head = parseInt(ownPart(form, "head").querySelector("select").value, 10);
     var request = ++ownRequest;
-    var first = !worker;
+    var first = !cells;
     if (first) start();
     form.setAttribute("aria-busy", "true");
     status.textContent = first
@@ -408,7 +475,7 @@
     open: function () {
       if (!banner) return;
       banner.scrollIntoView({ block: "center" });
-      if (!worker && info.available) start();
+      if (!cells && info.available) start();
       banner.focus();
     },
     runAll: function () { return cells && cells.length ? run(cells[cells.length - 1]) : Promise.resolve(); },

@@ -12,7 +12,11 @@ fresh browser context (an empty profile) and makes three visits in it:
   first cell that draws a figure;
 * ``warm``: the same chapter again in the same profile (a second visit: what the
   browser kept of the first is not downloaded again);
-* ``next``: the next chapter of the list in the same profile (a reader going on).
+* ``next``: the next chapter of the list in the same profile (a reader going on);
+* ``onward``: the chapter after that, in the same tab as ``next``, whose page was made
+  live: live code stays on for the rest of the visit, so Python starts while the reader
+  reads; the reader presses the button after :data:`READ_SECONDS` of reading. Its bytes
+  are counted from the page's load (Python's start is over by the click).
 
 Per visit: bytes and files served after the click (the page itself is not counted),
 seconds from the click until Python is ready, until the first output and until the
@@ -93,13 +97,21 @@ _FIRST_CELLS_JS = """() => {
 
 # the stages of the start (live-code.js: times["start_" + step]), in order
 STAGES = ("runtime", "packages", "book", "kernel")
+# how long the reader of an ``onward`` visit reads before pressing the button
+READ_SECONDS = 10
 
 
-def _visit(page, url: str) -> dict:
+def _visit(page, url: str, read_seconds: float = 0) -> dict:
+    if read_seconds:
+        with _LOCK:
+            before = dict(_SENT)
     page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
-    with _LOCK:
-        before = dict(_SENT)
+    if read_seconds:
+        page.wait_for_timeout(read_seconds * 1000)
+    else:
+        page.wait_for_load_state("networkidle")
+        with _LOCK:
+            before = dict(_SENT)
     page.get_by_role("button", name="Make this page live").click()
     page.wait_for_function("() => attnLive.cells() !== null", timeout=60_000)
     printing, drawing = page.evaluate(_FIRST_CELLS_JS)
@@ -159,22 +171,33 @@ def main(argv=None) -> int:
         for run in range(args.runs):
             for i, chapter in enumerate(pages):
                 following = pages[(i + 1) % len(pages)]
+                after = pages[(i + 2) % len(pages)]
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
                 context.route("**/*", _block_external)
-                visits = (("cold", chapter), ("warm", chapter), ("next", following))
+                visits = (
+                    ("cold", chapter),
+                    ("warm", chapter),
+                    ("next", following),
+                    ("onward", after),  # in the tab of "next"
+                )
+                page = None
                 for kind, visited in visits:
-                    page = context.new_page()
+                    if kind != "onward":
+                        if page is not None:
+                            page.close()
+                        page = context.new_page()
+                    read = READ_SECONDS if kind == "onward" else 0
                     row = {
                         "run": run + 1,
                         "chapter": chapter,
                         "visit": kind,
                         "page": visited,
-                        **_visit(page, url + visited),
+                        **_visit(page, url + visited, read),
                     }
-                    page.close()
                     rows.append(row)
                     name = Path(visited).stem
                     print(f"run {run + 1} {name:>18} {kind}: {_line(row)}", flush=True)
+                page.close()
                 context.close()
         browser.close()
     server.shutdown()
@@ -185,7 +208,7 @@ def main(argv=None) -> int:
         writer.writerows(rows)
     print(f"\nmedian of {args.runs} runs (uptime now: {_uptime()}):")
     for chapter in pages:
-        for kind in ("cold", "warm", "next"):
+        for kind in ("cold", "warm", "next", "onward"):
             mine = [r for r in rows if r["chapter"] == chapter and r["visit"] == kind]
             med = {
                 k: statistics.median(r[k] for r in mine)

@@ -218,3 +218,91 @@ def _chapter_runs_live_offline(context, site_url, page_path):
     finally:
         stop()
         page.close()
+
+
+def test_live_code_stays_on_for_the_rest_of_the_visit(context, site_url):
+    """A reader who made one page live finds Python starting on the next page of the
+    same tab while they read, with the page unchanged until they press the button; the
+    button then makes the cells live, and they run. "Stop starting Python on each page"
+    turns this off, and a new tab starts with it off: nothing of live code loads there
+    before the click."""
+    _live_or_fail()
+    first, second, third = (
+        "chapters/how_attention_works/softmax/softmax.html",
+        "chapters/how_attention_works/values/values.html",
+        "chapters/how_attention_works/scoring/scoring.html",
+    )
+    page, requests, errors, stop = watched_page(context)
+
+    def live_requests_since(n):
+        return [
+            urlparse(u).path
+            for u in requests[n:]
+            if "/live/" in u and not u.endswith(("live-code.js", "live-code.css"))
+        ]
+
+    try:
+        page.goto(site_url + first, wait_until="load")
+        page.get_by_role("button", name="Make this page live").click()
+        page.evaluate("() => attnLive.ready().then(() => true)")
+
+        # the next page of the same tab: Python starts before any click
+        page.goto(site_url + second, wait_until="load")
+        assert "made a page live earlier" in page.locator(".live-early").inner_text()
+        page.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
+        page.evaluate("() => attnLive.ready().then(() => true)")
+        assert page.evaluate("() => attnLive.cells()") is None
+        assert page.locator("textarea.live-editor").count() == 0
+        page.get_by_role("button", name="Make this page live").click()
+        page.wait_for_function("() => attnLive.cells() !== null", timeout=30_000)
+        assert page.locator(".live-early").count() == 0
+        times = page.evaluate("() => attnLive.times()")
+        assert times["ready"] < times["click"]  # Python was ready before the click
+        assert page.locator("textarea.live-editor").count() > 0
+        nb = nbformat.read(CHAPTERS / "how_attention_works/values/values.ipynb", 4)
+        cells = page.evaluate(_CELLS_JS)
+        printing = next(
+            c
+            for c in cells
+            if c["runnable"]
+            and "nbval-ignore-output" not in c["tags"]
+            and "stdout" in str(nb.cells[c["index"]].get("outputs", []))
+        )
+        page.evaluate("p => attnLive.run(p).then(() => true)", printing["position"])
+        cells = page.evaluate(_CELLS_JS)
+        messages = cells[printing["position"]]["messages"]
+        stored = stored_text(nb.cells[printing["index"]].get("outputs", []))
+        assert live_text(messages) == stored
+
+        # turned off: the page after it loads nothing of live code before a click
+        page.goto(site_url + third, wait_until="load")
+        page.get_by_role("button", name="Stop starting Python on each page").click()
+        assert "Live code is off" in page.locator(".live-status").inner_text()
+        assert page.locator(".live-early").count() == 0
+        page.goto(site_url + first, wait_until="load")
+        n = len(requests)
+        page.wait_for_timeout(1_000)
+        assert page.evaluate("() => attnLive.ready()") is None
+        assert live_requests_since(n) == []
+        assert not errors, errors
+    finally:
+        stop()
+        page.close()
+
+    # a new tab starts with live code off, though another tab turned it on
+    page, requests, errors, stop = watched_page(context)
+    try:
+        page.goto(site_url + first, wait_until="load")
+        page.get_by_role("button", name="Make this page live").click()
+        page.evaluate("() => attnLive.ready().then(() => true)")
+        other, other_requests, _, other_stop = watched_page(context)
+        try:
+            other.goto(site_url + second, wait_until="load")
+            other.wait_for_timeout(1_000)
+            assert other.evaluate("() => attnLive.ready()") is None
+        finally:
+            other_stop()
+            other.close()
+    finally:
+        stop()
+        page.close()
