@@ -71,6 +71,17 @@ KINDS = {
     "attention-bidirectional": (True, True),
     "context-forward": (False, False),
     "attention-forward": (True, False),
+    "context-matched-bidirectional": (False, True),
+    "context-gru-bidirectional": (False, True),
+}
+#: The kinds that differ from :data:`CONFIG` in more than attention and direction:
+#: name -> the options of ``init_encoder_decoder`` they change. The two fairer
+#: baselines keep the context vector at 2h = 64 numbers and grow (tanh) or shrink
+#: (GRU encoder, Cho et al. 2014) the decoder state ``d`` until the model has as many
+#: parameters as the bidirectional attention model (18,914) to within 1 %.
+KIND_OPTIONS = {
+    "context-matched-bidirectional": {"d": 58},
+    "context-gru-bidirectional": {"cell": "gru", "d": 34},
 }
 #: The seeds of every kind (init seed ``s``, data seed ``DATA_SEED + s``).
 SEEDS = (0, 1, 2)
@@ -194,8 +205,9 @@ def train(model, validation, *, seed: int, config: dict = CONFIG, progress=None)
     return model
 
 
-def train_run(kind: str, seed: int, config: dict = CONFIG, progress=None):
-    """Initialise and train one run (deterministic).
+def init_run(kind: str, seed: int, config: dict = CONFIG):
+    """The untrained model of one run: the sizes of ``config``, changed by
+    :data:`KIND_OPTIONS` for the kinds listed there, init seed ``seed``.
 
     Raises
     ------
@@ -204,17 +216,25 @@ def train_run(kind: str, seed: int, config: dict = CONFIG, progress=None):
     """
     run_name(kind, seed)  # refuses an unknown kind by name
     attend, bidirectional = KINDS[kind]
-    model = encoder_decoder.init_encoder_decoder(
+    sizes = {k: config[k] for k in ("m", "h", "d", "a")}
+    return encoder_decoder.init_encoder_decoder(
         int(seed),
         attend=attend,
         bidirectional=bidirectional,
-        m=config["m"],
-        h=config["h"],
-        d=config["d"],
-        a=config["a"],
+        **dict(sizes, **KIND_OPTIONS.get(kind, {})),
     )
+
+
+def train_run(kind: str, seed: int, config: dict = CONFIG, progress=None):
+    """Initialise (:func:`init_run`) and train one run (deterministic).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of :data:`KINDS` (named in the message).
+    """
     return train(
-        model,
+        init_run(kind, seed, config),
         validation_set(config),
         seed=DATA_SEED + int(seed),
         config=config,
