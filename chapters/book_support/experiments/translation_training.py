@@ -3,9 +3,12 @@ store them.
 
 The experiment (``make train``): four kinds of model, the context-vector model and the
 attention model (:mod:`attnlib.models.encoder_decoder`), each with a bidirectional and
-with a forward-only encoder, three seeds each. Every run uses the same sizes, the same
-optimiser and the same stopping rule (:func:`train`), the book's early stopping
-(the learning primer) with the learning rate halved at a stall:
+with a forward-only encoder, and two fairer context-vector baselines with a
+bidirectional encoder and as many parameters as the attention model (a larger decoder;
+a GRU encoder, :mod:`attnlib.models.gru`), three seeds each (:data:`KINDS`,
+:data:`KIND_OPTIONS`). Every run uses the same optimiser and the same stopping rule
+(:func:`train`), the book's early stopping (the learning primer) with the learning rate
+halved at a stall:
 
 * every ``eval_every`` steps the loss on a fixed *validation set* (sentences of every
   training length, drawn from their own seed and never trained on) is measured, and the
@@ -15,9 +18,9 @@ optimiser and the same stopping rule (:func:`train`), the book's early stopping
   halved and training goes on from the best parameters, up to ``lr_halvings`` times;
 * the next stall ends training, and so does the budget cap ``max_steps``.
 
-For seed ``s`` the runs of all four kinds read the same training sentences in the same
-order (data seed ``DATA_SEED + s``), and models of the same encoder direction start from
-the same numbers for the parameters they share (init seed ``s``).
+For seed ``s`` the runs of all kinds read the same training sentences in the same
+order (data seed ``DATA_SEED + s``), and models of the same encoder direction and sizes
+start from the same numbers for the parameters they share (init seed ``s``).
 
 The runs are written to :data:`WEIGHTS` (float32, compressed); the training record and
 the held-out evaluation (:mod:`book_support.experiments.translation_eval`) to the
