@@ -376,6 +376,15 @@ def test_training_halves_the_rate_at_each_stall_and_stops_at_the_last():
         tt.train(model, [], seed=0, config=dict(TINY, lengths=(1, 5)))
 
 
+def test_a_kind_with_a_budget_factor_trains_that_many_times_the_cap():
+    config = dict(TINY, max_steps=10, patience=100)  # no stall: only the cap stops
+    gru = tt.train_run("context-gru-bidirectional", 0, config)
+    assert tt.BUDGET_FACTOR["context-gru-bidirectional"] == 2
+    assert gru.cell == "gru" and gru.history["stopped_at"] == [20]
+    tanh = tt.train_run("context-matched-bidirectional", 0, config)
+    assert tanh.history["stopped_at"] == [10]
+
+
 def test_training_is_deterministic_and_the_run_names_parse():
     a = tt.train_run("attention-forward", 3, TINY)
     b = tt.train_run("attention-forward", 3, TINY)
@@ -456,11 +465,15 @@ def test_stored_runs_are_the_experiment_and_stay_small(stored):
     assert set(runs) <= expected and set(runs) == set(meta["runs"])
     assert {te.kind_of(name) for name in runs} == set(tt.KINDS)
     for name, model in runs.items():
-        attend, bi = tt.KINDS[te.kind_of(name)]
+        kind = te.kind_of(name)
+        attend, bi = tt.KINDS[kind]
         assert (model.attend, model.bidirectional) == (attend, bi)
+        assert model.cell == tt.KIND_OPTIONS.get(kind, {}).get("cell", "tanh")
+        assert model.n_parameters() == tt.init_run(kind, 0).n_parameters(), name
         h = model.history
-        # trained to convergence: the rule stopped it before the budget cap
-        assert h["stopped_at"][0] < tt.CONFIG["max_steps"], name
+        # trained to convergence: the rule stopped it before its kind's budget cap
+        cap = tt.CONFIG["max_steps"] * tt.BUDGET_FACTOR.get(kind, 1)
+        assert h["stopped_at"][0] < cap, name
         assert h["best_step"][0] == h["step"][int(np.argmin(h["validation_loss"]))]
     assert meta["config"] == {
         k: list(v) if isinstance(v, tuple) else v for k, v in tt.CONFIG.items()
