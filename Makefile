@@ -244,7 +244,7 @@ bench-pages: install chromium
 ## bidirectional encoder, matched to the attention model in parameters: a larger decoder, and a GRU
 ## encoder; 3 seeds each; two processes, a progress bar), then evaluate them; writes
 ## chapters/why_attention/bottleneck/data/translation_models.npz/.json (not part of test).
-## A run takes 130-400 CPU seconds (MEASUREMENTS.md): all 18 about 35 minutes of two idle cores.
+## A run takes 90-400 CPU seconds (MEASUREMENTS.md): all 18 about 30 minutes of two idle cores.
 ## Each run is stored as it finishes. One piece at a time, keeping the other stored runs:
 ##   make train TRAIN_KINDS="attention-forward context-forward" TRAIN_SEEDS="0 1"
 TRAIN_KINDS ?=

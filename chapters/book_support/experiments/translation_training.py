@@ -86,11 +86,11 @@ KIND_OPTIONS = {
     "context-matched-bidirectional": {"d": 58},
     "context-gru-bidirectional": {"cell": "gru", "d": 34},
 }
-#: Kinds whose budget cap is ``max_steps`` times this factor. The GRU runs were still
-#: improving at the cap of 30,000 steps (best steps 29,500-30,000), so their cap is
-#: doubled and the stopping rule, not the budget, ends them. The other kinds stop by
-#: the rule before 30,000 steps; training is deterministic, so a larger cap would not
-#: change them.
+#: Kinds whose budget cap is ``max_steps`` times this factor. The first GRU runs reached
+#: the cap of 30,000 steps with their best step at 29,500-30,000, so the cap, not the
+#: stopping rule, may have ended them; with the cap doubled the rule ends them. The
+#: other kinds stop by the rule before 30,000 steps; training is deterministic, so a
+#: larger cap would not change them.
 BUDGET_FACTOR = {"context-gru-bidirectional": 2}
 #: The seeds of every kind (init seed ``s``, data seed ``DATA_SEED + s``).
 SEEDS = (0, 1, 2)
