@@ -240,9 +240,11 @@ bench-pages: install chromium
 	$(BIN)/python tests/benchmarks/bench_live.py --runs 3
 
 ## train: retrain the bottleneck chapter's translators to convergence (context vector and attention, each
-## with a bidirectional and a forward-only encoder, 3 seeds each; two processes, a progress
-## bar), then evaluate them; writes chapters/why_attention/bottleneck/data/translation_models.npz/.json (not part of
-## test). A run takes 130-260 CPU seconds: all 12 about 23 minutes of two idle cores.
+## with a bidirectional and a forward-only encoder, and two fairer context-vector baselines with a
+## bidirectional encoder, matched to the attention model in parameters: a larger decoder, and a GRU
+## encoder; 3 seeds each; two processes, a progress bar), then evaluate them; writes
+## chapters/why_attention/bottleneck/data/translation_models.npz/.json (not part of test).
+## A run takes 90-400 CPU seconds (MEASUREMENTS.md): all 18 about 30 minutes of two idle cores.
 ## Each run is stored as it finishes. One piece at a time, keeping the other stored runs:
 ##   make train TRAIN_KINDS="attention-forward context-forward" TRAIN_SEEDS="0 1"
 TRAIN_KINDS ?=

@@ -73,6 +73,7 @@ data        the book's data: worked examples and synthetic tasks (numpy only)
   book_text         the book's prose as characters: corpus, tokenizer, split, windows
 models      models and experiments built from core, layers and data
   recurrent         the Elman tanh RNN: rnn_encode, rnn_step, rnn_backward (BPTT)
+  gru               the gated recurrent unit (Cho et al. 2014): gru_encode, gru_backward
   bottleneck        one context vector against attention over every encoder state
   rnn_decoder       one decoder step with additive attention, and its backward pass
   encoder_decoder   a trained recurrent encoder-decoder (Bahdanau et al. 2015)

@@ -198,7 +198,7 @@ DOMAINS |= dict.fromkeys(
 DOMAINS |= dict.fromkeys("temperature scale noise   beta1 beta2".split(), "real")
 DOMAINS |= {"rng": "rng", "dtype": "dtype"}
 DOMAINS |= dict.fromkeys(
-    "align side activation tied norm_kind kind position norm".split(), "choice"
+    "align side activation tied norm_kind kind position norm cell".split(), "choice"
 )
 DOMAINS |= dict.fromkeys("scores_shape checked top".split(), "not drawn")
 DOMAINS |= dict.fromkeys(
@@ -587,6 +587,14 @@ EXAMPLES = {
         saved=_lm_saved(), dlogits=np.ones((1, 3, 6))
     ),
     "models.recurrent.rnn_backward": lambda: _rnn_backward(),
+    "models.gru.init_gru": lambda: dict(rng=_gen(), input_size=2, hidden_size=3),
+    "models.gru.gru_encode": lambda: dict(
+        inputs=np.ones((3, 2)),
+        W_x=np.ones((2, 9)) / 4,
+        W_h=np.ones((3, 9)) / 4,
+        b=np.zeros(9),
+    ),
+    "models.gru.gru_backward": lambda: _gru_backward(),
     "models.encoder_decoder.init_encoder_decoder": lambda: dict(
         rng=0, attend=True, m=2, h=3, d=4, a=2
     ),
@@ -642,6 +650,22 @@ def _rnn_backward():
         h0=np.zeros((1, 3)),
         W_x=W_x,
         W_h=W_h,
+        grad_states=np.ones_like(states),
+    )
+
+
+def _gru_backward():
+    gru = _mod("models.gru")
+    inputs = np.ones((1, 3, 2))  # (B, T, m)
+    W_x, W_h, b = np.ones((2, 9)) / 4, np.ones((3, 9)) / 4, np.zeros(9)
+    states, _ = gru.gru_encode(inputs, W_x, W_h, b)  # (B, T, h)
+    return dict(
+        inputs=inputs,
+        states=states,
+        h0=np.zeros((1, 3)),
+        W_x=W_x,
+        W_h=W_h,
+        b=b,
         grad_states=np.ones_like(states),
     )
 

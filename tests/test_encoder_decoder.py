@@ -152,14 +152,20 @@ def test_rnn_backward_names_bad_shapes():
         )
 
 
-@pytest.mark.parametrize("attend,bidirectional", KINDS)
-def test_every_parameter_gradient_matches_finite_differences(attend, bidirectional):
+@pytest.mark.parametrize(
+    "attend,bidirectional,cell",
+    [(attend, bi, "tanh") for attend, bi in KINDS]
+    + [(False, True, "gru"), (True, False, "gru")],
+)
+def test_every_parameter_gradient_matches_finite_differences(
+    attend, bidirectional, cell
+):
     batch = make_batch(0, 3, 6)
     assert (batch.kinds() == NEAR).any() and (batch.kinds() == VERB).any()
     model = encoder_decoder.init_encoder_decoder(
-        1, attend=attend, bidirectional=bidirectional, m=3, h=2, d=5, a=3
+        1, attend=attend, bidirectional=bidirectional, m=3, h=2, d=5, a=3, cell=cell
     )
-    assert model.bidirectional == bidirectional
+    assert model.bidirectional == bidirectional and model.cell == cell
     # move the biases off zero so that their gradients are exercised in general position
     rng = np.random.default_rng(2)
     for k in model.names:
@@ -217,6 +223,43 @@ def test_the_two_models_differ_only_in_attention():
     # the same annotation width either way: 2h
     assert fwd.params["W_hf"].shape == (64, 64) and bi.params["W_hf"].shape == (32, 32)
     assert fwd.params["W_k"].shape == bi.params["W_k"].shape
+
+
+def test_a_gru_encoder_runs_gru_encode_and_triples_the_encoder_weights():
+    from attnlib.models.gru import gru_encode
+
+    tanh = encoder_decoder.init_encoder_decoder(0, attend=False, m=4, h=5, d=6)
+    gru = encoder_decoder.init_encoder_decoder(
+        0, attend=False, m=4, h=5, d=6, cell="gru"
+    )
+    assert (tanh.cell, gru.cell) == ("tanh", "gru")
+    assert gru.kind == "context, bidirectional, GRU encoder"
+    for k in ("W_xf", "W_hf", "b_f", "W_xr", "W_hr", "b_r"):
+        assert gru.params[k].shape[-1] == 3 * tanh.params[k].shape[-1], k
+    extra = 2 * 3 * (4 * 5 + 5 * 5 + 5) - 2 * (4 * 5 + 5 * 5 + 5)
+    assert gru.n_parameters() - tanh.n_parameters() == extra
+    batch = make_batch(1, 2, 6)
+    p = gru.params
+    F = gru_encode(p["E_src"][batch.source], p["W_xf"], p["W_hf"], p["b_f"])[0]
+    H = encoder_decoder._encode(p, batch.source)[3]
+    np.testing.assert_array_equal(H[..., :5], F)
+    with pytest.raises(ValueError, match="cell"):
+        encoder_decoder.init_encoder_decoder(0, attend=False, cell="lstm")
+
+
+def test_the_fairer_baselines_match_the_attention_model_in_parameters():
+    def count(kind):
+        model = tt.init_run(kind, 0)
+        return model.n_parameters(), model
+
+    target, _ = count("attention-bidirectional")
+    for kind in ("context-matched-bidirectional", "context-gru-bidirectional"):
+        n, model = count(kind)
+        assert abs(n - target) <= 0.01 * target, kind
+        assert not model.attend and model.bidirectional
+        assert model.params["W_init"].shape[0] == 2 * tt.CONFIG["h"]  # same c
+    assert count("context-gru-bidirectional")[1].cell == "gru"
+    assert count("context-bidirectional")[0] < 0.9 * target
 
 
 def test_forward_only_annotations_never_see_later_words():
@@ -333,6 +376,15 @@ def test_training_halves_the_rate_at_each_stall_and_stops_at_the_last():
         tt.train(model, [], seed=0, config=dict(TINY, lengths=(1, 5)))
 
 
+def test_a_kind_with_a_budget_factor_trains_that_many_times_the_cap():
+    config = dict(TINY, max_steps=10, patience=100)  # no stall: only the cap stops
+    gru = tt.train_run("context-gru-bidirectional", 0, config)
+    assert tt.BUDGET_FACTOR["context-gru-bidirectional"] == 2
+    assert gru.cell == "gru" and gru.history["stopped_at"] == [20]
+    tanh = tt.train_run("context-matched-bidirectional", 0, config)
+    assert tanh.history["stopped_at"] == [10]
+
+
 def test_training_is_deterministic_and_the_run_names_parse():
     a = tt.train_run("attention-forward", 3, TINY)
     b = tt.train_run("attention-forward", 3, TINY)
@@ -413,11 +465,15 @@ def test_stored_runs_are_the_experiment_and_stay_small(stored):
     assert set(runs) <= expected and set(runs) == set(meta["runs"])
     assert {te.kind_of(name) for name in runs} == set(tt.KINDS)
     for name, model in runs.items():
-        attend, bi = tt.KINDS[te.kind_of(name)]
+        kind = te.kind_of(name)
+        attend, bi = tt.KINDS[kind]
         assert (model.attend, model.bidirectional) == (attend, bi)
+        assert model.cell == tt.KIND_OPTIONS.get(kind, {}).get("cell", "tanh")
+        assert model.n_parameters() == tt.init_run(kind, 0).n_parameters(), name
         h = model.history
-        # trained to convergence: the rule stopped it before the budget cap
-        assert h["stopped_at"][0] < tt.CONFIG["max_steps"], name
+        # trained to convergence: the rule stopped it before its kind's budget cap
+        cap = tt.CONFIG["max_steps"] * tt.BUDGET_FACTOR.get(kind, 1)
+        assert h["stopped_at"][0] < cap, name
         assert h["best_step"][0] == h["step"][int(np.argmin(h["validation_loss"]))]
     assert meta["config"] == {
         k: list(v) if isinstance(v, tuple) else v for k, v in tt.CONFIG.items()

@@ -26,6 +26,12 @@ direction, ``d`` decoder state, ``a`` attention width, ``V`` target vocabulary):
                    s_i, logits_i = decoder_step(...)             (rnn_decoder)
     loss = mean over words of -log softmax(logits_i)[target_i]
 
+With ``cell="gru"`` every encoder direction is the gated recurrent unit of Cho et al.
+(2014, section 2.3; :mod:`attnlib.models.gru`) instead of the tanh cell: its weights
+``W_xf`` (m, 3h_f), ``W_hf`` (h_f, 3h_f), ``b_f`` (3h_f,) hold the blocks of its two
+gates and its candidate side by side (the same for ``W_xr``, ``W_hr``, ``b_r``). The
+decoder keeps its tanh cell.
+
 The annotation ``h_j`` of a bidirectional encoder describes word ``j`` with its
 neighbours on both sides; a forward-only one has read only the words up to ``j``. The
 recurrences are :func:`attnlib.models.recurrent.rnn_encode`, run over the sentence and
@@ -55,6 +61,7 @@ from attnlib.data.translation_task import (
     TARGET_VOCAB,
     TranslationBatch,
 )
+from attnlib.models.gru import gru_backward, gru_encode
 from attnlib.models.recurrent import rnn_backward, rnn_encode
 from attnlib.models.rnn_decoder import (
     ATTENTION_PARAMETERS,
@@ -81,12 +88,15 @@ class EncoderDecoder:
         (forward-only); bidirectional models also ``W_xr`` (m, h), ``W_hr`` (h, h),
         ``b_r`` (h,); ``W_init`` (2h, d), ``b_init`` (d,); the decoder step's parameters
         (:data:`attnlib.models.rnn_decoder.STEP_PARAMETERS`, context width 2h) and, if
-        ``attend``, ``W_q`` (d, a), ``W_k`` (2h, a), ``w_v`` (a,).
+        ``attend``, ``W_q`` (d, a), ``W_k`` (2h, a), ``w_v`` (a,). With a GRU
+        encoder the encoder's weights are three times as wide: ``W_xf`` (m, 3h_f),
+        ``W_hf`` (h_f, 3h_f), ``b_f`` (3h_f,), and the same for the reverse direction.
     attend : bool -- additive attention (True) or the fixed context vector (False).
     history : dict of lists filled by training (see
         :func:`book_support.experiments.translation_training.train`).
 
-    The encoder's direction is read from the parameters (:attr:`bidirectional`).
+    The encoder's direction and cell are read from the parameters
+    (:attr:`bidirectional`, :attr:`cell`).
     """
 
     params: dict
@@ -97,6 +107,13 @@ class EncoderDecoder:
     def bidirectional(self) -> bool:
         """True if the encoder reads the sentence in both directions."""
         return "W_xr" in self.params
+
+    @property
+    def cell(self) -> str:
+        """``"gru"`` if the encoder is a GRU (``W_hf`` is (h_f, 3h_f)), else
+        ``"tanh"``."""
+        W = self.params["W_hf"]
+        return "gru" if W.shape[1] == 3 * W.shape[0] else "tanh"
 
     @property
     def names(self) -> tuple:
@@ -114,6 +131,7 @@ class EncoderDecoder:
         return (
             f"{'attention' if self.attend else 'context'}, "
             f"{'bidirectional' if self.bidirectional else 'forward'}"
+            f"{', GRU encoder' if self.cell == 'gru' else ''}"
         )
 
     def n_parameters(self) -> int:
@@ -130,6 +148,7 @@ def init_encoder_decoder(
     h: int = 32,
     d: int = 64,
     a: int = 32,
+    cell: str = "tanh",
 ) -> EncoderDecoder:
     """A freshly initialised model.
 
@@ -147,11 +166,14 @@ def init_encoder_decoder(
         ``2h`` (the annotations have ``2h`` numbers either way)
     m, h, d, a : positive ints -- word-vector, encoder (per direction), decoder and
         attention widths
+    cell : ``"tanh"`` or ``"gru"`` -- the encoder's recurrent cell; a GRU's three
+        recurrent blocks are each random orthogonal
 
     Raises
     ------
     ValueError
-        If a width is not positive, or ``rng`` is a negative seed.
+        If a width is not positive, ``cell`` is not one of the two, or ``rng`` is a
+        negative seed.
     TypeError
         If a width is not an integer (2.5 and ``True`` included) or ``rng`` is neither
         a Generator nor an integer seed (each named).
@@ -159,6 +181,8 @@ def init_encoder_decoder(
     m, h, d, a = (
         as_width(n, name) for name, n in (("m", m), ("h", h), ("d", d), ("a", a))
     )
+    if not isinstance(cell, str) or cell not in ("tanh", "gru"):
+        raise ValueError(f"cell must be 'tanh' or 'gru'; got {cell!r}")
     rng = as_generator(rng)
     V_src, V = len(SOURCE_VOCAB), len(TARGET_VOCAB)
     h_f = h if bidirectional else 2 * h
@@ -170,15 +194,21 @@ def init_encoder_decoder(
         q, r = np.linalg.qr(rng.normal(size=(n, n)))
         return q * np.sign(np.diag(r))
 
+    def recurrent(n):  # the tanh cell's W_h, or a GRU's three blocks side by side
+        if cell == "tanh":
+            return orthogonal(n)
+        return np.concatenate([orthogonal(n) for _ in range(3)], axis=1)
+
+    k = 3 if cell == "gru" else 1  # blocks per encoder weight
     p = {
         "E_src": rng.normal(size=(V_src, m)),
         "E_tgt": rng.normal(size=(V, m)),
-        "W_xf": normal(m, h_f),
-        "W_hf": orthogonal(h_f),
-        "b_f": np.zeros(h_f),
+        "W_xf": normal(m, k * h_f),
+        "W_hf": recurrent(h_f),
+        "b_f": np.zeros(k * h_f),
     }
     if bidirectional:
-        p.update(W_xr=normal(m, h), W_hr=orthogonal(h), b_r=np.zeros(h))
+        p.update(W_xr=normal(m, k * h), W_hr=recurrent(h), b_r=np.zeros(k * h))
     p.update(
         W_init=normal(2 * h, d),
         b_init=np.zeros(d),
@@ -235,9 +265,11 @@ def _check(model: EncoderDecoder, batch: TranslationBatch) -> None:
 def _encode(p: dict, source: np.ndarray):
     """Word vectors, the directions' states, annotations, summary and ``s_0``."""
     x = p["E_src"][source]  # (B, T, m)
-    F, _ = rnn_encode(x, p["W_xf"], p["W_hf"], p["b_f"])  # (B, T, h_f) to the right
+    gru = p["W_hf"].shape[1] == 3 * p["W_hf"].shape[0]
+    encode = gru_encode if gru else rnn_encode
+    F, _ = encode(x, p["W_xf"], p["W_hf"], p["b_f"])  # (B, T, h_f) to the right
     if "W_xr" in p:
-        R, _ = rnn_encode(x[:, ::-1], p["W_xr"], p["W_hr"], p["b_r"])
+        R, _ = encode(x[:, ::-1], p["W_xr"], p["W_hr"], p["b_r"])
         R = R[:, ::-1]  # (B, T, h) to the left
         H = np.concatenate([F, R], axis=-1)  # (B, T, 2h)
         c = np.concatenate([F[:, -1], R[:, 0]], axis=-1)  # (B, 2h)
@@ -300,7 +332,8 @@ def loss_and_gradients(model: EncoderDecoder, batch: TranslationBatch):
     first (:func:`attnlib.models.rnn_decoder.decoder_step_backward`; the gradient of the
     projected keys ``H W_k`` is collected over the steps and taken back through ``W_k``
     once), the initial state ``s_0``, then the encoder through time
-    (:func:`attnlib.models.recurrent.rnn_backward`; the right-to-left direction on the
+    (:func:`attnlib.models.recurrent.rnn_backward`, or
+    :func:`attnlib.models.gru.gru_backward`; the right-to-left direction on the
     reversed sentence), and finally the word vectors (each row of ``E_src`` and
     ``E_tgt`` collects the gradients of its uses).
 
@@ -338,14 +371,20 @@ def loss_and_gradients(model: EncoderDecoder, batch: TranslationBatch):
     d_F = d_H[..., :h_f].copy()  # (B, T, h_f)
     d_F[:, -1] += d_c[:, :h_f]  # c = [f_T, r_1], or f_T
     zeros = np.zeros_like(f.F[:, 0])
-    fwd = rnn_backward(f.x, f.F, zeros, p["W_xf"], p["W_hf"], d_F)
+
+    def backward(x, states, W_x, W_h, b, grad_states):  # through the encoder's cell
+        if model.cell == "gru":
+            return gru_backward(x, states, zeros, W_x, W_h, b, grad_states)
+        return rnn_backward(x, states, zeros, W_x, W_h, grad_states)
+
+    fwd = backward(f.x, f.F, p["W_xf"], p["W_hf"], p["b_f"], d_F)
     parts = [("W_xf", fwd["W_x"]), ("W_hf", fwd["W_h"]), ("b_f", fwd["b"])]
     d_x = fwd["inputs"]  # (B, T, m)
     if model.bidirectional:
         d_R = d_H[..., h_f:].copy()  # (B, T, h)
         d_R[:, 0] += d_c[:, h_f:]
-        rev = rnn_backward(
-            f.x[:, ::-1], f.R[:, ::-1], zeros, p["W_xr"], p["W_hr"], d_R[:, ::-1]
+        rev = backward(
+            f.x[:, ::-1], f.R[:, ::-1], p["W_xr"], p["W_hr"], p["b_r"], d_R[:, ::-1]
         )  # the reversed sentence
         parts += [("W_xr", rev["W_x"]), ("W_hr", rev["W_h"]), ("b_r", rev["b"])]
         d_x = d_x + rev["inputs"][:, ::-1]

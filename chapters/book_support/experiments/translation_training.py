@@ -3,9 +3,12 @@ store them.
 
 The experiment (``make train``): four kinds of model, the context-vector model and the
 attention model (:mod:`attnlib.models.encoder_decoder`), each with a bidirectional and
-with a forward-only encoder, three seeds each. Every run uses the same sizes, the same
-optimiser and the same stopping rule (:func:`train`), the book's early stopping
-(the learning primer) with the learning rate halved at a stall:
+with a forward-only encoder, and two fairer context-vector baselines with a
+bidirectional encoder and as many parameters as the attention model (a larger decoder;
+a GRU encoder, :mod:`attnlib.models.gru`), three seeds each (:data:`KINDS`,
+:data:`KIND_OPTIONS`). Every run uses the same optimiser and the same stopping rule
+(:func:`train`), the book's early stopping (the learning primer) with the learning rate
+halved at a stall:
 
 * every ``eval_every`` steps the loss on a fixed *validation set* (sentences of every
   training length, drawn from their own seed and never trained on) is measured, and the
@@ -15,9 +18,9 @@ optimiser and the same stopping rule (:func:`train`), the book's early stopping
   halved and training goes on from the best parameters, up to ``lr_halvings`` times;
 * the next stall ends training, and so does the budget cap ``max_steps``.
 
-For seed ``s`` the runs of all four kinds read the same training sentences in the same
-order (data seed ``DATA_SEED + s``), and models of the same encoder direction start from
-the same numbers for the parameters they share (init seed ``s``).
+For seed ``s`` the runs of all kinds read the same training sentences in the same
+order (data seed ``DATA_SEED + s``), and models of the same encoder direction and sizes
+start from the same numbers for the parameters they share (init seed ``s``).
 
 The runs are written to :data:`WEIGHTS` (float32, compressed); the training record and
 the held-out evaluation (:mod:`book_support.experiments.translation_eval`) to the
@@ -71,7 +74,24 @@ KINDS = {
     "attention-bidirectional": (True, True),
     "context-forward": (False, False),
     "attention-forward": (True, False),
+    "context-matched-bidirectional": (False, True),
+    "context-gru-bidirectional": (False, True),
 }
+#: The kinds that differ from :data:`CONFIG` in more than attention and direction:
+#: name -> the options of ``init_encoder_decoder`` they change. The two fairer
+#: baselines keep the context vector at 2h = 64 numbers and grow (tanh) or shrink
+#: (GRU encoder, Cho et al. 2014) the decoder state ``d`` until the model has as many
+#: parameters as the bidirectional attention model (18,914) to within 1 %.
+KIND_OPTIONS = {
+    "context-matched-bidirectional": {"d": 58},
+    "context-gru-bidirectional": {"cell": "gru", "d": 34},
+}
+#: Kinds whose budget cap is ``max_steps`` times this factor. The first GRU runs reached
+#: the cap of 30,000 steps with their best step at 29,500-30,000, so the cap, not the
+#: stopping rule, may have ended them; with the cap doubled the rule ends them. The
+#: other kinds stop by the rule before 30,000 steps; training is deterministic, so a
+#: larger cap would not change them.
+BUDGET_FACTOR = {"context-gru-bidirectional": 2}
 #: The seeds of every kind (init seed ``s``, data seed ``DATA_SEED + s``).
 SEEDS = (0, 1, 2)
 DATA_SEED = 1000
@@ -194,8 +214,9 @@ def train(model, validation, *, seed: int, config: dict = CONFIG, progress=None)
     return model
 
 
-def train_run(kind: str, seed: int, config: dict = CONFIG, progress=None):
-    """Initialise and train one run (deterministic).
+def init_run(kind: str, seed: int, config: dict = CONFIG):
+    """The untrained model of one run: the sizes of ``config``, changed by
+    :data:`KIND_OPTIONS` for the kinds listed there, init seed ``seed``.
 
     Raises
     ------
@@ -204,20 +225,30 @@ def train_run(kind: str, seed: int, config: dict = CONFIG, progress=None):
     """
     run_name(kind, seed)  # refuses an unknown kind by name
     attend, bidirectional = KINDS[kind]
-    model = encoder_decoder.init_encoder_decoder(
+    sizes = {k: config[k] for k in ("m", "h", "d", "a")}
+    return encoder_decoder.init_encoder_decoder(
         int(seed),
         attend=attend,
         bidirectional=bidirectional,
-        m=config["m"],
-        h=config["h"],
-        d=config["d"],
-        a=config["a"],
+        **dict(sizes, **KIND_OPTIONS.get(kind, {})),
     )
+
+
+def train_run(kind: str, seed: int, config: dict = CONFIG, progress=None):
+    """Initialise (:func:`init_run`) and train one run (deterministic), with the budget
+    cap of ``config`` times :data:`BUDGET_FACTOR` of its kind.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of :data:`KINDS` (named in the message).
+    """
+    cap = config["max_steps"] * BUDGET_FACTOR.get(kind, 1)
     return train(
-        model,
+        init_run(kind, seed, config),
         validation_set(config),
         seed=DATA_SEED + int(seed),
-        config=config,
+        config=dict(config, max_steps=cap),
         progress=progress,
     )
 
@@ -348,8 +379,10 @@ def main(argv=None) -> dict:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Manager() as manager, ctx.Pool(args.jobs) as pool:
         queue = manager.Queue()
-        budget = CONFIG["max_steps"]
-        bar = tqdm(total=budget * len(jobs), unit="step", desc="make train")
+        budget = {k: CONFIG["max_steps"] * BUDGET_FACTOR.get(k, 1) for k in KINDS}
+        bar = tqdm(
+            total=sum(budget[k] for k, _ in jobs), unit="step", desc="make train"
+        )
         handles = [
             pool.apply_async(_worker, ((k, s, queue),), callback=finished)
             for k, s in jobs
@@ -359,7 +392,7 @@ def main(argv=None) -> dict:
             kind, seed, n = queue.get()
             key = run_name(kind, seed)
             if n is None:  # finished: the rest of its budget is not needed
-                bar.update(budget - steps.get(key, 0))
+                bar.update(budget[kind] - steps.get(key, 0))
                 done += 1
                 active.discard(key)
             else:

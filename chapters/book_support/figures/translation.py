@@ -4,7 +4,8 @@ over seeds.
 Each curve is the mean over a model's seeds, drawn with a band from the lowest to the
 highest seed, in the manner of Bahdanau, Cho & Bengio (2015), Figure 2 (there: BLEU
 against sentence length). A model whose name contains "attention" or "context" gets
-that kind's Okabe-Ito colour and marker, and a name containing "forward" a dashed line
+that kind's Okabe-Ito colour and marker (a context-vector name containing "matched" or
+"gru" one of its own), and a name containing "forward" a dashed line
 (a forward-only encoder), so no curve is told apart by colour alone.
 """
 
@@ -23,7 +24,8 @@ _MARKERS = ("o", "s", "^", "D")
 
 def _style(name: str, k: int) -> tuple:
     """(colour, marker, line style) of the ``k``-th model, from its name."""
-    kind = 1 if "attention" in name else 0 if "context" in name else k % 4
+    order = (("attention", 1), ("matched", 2), ("gru", 3), ("context", 0))
+    kind = next((i for word, i in order if word in name), k % 4)
     return _COLOURS[kind], _MARKERS[kind], "--" if "forward" in name else "-"
 
 
