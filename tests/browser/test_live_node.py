@@ -273,7 +273,8 @@ for (const spoil of [false, true]) {
   };
   const printed = [];
   const emit = (message) => printed.push(JSON.parse(message));
-  const { pyodide, kernel, restored } = await boot({ loadPyodide, base, readBytes, emit });
+  const { pyodide, kernel, restored } = await boot({
+    loadPyodide, base, readBytes, emit });
   kernel.run("import numpy as np\\nprint(np.arange(3) @ np.arange(3))");
   out.push({ restored, state: JSON.parse(pyodide.runPython(state)), printed });
 }
