@@ -86,3 +86,34 @@ def test_a_constant_schedule_keeps_the_peak_rate_after_the_warm_up():
     assert learning_rate(9, cosine) < 0.2  # the default still decays
     with pytest.raises(ValueError, match="schedule"):
         TrainConfig(schedule="linear")
+
+
+def test_the_stored_window_model_reads_past_its_context_as_recomputing_does():
+    import json
+    import sys
+    from pathlib import Path
+
+    chapter = (
+        Path(__file__).parents[1] / "chapters/attention_that_writes/modern_decoder"
+    )
+    sys.path.insert(0, str(chapter))
+    import modern_decoder_runs as runs
+
+    stored = json.loads(runs.RESULTS.read_text())["window run"]
+    config = lm.LMConfig(**stored["config"])
+    assert config == runs.WINDOW_MODEL and config.position == "rope"
+    with np.load(runs.WINDOW_WEIGHTS) as arrays:
+        params = {k: arrays[k].astype(np.float64) for k in arrays.files}
+    assert sum(a.size for a in params.values()) == stored["parameters"]
+    reach = config.num_layers * (config.window - 1) + 1
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, config.vocab_size, (1, 3 * config.context))  # 3 contexts
+    cache = KVCache(config, 1, config.context, np.float64)
+    for t in range(tokens.shape[1]):
+        logits, _ = lm.forward(
+            params, config, tokens[:, t : t + 1], caches=cache.layers
+        )
+        assert all(layer.keys.shape[2] == config.window for layer in cache.layers)
+        s = max(0, t + 1 - reach)
+        again, _ = lm.forward(params, config, tokens[:, s : t + 1], start=s)
+        assert np.abs(again[0, -1] - logits[0, -1]).max() < 1e-12, t

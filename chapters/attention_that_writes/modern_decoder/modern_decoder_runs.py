@@ -13,14 +13,16 @@ one that brings its count closest to GPT-2's (:func:`matched_d_ff`).
 
 Two more parts, each stored beside the table's runs:
 
-* ``rule``: GPT-2's block and the modern block from seed 0 by :data:`RULE_TRAIN`, the
-  same settings with a constant learning rate after the warm-up, so that the patience
-  rule, not the schedule or the step cap, ends the run;
+* ``rule``: GPT-2's block and the modern block from each of :data:`SEEDS` by
+  :data:`RULE_TRAIN`, the same settings with a constant learning rate after the
+  warm-up, so that the patience rule, not the schedule or the step cap, ends the run
+  (``rule:<design>:<seed>`` trains one of these runs);
 * ``window``: the modern block with a sliding window of :data:`WINDOW` positions
   (:data:`WINDOW_MODEL`), trained like the table's runs from seed 0; its weights go
   to ``data/modern_window.npz``, for generating past the training context.
 
-``python modern_decoder_runs.py [table|rule|window|<design> ...] [--serial]`` trains
+``python modern_decoder_runs.py [table|rule|window|<design>|rule:<design>:<seed> ...]
+[--serial]`` trains
 the parts named (all three by default; a design's name trains that design's seeds
 alone, into the table; the table's runs in two processes, one core each, or one with
 ``--serial``) and writes ``data/modern_runs.json`` (histories, no weights), keeping
@@ -203,7 +205,8 @@ def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     serial = "--serial" in argv
     parts = [a for a in argv if a != "--serial"] or ["table", "rule", "window"]
-    unknown = set(parts) - {"table", "rule", "window", *CHANGES}
+    rule_parts = {f"rule:{n}:{seed}" for n in RULE_DESIGNS for seed in SEEDS}
+    unknown = set(parts) - {"table", "rule", "window", *CHANGES, *rule_parts}
     if unknown:
         raise SystemExit(
             f"unknown parts {sorted(unknown)}: table, rule, window or a "
@@ -231,9 +234,17 @@ def main(argv=None) -> None:
         meta["cpu_seconds"] = round(sum(r["history"]["cpu_seconds"] for r in runs), 1)
         meta["runs"] = runs
         meta["summary"] = summary(runs)
-    if "rule" in parts:
-        runs = [run((name, 0), rule=True) for name in RULE_DESIGNS]
-        meta["rule runs"] = {"rule": _rule(RULE_TRAIN), "runs": runs}
+    rule_jobs = [(n, seed) for seed in SEEDS for n in RULE_DESIGNS] * ("rule" in parts)
+    rule_jobs += [(p.split(":")[1], int(p.split(":")[2])) for p in parts if ":" in p]
+    for job in rule_jobs:  # one at a time, each stored as soon as it ends
+        new = run(job, rule=True)
+        part = meta.setdefault("rule runs", {"runs": []})
+        part["rule"] = _rule(RULE_TRAIN)
+        kept = [r for r in part["runs"] if (r["design"], r["seed"]) != job]
+        part["runs"] = sorted(
+            kept + [new], key=lambda r: (RULE_DESIGNS.index(r["design"]), r["seed"])
+        )
+        RESULTS.write_text(json.dumps(meta, indent=1) + "\n")
     if "window" in parts:
         meta["window run"] = run(
             ("modern", 0), config=WINDOW_MODEL, weights=WINDOW_WEIGHTS
