@@ -264,9 +264,12 @@ train-lm: install
 
 ## train-modern: the experiment of the chapter "The modern decoder block": GPT-2's block,
 ## the modern block (RMSNorm, SwiGLU, RoPE, grouped-query attention, AdamW) and GPT-2's
-## block with each change alone, parameter counts matched, 3 seeds each (18 runs of at most
-## 1,500 steps, about 18 minutes of one core), in two processes with progress bars; writes
-## chapters/attention_that_writes/modern_decoder/data/modern_runs.json (not part of test)
+## block with each change alone, parameter counts matched, 3 seeds each (21 runs capped at
+## 1,500 steps, 18 min of one core, in two processes); the two blocks again, 3 seeds each,
+## at a constant rate until the patience rule stops them (6 runs of 3,000-7,100 steps,
+## 19 min of one core, one at a time); the modern block with a sliding window of 16 (1 run,
+## 1 min, weights kept). Progress bars; writes modern_runs.json and modern_window.npz in
+## chapters/attention_that_writes/modern_decoder/data/ (not part of test)
 .PHONY: train-modern
 train-modern: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python \

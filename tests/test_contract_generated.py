@@ -198,7 +198,8 @@ DOMAINS |= dict.fromkeys(
 DOMAINS |= dict.fromkeys("temperature scale noise   beta1 beta2".split(), "real")
 DOMAINS |= {"rng": "rng", "dtype": "dtype"}
 DOMAINS |= dict.fromkeys(
-    "align side activation tied norm_kind kind position norm cell".split(), "choice"
+    "align side activation tied norm_kind kind position norm cell schedule".split(),
+    "choice",
 )
 DOMAINS |= dict.fromkeys("scores_shape checked top".split(), "not drawn")
 DOMAINS |= dict.fromkeys(

@@ -536,6 +536,7 @@ ROWS = {
         bad=[
             (lambda: tr.TrainConfig(lr=-1.0), ValueError, "lr"),
             (lambda: tr.TrainConfig(max_steps=0), ValueError, "max_steps"),
+            (lambda: tr.TrainConfig(schedule="linear"), ValueError, "schedule"),
         ],
     ),
     "attnlib.models.lm_training.recent_drop": Row(

@@ -9,7 +9,9 @@ One training run (:func:`train`):
   to 1; with ``weight_decay > 0``, AdamW (Loshchilov & Hutter 2019), whose decay
   shrinks the matrices that :func:`attnlib.models.adam.decays` names;
 * the learning rate rises linearly from 0 over the first ``warmup`` steps (the
-  warm-up), then falls along a half cosine to a tenth of its peak at ``max_steps``;
+  warm-up), then falls along a half cosine to a tenth of its peak at ``max_steps``
+  (``schedule="cosine"``) or stays at its peak (``schedule="constant"``: the schedule
+  then does not decide when training ends, the stopping rule does);
 * every ``eval_every`` steps the loss is measured exactly (no dropout) on a fixed set of
   validation windows and on as many fixed training windows; the parameters with the
   lowest validation loss so far are kept, and training stops when that loss has not
@@ -57,7 +59,9 @@ class TrainConfig:
     """How one model is trained (every field is stored with the model).
 
     ``weight_decay`` 0 (the default) trains with :class:`attnlib.models.adam.Adam`;
-    above 0, with :class:`attnlib.models.adam.AdamW` and that decay.
+    above 0, with :class:`attnlib.models.adam.AdamW` and that decay. ``schedule`` is
+    the learning rate after the warm-up (:func:`learning_rate`): ``"cosine"`` (the
+    default) or ``"constant"``; anything else raises ``ValueError``.
     """
 
     max_steps: int = 3000
@@ -70,6 +74,7 @@ class TrainConfig:
     max_norm: float = 1.0
     seed: int = 0
     weight_decay: float = 0.0
+    schedule: str = "cosine"
 
     def __post_init__(self):
         for name in ("max_steps", "batch", "eval_every", "patience", "eval_windows"):
@@ -82,6 +87,10 @@ class TrainConfig:
         if not (np.isfinite(decay) and decay >= 0):
             raise ValueError(f"weight_decay must be finite and >= 0; got {decay}")
         object.__setattr__(self, "weight_decay", decay)
+        if self.schedule not in ("cosine", "constant"):
+            raise ValueError(
+                f"schedule must be 'cosine' or 'constant'; got {self.schedule!r}"
+            )
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -118,12 +127,15 @@ def _positive(value, name: str) -> float:
 
 def learning_rate(step: int, cfg: TrainConfig) -> float:
     """Linear warm-up to ``cfg.lr`` over ``cfg.warmup`` steps, then a half cosine down
-    to ``cfg.lr / 10`` at ``cfg.max_steps`` (``step`` counts from 0)."""
+    to ``cfg.lr / 10`` at ``cfg.max_steps`` (``cfg.schedule == "cosine"``), or
+    ``cfg.lr`` itself (``"constant"``); ``step`` counts from 0."""
     step = as_length(step, "step")
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"cfg must be a TrainConfig; got {type(cfg).__name__}")
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
+    if cfg.schedule == "constant":
+        return cfg.lr
     progress = (step - cfg.warmup) / max(1, cfg.max_steps - cfg.warmup)
     return cfg.lr * (0.1 + 0.45 * (1.0 + np.cos(np.pi * min(progress, 1.0))))
 

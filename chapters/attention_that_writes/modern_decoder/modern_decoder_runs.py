@@ -11,9 +11,23 @@ for ``patience`` evaluations; each run stores which of the two ended it.
 The parameter counts are matched: every design's feed-forward width ``d_ff`` is the
 one that brings its count closest to GPT-2's (:func:`matched_d_ff`).
 
-``python modern_decoder_runs.py`` trains all :data:`DESIGNS` x :data:`SEEDS` in two
-processes (one core each, progress bars) and writes ``data/modern_runs.json`` (the
-runs' histories, no weights). The chapter reads that file; it never trains.
+Two more parts, each stored beside the table's runs:
+
+* ``rule``: GPT-2's block and the modern block from each of :data:`SEEDS` by
+  :data:`RULE_TRAIN`, the same settings with a constant learning rate after the
+  warm-up, so that the patience rule, not the schedule or the step cap, ends the run
+  (``rule:<design>:<seed>`` trains one of these runs);
+* ``window``: the modern block with a sliding window of :data:`WINDOW` positions
+  (:data:`WINDOW_MODEL`), trained like the table's runs from seed 0; its weights go
+  to ``data/modern_window.npz``, for generating past the training context.
+
+``python modern_decoder_runs.py [table|rule|window|<design>|rule:<design>:<seed> ...]
+[--serial]`` trains
+the parts named (all three by default; a design's name trains that design's seeds
+alone, into the table; the table's runs in two processes, one core each, or one with
+``--serial``) and writes ``data/modern_runs.json`` (histories, no weights), keeping
+what it did not train.
+The chapter reads these files; it never trains.
 """
 
 from __future__ import annotations
@@ -54,6 +68,12 @@ TRAIN = TrainConfig(
     eval_windows=100,
 )
 SEEDS = (0, 1, 2)
+#: The rule-only runs: a constant learning rate after the warm-up, a cap far away.
+RULE_TRAIN = dataclasses.replace(TRAIN, schedule="constant", max_steps=20000)
+RULE_DESIGNS = ("GPT-2", "modern")
+#: The sliding window of the window model (positions each query reads, itself included).
+WINDOW = 16
+WINDOW_WEIGHTS = Path(__file__).resolve().with_name("data") / "modern_window.npz"
 
 #: The model changes of each design (LMConfig fields) and whether it trains with AdamW.
 CHANGES = {
@@ -62,6 +82,7 @@ CHANGES = {
     "+ SwiGLU": ({"activation": "swiglu"}, False),
     "+ RoPE": ({"position": "rope"}, False),
     "+ AdamW": ({}, True),
+    "+ GQA": ({"num_kv_heads": 2}, False),
     "modern": (
         {
             "norm": "rms",
@@ -102,18 +123,31 @@ def designs() -> dict:
 
 
 DESIGNS = designs()
+#: The modern block with a sliding window (same parameters: the window adds none).
+WINDOW_MODEL = dataclasses.replace(DESIGNS["modern"][0], window=WINDOW)
 
 
-def run(job: tuple) -> dict:
-    """Train design ``job[0]`` from seed ``job[1]``; return its stored run."""
+def run(job: tuple, rule: bool = False, config=None, weights=None) -> dict:
+    """Train design ``job[0]`` from seed ``job[1]`` (by :data:`RULE_TRAIN`'s schedule
+    and cap if ``rule``; with ``config`` instead of the design's, if given; its weights
+    saved to ``weights`` as float32, if given); return its stored run."""
     from tqdm.auto import tqdm
 
     name, seed = job
-    config, cfg = DESIGNS[name]
+    design, cfg = DESIGNS[name]
+    config = design if config is None else config
+    if rule:
+        cfg = dataclasses.replace(
+            cfg, schedule=RULE_TRAIN.schedule, max_steps=RULE_TRAIN.max_steps
+        )
     cfg = dataclasses.replace(cfg, seed=seed)
     _, split = corpus()
     bar = tqdm(total=cfg.max_steps, desc=f"{name}, seed {seed}", mininterval=2.0)
-    _, history = train(config, split, cfg, progress=bar)
+    params, history = train(config, split, cfg, progress=bar)
+    if weights is not None:
+        np.savez_compressed(
+            weights, **{k: v.astype(np.float32) for k, v in params.items()}
+        )
     return {
         "design": name,
         "seed": seed,
@@ -133,6 +167,8 @@ def summary(runs: list[dict]) -> list[dict]:
         group = sorted(
             (r for r in runs if r["design"] == name), key=lambda r: r["seed"]
         )
+        if not group:
+            continue
         losses = np.array([r["history"]["best_validation"] for r in group])
         rows.append(
             {
@@ -150,36 +186,71 @@ def summary(runs: list[dict]) -> list[dict]:
     return rows
 
 
+def _rule(cfg: TrainConfig) -> str:
+    """The stopping rule of ``cfg`` in words."""
+    schedule = "cosine to a tenth" if cfg.schedule == "cosine" else "then constant"
+    return (
+        f"at most {cfg.max_steps} steps (warm-up {cfg.warmup}, {schedule}), evaluated "
+        f"every {cfg.eval_every} steps on {cfg.eval_windows} validation windows; stop "
+        f"when the validation loss has not improved for {cfg.patience} evaluations; "
+        "the best evaluation is kept"
+    )
+
+
 def main(argv=None) -> None:
     # imported here, not at the top: the chapter, also in the page's Python (which
     # has no processes), imports this module for DESIGNS alone
     import multiprocessing
 
     argv = sys.argv[1:] if argv is None else argv
+    serial = "--serial" in argv
+    parts = [a for a in argv if a != "--serial"] or ["table", "rule", "window"]
+    rule_parts = {f"rule:{n}:{seed}" for n in RULE_DESIGNS for seed in SEEDS}
+    unknown = set(parts) - {"table", "rule", "window", *CHANGES, *rule_parts}
+    if unknown:
+        raise SystemExit(
+            f"unknown parts {sorted(unknown)}: table, rule, window or a "
+            f"design of {list(CHANGES)}"
+        )
     tokenizer, _ = corpus()
     if tokenizer.vocab_size != GPT2.vocab_size:
         raise SystemExit(f"the corpus has {tokenizer.vocab_size} characters")
-    names = argv or list(CHANGES)
-    for name in names:
-        config, cfg = DESIGNS[name]
-        print(f"{name:10s} d_ff={config.d_ff:4d} parameters={count(config):,}")
-    jobs = [(name, seed) for seed in SEEDS for name in names]
-    with multiprocessing.get_context("spawn").Pool(min(2, len(jobs))) as pool:
-        runs = list(pool.imap(run, jobs))
-    seconds = sum(r["history"]["cpu_seconds"] for r in runs)
-    meta = {
-        "rule": (
-            f"at most {TRAIN.max_steps} steps (warm-up {TRAIN.warmup}, cosine to a "
-            f"tenth), evaluated every {TRAIN.eval_every} steps on {TRAIN.eval_windows} "
-            f"validation windows; stop when the validation loss has not improved for "
-            f"{TRAIN.patience} evaluations; the best evaluation is kept"
-        ),
-        "cpu_seconds": round(seconds, 1),
-        "runs": runs,
-        "summary": summary(runs),
-    }
+    meta = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    names = list(CHANGES) if "table" in parts else [n for n in CHANGES if n in parts]
+    if names:
+        for name in names:
+            config, cfg = DESIGNS[name]
+            print(f"{name:10s} d_ff={config.d_ff:4d} parameters={count(config):,}")
+        jobs = [(name, seed) for seed in SEEDS for name in names]
+        if serial:
+            runs = [run(job) for job in jobs]
+        else:
+            with multiprocessing.get_context("spawn").Pool(2) as pool:
+                runs = list(pool.imap(run, jobs))
+        kept = [r for r in meta.get("runs", []) if r["design"] not in names]
+        order = {name: i for i, name in enumerate(CHANGES)}
+        runs = sorted(kept + runs, key=lambda r: (r["seed"], order[r["design"]]))
+        meta["rule"] = _rule(TRAIN)
+        meta["cpu_seconds"] = round(sum(r["history"]["cpu_seconds"] for r in runs), 1)
+        meta["runs"] = runs
+        meta["summary"] = summary(runs)
+    rule_jobs = [(n, seed) for seed in SEEDS for n in RULE_DESIGNS] * ("rule" in parts)
+    rule_jobs += [(p.split(":")[1], int(p.split(":")[2])) for p in parts if ":" in p]
+    for job in rule_jobs:  # one at a time, each stored as soon as it ends
+        new = run(job, rule=True)
+        part = meta.setdefault("rule runs", {"runs": []})
+        part["rule"] = _rule(RULE_TRAIN)
+        kept = [r for r in part["runs"] if (r["design"], r["seed"]) != job]
+        part["runs"] = sorted(
+            kept + [new], key=lambda r: (RULE_DESIGNS.index(r["design"]), r["seed"])
+        )
+        RESULTS.write_text(json.dumps(meta, indent=1) + "\n")
+    if "window" in parts:
+        meta["window run"] = run(
+            ("modern", 0), config=WINDOW_MODEL, weights=WINDOW_WEIGHTS
+        )
     RESULTS.write_text(json.dumps(meta, indent=1) + "\n")
-    print(f"wrote {RESULTS}: {len(runs)} runs, {seconds:.0f} CPU seconds", flush=True)
+    print(f"wrote {RESULTS} ({', '.join(parts)})", flush=True)
 
 
 if __name__ == "__main__":
