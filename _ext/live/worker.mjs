@@ -26,7 +26,7 @@ let kernel = null;
 let pyodide = null;
 let manifest = null;
 let modelStep = Promise.resolve(); // keptModel() / keepModel(), awaited by each run
-let modelKept = false;
+const modelKept = new Set(); // the model's files now read from Cache Storage
 const modelTried = new Set(); // files found not to match their hash, or with no room
 let current = null;
 let warmSources = null;
@@ -111,44 +111,40 @@ async function tidy() {
 // MODEL_DIR (live_kernel._serve_model): the first cell that reads them downloads them
 // with a synchronous request. After that cell, keepModel() checks each downloaded file
 // against its sha256 (manifest.hashes) and keeps it in Cache Storage; from then on, and
-// on later visits of any chapter, keptModel() puts the kept copies in MODEL_DIR instead
-// (symbolic links into a WORKERFS folder of Blobs read from Cache Storage: Python reads
-// them from the browser's storage, with no copy of their bytes held in the worker). No
-// Cache Storage: the lazy files stay, as before.
+// on later visits of any chapter, keptModel() puts each kept copy in MODEL_DIR instead
+// (a symbolic link into a WORKERFS folder holding the Blob read from Cache Storage:
+// Python reads it from the browser's storage, with no copy of its bytes held in the
+// worker). No Cache Storage: the lazy files stay, as before.
 function modelFiles() {
-  if (!store || modelKept || !pyodide || !manifest || !manifest.model) return null;
+  if (!store || !pyodide || !manifest || !manifest.model) return [];
   const dir = String(kernel.MODEL_DIR);
   return Object.entries(manifest.model.files).map(([name, entry]) => ({
     name, path: `${dir}/${name}`, key: keyOf(base + entry.path), hash: hashes[entry.path],
-  })).filter((file) => pyodide.FS.analyzePath(file.path).exists);
+  })).filter((file) => file.key && !modelKept.has(file.name) && pyodide.FS.analyzePath(file.path).exists);
 }
 
 async function keptModel() {
-  const files = modelFiles();
-  if (!files || !files.length || files.some((file) => !file.key)) return;
-  const kept = await Promise.all(files.map((file) => store.match(file.key)));
-  if (kept.some((response) => !response)) return;
-  const blobs = await Promise.all(kept.map((response) => response.blob()));
-  const folder = String(kernel.MODEL_KEPT);
-  const FS = pyodide.FS;
-  FS.mkdirTree(folder);
-  FS.mount(FS.filesystems.WORKERFS, { blobs: files.map((file, i) => ({ name: file.name, data: blobs[i] })) }, folder);
-  for (const file of files) {
+  const FS = pyodide && pyodide.FS;
+  for (const file of modelFiles()) {
+    const response = await store.match(file.key);
+    if (!response) continue;
+    const blob = await response.blob();
+    const folder = `${kernel.MODEL_KEPT}/${file.name}`;
+    FS.mkdirTree(folder);
+    FS.mount(FS.filesystems.WORKERFS, { blobs: [{ name: file.name, data: blob }] }, folder);
     FS.unlink(file.path);
     FS.symlink(`${folder}/${file.name}`, file.path);
+    modelKept.add(file.name);
   }
-  modelKept = true;
 }
 
 async function keepModel() {
-  const files = modelFiles();
-  if (!files) return;
   let added = false;
-  for (const file of files) {
+  for (const file of modelFiles()) {
     const node = pyodide.FS.lookupPath(file.path).node;
     const lazy = node.contents;
     // a lazy file (createLazyFile) whose every chunk has been downloaded
-    if (!file.key || !lazy || !lazy.lengthKnown || !Array.isArray(lazy.chunks)) continue;
+    if (!lazy || !lazy.lengthKnown || !Array.isArray(lazy.chunks)) continue;
     const count = Math.ceil(lazy._length / lazy._chunkSize);
     if (!Array.from({ length: count }, (_, i) => lazy.chunks[i]).every(Boolean)) continue;
     if (modelTried.has(file.key) || (await store.match(file.key))) continue;

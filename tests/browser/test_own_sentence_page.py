@@ -214,3 +214,38 @@ def test_model_kept_by_the_browser_for_the_next_visit(fresh_context, site_url):
             stop()
             page.close()
     assert drawn[0] == drawn[1]
+
+
+def test_weights_kept_when_a_cell_reads_only_them(fresh_context, site_url):
+    """A cell that reads the weights but not the tokenizer: the weights alone are kept,
+    and the next visit reads them from the browser's storage (not downloaded again)."""
+    _live_or_fail()
+    load = (
+        "from attnlib.models import minilm\nprint(type(minilm.load_weights()).__name__)"
+    )
+    for visit in ("first", "second"):
+        page, requests, errors, stop = watched_page(fresh_context)
+        try:
+            page.goto(site_url + PAGE, wait_until="load")
+            page.get_by_role("button", name="Make this page live").click()
+            page.wait_for_function("() => attnLive.cells() !== null", timeout=60_000)
+            page.evaluate("() => attnLive.ready().then(() => true)")
+            messages = page.evaluate("code => attnLive.python(code)", load)
+            messages += page.evaluate("code => attnLive.python(code)", _WEIGHTS_FROM)
+            text = {"stdout": "", "stderr": ""}
+            for m in messages:
+                if m["type"] == "stream":
+                    text[m["name"]] += m["text"]
+            kept = "MiniLMWeights\n/home/pyodide/book/_live/kept/"
+            assert text["stdout"].startswith(kept), text
+            weights = [u for u in requests if urlparse(u).path.endswith(".safetensors")]
+            if visit == "first":
+                assert "from the website" in text["stderr"], text
+                assert weights, "the first visit downloads the weights"
+            else:
+                assert "from this browser's storage" in text["stderr"], text
+                assert weights == [], weights
+            assert not errors, errors
+        finally:
+            stop()
+            page.close()
