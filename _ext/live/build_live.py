@@ -542,6 +542,9 @@ def build() -> dict:
     manifest["hashes"] = {
         p.relative_to(OUT).as_posix(): _sri(p) for p in served if p.suffix != ".mjs"
     }
+    if model:  # kept like the rest once a cell has read the model; not in "bytes"
+        for entry in model["files"].values():
+            manifest["hashes"][entry["path"]] = _sri(OUT / entry["path"])
     served += [OUT / "worker.mjs", OUT / "boot.mjs"]
     manifest["bytes"] = sum(p.stat().st_size for p in served)
     manifest["files"] = len(served)

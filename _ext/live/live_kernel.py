@@ -14,7 +14,10 @@ The pretrained model's files (``_live/model.json`` in the book's archive names t
 ``build_live.py``) appear in ``MODEL_DIR`` as files that Emscripten fetches from the
 website the first time Python reads them, and ``ATTNLIB_MINILM_DIR`` points
 attnlib.models.minilm there: nothing is downloaded until a cell reads the model, and
-the first read of the weights says its size on stderr before it loads.
+the first read of the weights says its size on stderr before it loads. Once the files
+have been downloaded, the page's worker keeps them in the browser's Cache Storage and
+replaces them with links into ``MODEL_KEPT`` (``worker.mjs``): later visits read them
+from there, and the first read then says so instead.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from pathlib import Path
 
 BOOK = "/home/pyodide/book"
 MODEL_DIR = f"{BOOK}/_model"
+# where the page's worker puts the copies the browser kept (worker.mjs, keptModel)
+MODEL_KEPT = f"{BOOK}/_live/kept"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _emit = None
 _shell = None
@@ -188,6 +193,12 @@ def _serve_model() -> None:
             return
         if os.fspath(args[0]) == weights:
             announced.append(True)
+            if os.path.realpath(weights).startswith(MODEL_KEPT + "/"):
+                sys.stderr.write(
+                    f"Loading the pretrained model {spec['name']} from this "
+                    "browser's storage ...\n"
+                )
+                return
             sys.stderr.write(
                 f"Loading the pretrained model {spec['name']} from the website: "
                 f"{megabytes:.0f} MB, once for this page ...\n"

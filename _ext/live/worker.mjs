@@ -13,6 +13,9 @@
 // and hash; later visits of any chapter read it from there, offline, whatever cache
 // headers the host sends. A new build changes a file's hash, so an old copy is never
 // used; copies the current manifest no longer names are deleted.
+//
+// The pretrained model's files (manifest.model, about 91 MB) are kept the same way but
+// fetched only when a cell reads them; see keepModel() and keptModel() below.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import { boot } from "./boot.mjs";
 
@@ -20,6 +23,11 @@ const base = new URL("./", import.meta.url).href;
 const STORE = "attn-live";
 const networkFetch = self.fetch.bind(self);
 let kernel = null;
+let pyodide = null;
+let manifest = null;
+let modelStep = Promise.resolve(); // keptModel() / keepModel(), awaited by each run
+const modelKept = new Set(); // the model's files now read from Cache Storage
+const modelTried = new Set(); // files found not to match their hash, or with no room
 let current = null;
 let warmSources = null;
 let hashes = {};
@@ -99,6 +107,63 @@ async function tidy() {
   started.clear();
 }
 
+// The pretrained model (manifest.model). The kernel makes its files lazy files in
+// MODEL_DIR (live_kernel._serve_model): the first cell that reads them downloads them
+// with a synchronous request. After that cell, keepModel() checks each downloaded file
+// against its sha256 (manifest.hashes) and keeps it in Cache Storage; from then on, and
+// on later visits of any chapter, keptModel() puts each kept copy in MODEL_DIR instead
+// (a symbolic link into a WORKERFS folder holding the Blob read from Cache Storage:
+// Python reads it from the browser's storage, with no copy of its bytes held in the
+// worker). No Cache Storage: the lazy files stay, as before.
+function modelFiles() {
+  if (!store || !pyodide || !manifest || !manifest.model) return [];
+  const dir = String(kernel.MODEL_DIR);
+  return Object.entries(manifest.model.files).map(([name, entry]) => ({
+    name, path: `${dir}/${name}`, key: keyOf(base + entry.path), hash: hashes[entry.path],
+  })).filter((file) => file.key && !modelKept.has(file.name) && pyodide.FS.analyzePath(file.path).exists);
+}
+
+async function keptModel() {
+  const FS = pyodide && pyodide.FS;
+  for (const file of modelFiles()) {
+    const response = await store.match(file.key);
+    if (!response) continue;
+    const blob = await response.blob();
+    const folder = `${kernel.MODEL_KEPT}/${file.name}`;
+    FS.mkdirTree(folder);
+    FS.mount(FS.filesystems.WORKERFS, { blobs: [{ name: file.name, data: blob }] }, folder);
+    FS.unlink(file.path);
+    FS.symlink(`${folder}/${file.name}`, file.path);
+    modelKept.add(file.name);
+  }
+}
+
+async function keepModel() {
+  let added = false;
+  for (const file of modelFiles()) {
+    const node = pyodide.FS.lookupPath(file.path).node;
+    const lazy = node.contents;
+    // a lazy file (createLazyFile) whose every chunk has been downloaded
+    if (!lazy || !lazy.lengthKnown || !Array.isArray(lazy.chunks)) continue;
+    const count = Math.ceil(lazy._length / lazy._chunkSize);
+    if (!Array.from({ length: count }, (_, i) => lazy.chunks[i]).every(Boolean)) continue;
+    if (modelTried.has(file.key) || (await store.match(file.key))) continue;
+    modelTried.add(file.key);
+    const bytes = count === 1 ? lazy.chunks[0] : new Uint8Array(lazy._length);
+    if (count > 1) lazy.chunks.forEach((chunk, i) => bytes.set(chunk, i * lazy._chunkSize));
+    if (bytes.length !== lazy._length) continue;
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    if (`sha256-${btoa(String.fromCharCode(...digest))}` !== file.hash) continue;
+    try {
+      await store.put(file.key, new Response(bytes, { headers: { "Content-Length": String(bytes.length) } }));
+      added = true;
+    } catch (error) {
+      // no room: this file stays a lazy file, as without Cache Storage
+    }
+  }
+  if (added) await keptModel(); // the downloaded copies can go
+}
+
 // The page's imports, before the reader runs a cell (a cell that arrives meanwhile
 // waits for them: it would have imported them itself).
 function warmUp() {
@@ -118,7 +183,7 @@ self.onmessage = async ({ data }) => {
     const t0 = performance.now();
     try {
       let restored;
-      ({ kernel, restored } = await boot({
+      ({ kernel, pyodide, manifest, restored } = await boot({
         folder: data.folder,
         loadPyodide,
         base,
@@ -130,6 +195,7 @@ self.onmessage = async ({ data }) => {
       postMessage({ type: "ready", seconds: (performance.now() - t0) / 1000, restored });
       setTimeout(warmUp, 0);
       tidy().catch(() => {});
+      modelStep = keptModel().catch(() => {});
     } catch (error) {
       postMessage({ type: "failed", error: String(error && error.message || error) });
     }
@@ -137,6 +203,10 @@ self.onmessage = async ({ data }) => {
     warmSources = data.sources;
     if (kernel) warmUp();
   } else if (data.type === "run") {
+    const before = modelStep;
+    let after;
+    modelStep = new Promise((resolve) => { after = resolve; });
+    await before;
     current = data.id;
     let ok = false;
     try {
@@ -146,5 +216,7 @@ self.onmessage = async ({ data }) => {
         type: "error", ename: "InternalError", evalue: String(error), traceback: [] } });
     }
     postMessage({ type: "done", id: data.id, ok });
+    await keepModel().catch(() => {});
+    after();
   }
 };

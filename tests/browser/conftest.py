@@ -109,6 +109,14 @@ def contexts(browser):
         ctx.close()
 
 
+@pytest.fixture
+def fresh_context(browser):
+    """A new desktop, light-mode context (an empty profile), for this test only."""
+    ctx = _new_context(browser, DEFAULT_PROFILE)
+    yield ctx
+    ctx.close()
+
+
 @pytest.fixture(scope="session")
 def context(contexts):
     """The desktop, light-mode context (the profile of most tests)."""

@@ -13,6 +13,9 @@ offline (every request to another host blocked: conftest's ``context``).
 * Markup typed as a sentence is shown as text, never run.
 * Bad input (empty, a character the tokenizer does not know, too long for the model's
   512 positions) gets its message in the page.
+* The model's files are downloaded once: a second visit in the same browser profile
+  reads them from the site's Cache Storage (no request for them reaches the site) and
+  draws the same maps.
 
 The Python side is tests/test_own_sentence.py."""
 
@@ -28,6 +31,16 @@ from live_support import live_manifest, watched_page
 
 PAGE = "chapters/reading_attention/interpretability/interpretability.html"
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "minilm_reference.npz"
+
+
+# the model's files that the page's worker keeps in the site's Cache Storage
+_KEPT_JS = """async () => (await (await caches.open('attn-live')).keys())
+  .map(r => new URL(r.url).pathname).filter(p => p.includes('/live/model/'))"""
+# where the page's Python reads the weights from (a link into the kept copies, or not)
+_WEIGHTS_FROM = (
+    "import os\nprint(os.path.realpath(os.environ['ATTNLIB_MINILM_DIR']"
+    " + '/model.safetensors'))"
+)
 
 
 def _live_or_fail():
@@ -161,8 +174,78 @@ def test_own_sentence_drawn_in_the_page_offline(context, site_url):
 
         assert context.external_requests[n_external:] == []
         assert all(u.startswith((site_url, "data:", "blob:")) for u in requests)
-        assert any("/live/model/" in urlparse(u).path for u in requests)
+        # downloaded now, or kept by this browser profile from an earlier test's visit
+        kept = page.evaluate(_KEPT_JS)
+        assert kept or any("/live/model/" in urlparse(u).path for u in requests)
         assert not errors, errors
     finally:
         stop()
         page.close()
+
+
+def test_model_kept_by_the_browser_for_the_next_visit(fresh_context, site_url):
+    """First visit of an empty profile: the maps download the model's files, which the
+    worker keeps; second visit: the same maps, with no request for those files."""
+    _live_or_fail()
+    sentence = "The bank of the river was steep."
+    drawn = []
+    for visit in ("first", "second"):
+        page, requests, errors, stop = watched_page(fresh_context)
+        try:
+            page.goto(site_url + PAGE, wait_until="load")
+            form = page.locator(".own-sentence")
+            form.get_by_label("Your sentence").fill(sentence)
+            _show(page, form)
+            maps = form.locator(".own-sentence-result .explorer-heatmap")
+            assert maps.count() == 2, visit
+            drawn.append(maps.nth(0).get_attribute("data-values"))
+            # a run after the maps' waits until the worker has kept the files
+            messages = page.evaluate("code => attnLive.python(code)", _WEIGHTS_FROM)
+            path = "".join(m["text"] for m in messages if m["type"] == "stream").strip()
+            model = [u for u in requests if "/live/model/" in urlparse(u).path]
+            if visit == "first":
+                assert model, "the first visit downloads the model's files"
+                assert len(page.evaluate(_KEPT_JS)) == 2, "both files are kept"
+            else:
+                assert model == [], model
+                assert path.startswith("/home/pyodide/book/_live/kept/"), path
+            assert not errors, errors
+        finally:
+            stop()
+            page.close()
+    assert drawn[0] == drawn[1]
+
+
+def test_weights_kept_when_a_cell_reads_only_them(fresh_context, site_url):
+    """A cell that reads the weights but not the tokenizer: the weights alone are kept,
+    and the next visit reads them from the browser's storage (not downloaded again)."""
+    _live_or_fail()
+    load = (
+        "from attnlib.models import minilm\nprint(type(minilm.load_weights()).__name__)"
+    )
+    for visit in ("first", "second"):
+        page, requests, errors, stop = watched_page(fresh_context)
+        try:
+            page.goto(site_url + PAGE, wait_until="load")
+            page.get_by_role("button", name="Make this page live").click()
+            page.wait_for_function("() => attnLive.cells() !== null", timeout=60_000)
+            page.evaluate("() => attnLive.ready().then(() => true)")
+            messages = page.evaluate("code => attnLive.python(code)", load)
+            messages += page.evaluate("code => attnLive.python(code)", _WEIGHTS_FROM)
+            text = {"stdout": "", "stderr": ""}
+            for m in messages:
+                if m["type"] == "stream":
+                    text[m["name"]] += m["text"]
+            kept = "MiniLMWeights\n/home/pyodide/book/_live/kept/"
+            assert text["stdout"].startswith(kept), text
+            weights = [u for u in requests if urlparse(u).path.endswith(".safetensors")]
+            if visit == "first":
+                assert "from the website" in text["stderr"], text
+                assert weights, "the first visit downloads the weights"
+            else:
+                assert "from this browser's storage" in text["stderr"], text
+                assert weights == [], weights
+            assert not errors, errors
+        finally:
+            stop()
+            page.close()
