@@ -38,6 +38,7 @@ from attnlib.core._validation import (
     fits,
     require_ndim,
 )
+from attnlib.models.recurrent import _initial_state
 
 __all__ = ["init_gru", "gru_encode", "gru_backward"]
 
@@ -109,21 +110,7 @@ def _check_gru(inputs, W_x, W_h, b, h0):
         )
     if bb.shape != (3 * h,):
         raise ValueError(f"b must have shape (3h,) = ({3 * h},); got {bb.shape}")
-    if h0 is None:
-        h_prev = np.zeros(x.shape[:-2] + (h,))
-    else:
-        h_prev = as_float_array(h0, "h0")
-        if h_prev.shape[-1:] != (h,):
-            raise ValueError(
-                f"h0 must have shape (..., h) = (..., {h}); got {h_prev.shape}"
-            )
-        try:
-            np.broadcast_shapes(h_prev.shape[:-1], x.shape[:-2])
-        except ValueError:
-            raise ValueError(
-                f"the batch axes of h0 {h_prev.shape} and inputs {x.shape} do not "
-                "broadcast"
-            ) from None
+    h_prev = _initial_state(h0, x, h)
     for name, a in (("inputs", x), ("W_x", Wx), ("W_h", Wh), ("b", bb), ("h0", h_prev)):
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} holds NaN or inf; the GRU would propagate it")

@@ -46,6 +46,27 @@ class RNNParams(NamedTuple):
     b: np.ndarray
 
 
+def _initial_state(h0, x: np.ndarray, h: int, dtype=float) -> np.ndarray:
+    """The state before the first step: zeros of shape ``(..., h)`` for the batch axes
+    of ``x`` (``(..., L, m)``) when ``h0`` is None, else ``h0`` checked: a finite-typed
+    array whose last axis is ``h`` and whose batch axes broadcast with ``x``'s
+    (ValueError otherwise). Shared by the tanh RNN and the GRU."""
+    if h0 is None:
+        return np.zeros(x.shape[:-2] + (h,), dtype=dtype)
+    h_prev = as_float_array(h0, "h0")
+    if h_prev.shape[-1:] != (h,):
+        raise ValueError(
+            f"h0 must have shape (..., h) = (..., {h}); got {h_prev.shape}"
+        )
+    try:
+        np.broadcast_shapes(h_prev.shape[:-1], x.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the batch axes of h0 {h_prev.shape} and inputs {x.shape} do not broadcast"
+        ) from None
+    return h_prev
+
+
 def init_rnn(
     rng: np.random.Generator,
     input_size: int,
@@ -124,21 +145,7 @@ def _check_rnn(inputs, W_x, W_h, b, h0):
         raise ValueError(
             f"b must have shape (h,) = ({h},) to match W_x {Wx.shape}; got {bb.shape}"
         )
-    if h0 is None:
-        h_prev = np.zeros(x.shape[:-2] + (h,), dtype=np.result_type(x.dtype, Wx.dtype))
-    else:
-        h_prev = as_float_array(h0, "h0")
-        if h_prev.shape[-1:] != (h,):
-            raise ValueError(
-                f"h0 must have shape (..., h) = (..., {h}); got {h_prev.shape}"
-            )
-        try:
-            np.broadcast_shapes(h_prev.shape[:-1], x.shape[:-2])
-        except ValueError:
-            raise ValueError(
-                f"the batch axes of h0 {h_prev.shape} and inputs {x.shape} "
-                "do not broadcast"
-            ) from None
+    h_prev = _initial_state(h0, x, h, np.result_type(x.dtype, Wx.dtype))
     for name, a in (("inputs", x), ("W_x", Wx), ("W_h", Wh), ("b", bb), ("h0", h_prev)):
         if not np.all(np.isfinite(a)):
             raise ValueError(
