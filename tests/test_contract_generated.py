@@ -640,11 +640,10 @@ def _lm_saved():
     return forward(params, config, IDS, keep_for_backward=True)[2]
 
 
-def _rnn_backward():
-    recurrent = _mod("models.recurrent")
+def _recurrent_backward(encode, W_x, W_h, b):
+    """The arguments of a recurrent encoder's backward pass, from one forward pass."""
     inputs = np.ones((1, 3, 2))  # (B, T, m)
-    W_x, W_h, b = np.ones((2, 3)) / 4, np.eye(3) / 2, np.zeros(3)
-    states, _ = recurrent.rnn_encode(inputs, W_x, W_h, b)  # (B, T, h)
+    states, _ = encode(inputs, W_x, W_h, b)  # (B, T, h)
     return dict(
         inputs=inputs,
         states=states,
@@ -653,22 +652,18 @@ def _rnn_backward():
         W_h=W_h,
         grad_states=np.ones_like(states),
     )
+
+
+def _rnn_backward():
+    encode = _mod("models.recurrent").rnn_encode
+    return _recurrent_backward(encode, np.ones((2, 3)) / 4, np.eye(3) / 2, np.zeros(3))
 
 
 def _gru_backward():
-    gru = _mod("models.gru")
-    inputs = np.ones((1, 3, 2))  # (B, T, m)
-    W_x, W_h, b = np.ones((2, 9)) / 4, np.ones((3, 9)) / 4, np.zeros(9)
-    states, _ = gru.gru_encode(inputs, W_x, W_h, b)  # (B, T, h)
-    return dict(
-        inputs=inputs,
-        states=states,
-        h0=np.zeros((1, 3)),
-        W_x=W_x,
-        W_h=W_h,
-        b=b,
-        grad_states=np.ones_like(states),
-    )
+    encode = _mod("models.gru").gru_encode
+    b = np.zeros(9)
+    W_x, W_h = np.ones((2, 9)) / 4, np.ones((3, 9)) / 4
+    return {**_recurrent_backward(encode, W_x, W_h, b), "b": b}
 
 
 @cache
