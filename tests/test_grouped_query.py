@@ -138,6 +138,14 @@ def test_per_head_mask_reaches_the_right_head():
             ValueError,
             "W_K",
         ),
+        (
+            lambda: grouped_query_self_attention(
+                np.array([[0.1, 0.2, 0.3, np.inf], [0.4, 0.5, 0.6, 0.7]]),
+                init_grouped_query(np.random.default_rng(0), 4, 2, 1),
+            ),
+            ValueError,
+            r"x \(2, 4\) holds NaN or inf",
+        ),
     ],
 )
 def test_bad_input_is_refused_with_a_reason(call, error, words):

@@ -32,6 +32,7 @@ from attnlib.core._validation import (
     as_float_array,
     as_generator,
     as_width,
+    finite_array,
     mask_for_scores,
     require_ndim,
 )
@@ -295,13 +296,12 @@ def grouped_query_self_attention(x, params: GroupedQueryParams, mask=None):
 
     Raises
     ------
-    ValueError if the width of ``x`` does not match ``W_Q`` (both shapes named), and
-    everything :func:`grouped_query_attention` raises.
+    ValueError if ``x`` holds NaN or inf, if its width does not match ``W_Q`` (both
+    shapes named), and everything :func:`grouped_query_attention` raises.
 
     Source: Ainslie et al. (2023), section 2.2.
     """
-    x = as_float_array(x, "x")
-    require_ndim(x, 2, "x", "(..., L, d_model)")
+    x = finite_array(x, "x", "(..., L, d_model)", 2)  # every row is a query
     if x.shape[-1] != params.W_Q.shape[0]:
         raise ValueError(f"x {x.shape} does not fit W_Q {params.W_Q.shape}")
     q = split_heads(x @ params.W_Q, params.num_heads)  # (..., H, L, d_k)
