@@ -117,6 +117,15 @@ def fresh_context(browser):
     ctx.close()
 
 
+@pytest.fixture(scope="module")
+def module_context(browser):
+    """A new desktop, light-mode context (an empty profile), shared by the tests of
+    one module (a first visit, then the next visit in the same profile)."""
+    ctx = _new_context(browser, DEFAULT_PROFILE)
+    yield ctx
+    ctx.close()
+
+
 @pytest.fixture(scope="session")
 def context(contexts):
     """The desktop, light-mode context (the profile of most tests)."""

@@ -274,6 +274,18 @@ def test_live_code_stays_on_for_the_rest_of_the_visit(context, site_url):
         stored = stored_text(nb.cells[printing["index"]].get("outputs", []))
         assert live_text(messages) == stored
 
+        # a new tab starts with live code off, though this tab has it on
+        other, _, other_errors, other_stop = watched_page(context)
+        try:
+            other.goto(site_url + first, wait_until="load")
+            other.wait_for_timeout(1_000)
+            assert other.evaluate("() => attnLive.ready()") is None
+            assert other.locator(".live-early").count() == 0
+            assert not other_errors, other_errors
+        finally:
+            other_stop()
+            other.close()
+
         # turned off: the page after it loads nothing of live code before a click
         page.goto(site_url + third, wait_until="load")
         page.get_by_role("button", name="Stop starting Python on each page").click()
@@ -285,24 +297,6 @@ def test_live_code_stays_on_for_the_rest_of_the_visit(context, site_url):
         assert page.evaluate("() => attnLive.ready()") is None
         assert live_requests_since(n) == []
         assert not errors, errors
-    finally:
-        stop()
-        page.close()
-
-    # a new tab starts with live code off, though another tab turned it on
-    page, requests, errors, stop = watched_page(context)
-    try:
-        page.goto(site_url + first, wait_until="load")
-        page.get_by_role("button", name="Make this page live").click()
-        page.evaluate("() => attnLive.ready().then(() => true)")
-        other, other_requests, _, other_stop = watched_page(context)
-        try:
-            other.goto(site_url + second, wait_until="load")
-            other.wait_for_timeout(1_000)
-            assert other.evaluate("() => attnLive.ready()") is None
-        finally:
-            other_stop()
-            other.close()
     finally:
         stop()
         page.close()

@@ -17,6 +17,11 @@ offline (every request to another host blocked: conftest's ``context``).
   reads them from the site's Cache Storage (no request for them reaches the site) and
   draws the same maps.
 
+The first two visits share one empty browser profile (``module_context``): the visit
+that draws the maps is also the first visit whose download is kept, so Python and the
+model load twice in this file, not three times. The weights-only path (a cell that
+reads the weights but not the tokenizer) is checked nightly (``make test-all``).
+
 The Python side is tests/test_own_sentence.py."""
 
 from __future__ import annotations
@@ -27,7 +32,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
+import pytest
 from live_support import live_manifest, watched_page
+from sitepages import FULL_MATRIX
+
+# both visits of the shared profile run in one worker, in this file's order
+pytestmark = pytest.mark.xdist_group("own_sentence_page")
 
 PAGE = "chapters/reading_attention/interpretability/interpretability.html"
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "minilm_reference.npz"
@@ -92,28 +102,42 @@ def test_own_sentence_form_before_live_code(contexts, site_url):
             page.close()
 
 
-def test_own_sentence_drawn_in_the_page_offline(context, site_url):
-    _live_or_fail()
+def _drawn_weights(form) -> np.ndarray:
+    """The weight map's values, once two maps (weights and scores) are drawn."""
+    maps = form.locator(".own-sentence-result .explorer-heatmap")
+    assert maps.count() == 2, form.locator(".own-sentence-result").inner_html()[:500]
+    return _values(maps.nth(0).get_attribute("data-values"))
+
+
+def _fisherman_at_layer_2_head_9(form):
     ref = np.load(REFERENCE)
     sentence = str(ref["sentences"][1])  # the fisherman sentence
+    form.get_by_label("Your sentence").fill(sentence)
+    form.get_by_label("layer (0 = first, 5 = last)").select_option("2")
+    form.get_by_label("head (0 to 11)").select_option("9")
+    return sentence, ref["attention_1"][2, 9]  # Hugging Face's weights
+
+
+def test_own_sentence_drawn_in_the_page_offline(module_context, site_url):
+    """The first visit of an empty profile: the maps and everything the form does;
+    the model's files are downloaded, and the worker keeps both."""
+    _live_or_fail()
+    context = module_context
     n_external = len(context.external_requests)
     page, requests, errors, stop = watched_page(context)
     try:
         page.goto(site_url + PAGE, wait_until="load")
         form = page.locator(".own-sentence")
-        form.get_by_label("Your sentence").fill(sentence)
-        form.get_by_label("layer (0 = first, 5 = last)").select_option("2")
-        form.get_by_label("head (0 to 11)").select_option("9")
+        sentence, reference = _fisherman_at_layer_2_head_9(form)
         _show(page, form)
         result = form.locator(".own-sentence-result")
+        shown = _drawn_weights(form)
+        np.testing.assert_allclose(shown, reference, atol=0.005)
         maps = result.locator(".explorer-heatmap")
-        assert maps.count() == 2, result.inner_html()[:500]
         for k in range(2):
             svg = maps.nth(k).locator("svg")
             assert svg.get_attribute("role") == "img"
             assert svg.locator("title").first.text_content().startswith("Heat map")
-        shown = _values(maps.nth(0).get_attribute("data-values"))
-        np.testing.assert_allclose(shown, ref["attention_1"][2, 9], atol=0.005)
         assert sentence in result.locator("table.explorer-readout").inner_text()
 
         # the keyboard reads a cell: focus the weight map, one step right
@@ -174,48 +198,49 @@ def test_own_sentence_drawn_in_the_page_offline(context, site_url):
 
         assert context.external_requests[n_external:] == []
         assert all(u.startswith((site_url, "data:", "blob:")) for u in requests)
-        # downloaded now, or kept by this browser profile from an earlier test's visit
-        kept = page.evaluate(_KEPT_JS)
-        assert kept or any("/live/model/" in urlparse(u).path for u in requests)
+        # the empty profile downloaded the model's files; a run after the maps' waits
+        # until the worker has kept them
+        assert any("/live/model/" in urlparse(u).path for u in requests)
+        page.evaluate("code => attnLive.python(code)", _WEIGHTS_FROM)
+        assert len(page.evaluate(_KEPT_JS)) == 2, "both files are kept"
         assert not errors, errors
     finally:
         stop()
         page.close()
 
 
-def test_model_kept_by_the_browser_for_the_next_visit(fresh_context, site_url):
-    """First visit of an empty profile: the maps download the model's files, which the
-    worker keeps; second visit: the same maps, with no request for those files."""
+def test_model_kept_by_the_browser_for_the_next_visit(module_context, site_url):
+    """The next visit in the profile of the visit above: the same maps, equal to
+    Hugging Face's weights, with no request for the model's files; the page's Python
+    reads the kept copies. (Run alone, the test makes that first visit itself.)"""
     _live_or_fail()
-    sentence = "The bank of the river was steep."
-    drawn = []
-    for visit in ("first", "second"):
-        page, requests, errors, stop = watched_page(fresh_context)
+    for visit in ("first", "next"):
+        page, requests, errors, stop = watched_page(module_context)
         try:
             page.goto(site_url + PAGE, wait_until="load")
+            if visit == "first" and len(page.evaluate(_KEPT_JS)) == 2:
+                continue  # kept by the visit of the test above
             form = page.locator(".own-sentence")
-            form.get_by_label("Your sentence").fill(sentence)
+            _, reference = _fisherman_at_layer_2_head_9(form)
             _show(page, form)
-            maps = form.locator(".own-sentence-result .explorer-heatmap")
-            assert maps.count() == 2, visit
-            drawn.append(maps.nth(0).get_attribute("data-values"))
+            np.testing.assert_allclose(_drawn_weights(form), reference, atol=0.005)
             # a run after the maps' waits until the worker has kept the files
             messages = page.evaluate("code => attnLive.python(code)", _WEIGHTS_FROM)
             path = "".join(m["text"] for m in messages if m["type"] == "stream").strip()
             model = [u for u in requests if "/live/model/" in urlparse(u).path]
-            if visit == "first":
-                assert model, "the first visit downloads the model's files"
-                assert len(page.evaluate(_KEPT_JS)) == 2, "both files are kept"
-            else:
+            if visit == "next":
                 assert model == [], model
                 assert path.startswith("/home/pyodide/book/_live/kept/"), path
+            assert len(page.evaluate(_KEPT_JS)) == 2, "both files are kept"
             assert not errors, errors
         finally:
             stop()
             page.close()
-    assert drawn[0] == drawn[1]
 
 
+@pytest.mark.skipif(
+    not FULL_MATRIX, reason="nightly (make test-all): the weights-only path"
+)
 def test_weights_kept_when_a_cell_reads_only_them(fresh_context, site_url):
     """A cell that reads the weights but not the tokenizer: the weights alone are kept,
     and the next visit reads them from the browser's storage (not downloaded again)."""
