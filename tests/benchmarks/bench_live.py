@@ -47,6 +47,7 @@ from bench_pages import _block_external  # noqa: E402
 from sitepages import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
+    EXTERNAL_URL,
     MATRIX_PAGES,
     SITE,
     SiteHandler,
@@ -173,7 +174,7 @@ def main(argv=None) -> int:
                 following = pages[(i + 1) % len(pages)]
                 after = pages[(i + 2) % len(pages)]
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
-                context.route("**/*", _block_external)
+                context.route(EXTERNAL_URL, _block_external)
                 visits = (
                     ("cold", chapter),
                     ("warm", chapter),

@@ -38,14 +38,13 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
 
 from sitepages import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
-    LOCAL_HOSTS,
+    EXTERNAL_URL,
     SITE,
     serve_site,
     site_pages,
@@ -97,10 +96,8 @@ _WATCH_JS = """(() => {
 
 
 def _block_external(route):
-    if urlparse(route.request.url).hostname not in LOCAL_HOSTS | {None}:
-        route.abort("blockedbyclient")
-    else:
-        route.continue_()
+    """Routed for sitepages.EXTERNAL_URL only: every request to another host."""
+    route.abort("blockedbyclient")
 
 
 def measure(browser, url: str, timeout_ms: int = 120_000) -> dict:
@@ -112,7 +109,7 @@ def measure(browser, url: str, timeout_ms: int = 120_000) -> dict:
         device_scale_factor=2,
         service_workers="block",
     )
-    context.route("**/*", _block_external)
+    context.route(EXTERNAL_URL, _block_external)
     page = context.new_page()
     page.add_init_script(_WATCH_JS)
     cdp = context.new_cdp_session(page)

@@ -20,14 +20,13 @@ import os
 import re
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 from sitepages import (
     CHROMIUM,
     CHROMIUM_ARGS,
     DEFAULT_PROFILE,
-    LOCAL_HOSTS,
+    EXTERNAL_URL,
     PAGE_CHECKS,
     PROFILES,
     SCREENSHOTS,
@@ -76,21 +75,13 @@ def _new_context(browser, profile: str):
     ctx.external_requests = []  # every blocked request, as (page url, request url)
     ctx.profile = profile
 
-    def route(route):
-        url = route.request.url
-        parsed = urlparse(url)
-        if (
-            parsed.scheme in ("http", "https", "ws", "wss")
-            and parsed.hostname not in LOCAL_HOSTS
-        ):
-            ctx.external_requests.append(
-                (route.request.frame.url if route.request.frame else "", url)
-            )
-            route.abort("blockedbyclient")
-        else:
-            route.continue_()
+    def block(route):
+        ctx.external_requests.append(
+            (route.request.frame.url if route.request.frame else "", route.request.url)
+        )
+        route.abort("blockedbyclient")
 
-    ctx.route("**/*", route)
+    ctx.route(EXTERNAL_URL, block)
     return ctx
 
 

@@ -61,7 +61,7 @@ CHAPTERS = _toc_documents()
 
 # ------------------------------------------------------------------ measured in the
 # page
-_MEASURE_JS = r"""() => {
+_MEASURE_JS = r"""({contrast, widths}) => {
   const article = document.querySelector("article.bd-article");
   const visible = el => {
     if (!el.getClientRects().length) return false;
@@ -79,15 +79,19 @@ _MEASURE_JS = r"""() => {
     const a = top[3];
     return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]);
   };
+  // What is behind an element: its own background over what is behind its parent,
+  // down to the first opaque one (the canvas, white, below all). Kept per element, so
+  // that the thousands of spans of a highlighted code block share their ancestors'.
+  const behind = new Map();
   const background = el => {
-    const layers = [];
-    for (let e = el; e; e = e.parentElement) {
-      const c = parse(getComputedStyle(e).backgroundColor);
-      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    if (!el) return [255, 255, 255, 1];   // the canvas
+    if (!behind.has(el)) {
+      const c = parse(getComputedStyle(el).backgroundColor);
+      behind.set(el, c && c[3] >= 1 ? c
+        : c && c[3] > 0 ? over(c, background(el.parentElement))
+        : background(el.parentElement));
     }
-    let colour = [255, 255, 255, 1];   // the canvas
-    for (let i = layers.length - 1; i >= 0; i -= 1) colour = over(layers[i], colour);
-    return colour;
+    return behind.get(el);
   };
   const luminance = c => {
     const [r, g, b] = c.slice(0, 3).map(v => {
@@ -100,17 +104,20 @@ _MEASURE_JS = r"""() => {
     const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
     return (hi + 0.05) / (lo + 0.05);
   };
+  const opacities = new Map();
   const opacity = el => {
-    let o = 1;
-    for (let e = el; e; e = e.parentElement) o *= Number(getComputedStyle(e).opacity);
-    return o;
+    if (!el) return 1;
+    if (!opacities.has(el))
+      opacities.set(el, Number(getComputedStyle(el).opacity)
+                        * opacity(el.parentElement));
+    return opacities.get(el);
   };
   const name = el => el.tagName.toLowerCase() + "."
     + String(el.className.baseVal ?? el.className).slice(0, 40);
   const contrastFailures = [];
   let textsChecked = 0;
-  const roots = Array.from(document.querySelectorAll(
-    ".explorer, [id^='attnquiz_'], article pre, article code"));
+  const roots = contrast ? Array.from(document.querySelectorAll(
+    ".explorer, [id^='attnquiz_'], article pre, article code")) : [];
   const seen = new Set();
   for (const root of roots) {
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
@@ -145,8 +152,10 @@ _MEASURE_JS = r"""() => {
     }
   }
   // ---- widths
-  if (!article) return {contrastFailures, textsChecked, tooWide: [], hiddenScroll: [],
-                        cutOff: [], tracks: [], explorers: 0, quizzes: 0};
+  const counts = {explorers: document.querySelectorAll(".explorer").length,
+    quizzes: document.querySelectorAll("[id^='attnquiz_'] .QuizScore").length};
+  if (!article || !widths) return {contrastFailures, textsChecked, tooWide: [],
+                                   hiddenScroll: [], cutOff: [], tracks: [], ...counts};
   const column = article.getBoundingClientRect();
   const pad = parseFloat(getComputedStyle(article).paddingLeft);
   const left = column.left + pad - 1;
@@ -188,13 +197,16 @@ _MEASURE_JS = r"""() => {
   const tracks = Array.from(document.querySelectorAll(".explorer .noUi-target"))
     .filter(visible).map(t => Math.round(t.getBoundingClientRect().width));
   return {contrastFailures, textsChecked, tooWide, hiddenScroll, cutOff, tracks,
-          explorers: document.querySelectorAll(".explorer").length,
-          quizzes: document.querySelectorAll("[id^='attnquiz_'] .QuizScore").length};
+          ...counts};
 }"""
 
 
-def _measure(tab, page_path) -> dict:
-    return tab.evaluate(_MEASURE_JS)
+def _measure_contrast(tab, page_path) -> dict:
+    return tab.evaluate(_MEASURE_JS, {"contrast": True, "widths": False})
+
+
+def _measure_widths(tab, page_path) -> dict:
+    return tab.evaluate(_MEASURE_JS, {"contrast": False, "widths": True})
 
 
 # ------------------------------------------------------------------ the keyboard
@@ -346,9 +358,10 @@ def _answers_kept(tab, page_path) -> dict:
 
 
 ALL = tuple(PROFILES)
-# The measure (contrast, widths, tracks: one pass over the page) runs on every visit;
-# the Tab path and the drawer where layout is checked (sitepages.runs_in).
-register_check("reader", _measure, profiles=ALL, order=5)
+# Contrast where colour is checked, widths and slider tracks, the Tab path and the
+# drawer where layout is checked (sitepages.runs_in).
+register_check("contrast", _measure_contrast, profiles=ALL, order=5, kind="colour")
+register_check("widths", _measure_widths, profiles=ALL, order=6, kind="layout")
 register_check(
     "keyboard_path", _tabs_to_explorer, profiles=ALL, order=20, kind="layout"
 )
@@ -374,7 +387,7 @@ layout_visits = pytest.mark.parametrize(
 # ------------------------------------------------------------------ the tests
 @colour_visits
 def test_text_contrast_from_rendered_colours(visit, page, profile):
-    seen = visit(page, profile)["reader"]
+    seen = visit(page, profile)["contrast"]
     assert seen["contrastFailures"] == [], f"{page} ({profile}):\n  " + "\n  ".join(
         seen["contrastFailures"][:20]
     )
@@ -382,14 +395,14 @@ def test_text_contrast_from_rendered_colours(visit, page, profile):
 
 @layout_visits
 def test_nothing_wider_than_the_column(visit, page, profile):
-    seen = visit(page, profile)["reader"]
+    seen = visit(page, profile)["widths"]
     problems = seen["tooWide"] + seen["hiddenScroll"] + seen["cutOff"]
     assert problems == [], f"{page} ({profile}):\n  " + "\n  ".join(problems[:20])
 
 
 @layout_visits
 def test_slider_tracks_are_wide_enough(visit, page, profile):
-    tracks = visit(page, profile)["reader"]["tracks"]
+    tracks = visit(page, profile)["widths"]["tracks"]
     assert all(width >= MIN_TRACK_PX for width in tracks), (page, profile, tracks)
 
 
@@ -438,11 +451,11 @@ def test_every_page_was_measured_in_every_profile(visit):
     """The checks above did measure something (a page with an explorer and
     questions)."""
     for profile in PROFILES:
-        seen = visit("chapters/how_attention_works/softmax/softmax.html", profile)[
-            "reader"
-        ]
-        assert seen["explorers"] == 1 and seen["quizzes"] == 1, (profile, seen)
-        assert seen["textsChecked"] > 100 and len(seen["tracks"]) == 2, (profile, seen)
+        seen = visit("chapters/how_attention_works/softmax/softmax.html", profile)
+        colour, layout = seen["contrast"], seen["widths"]
+        assert colour["explorers"] == 1 and colour["quizzes"] == 1, (profile, colour)
+        assert colour["textsChecked"] > 100, (profile, colour)
+        assert len(layout["tracks"]) == 2, (profile, layout)
 
 
 def test_matrix_pages_cover_every_numbered_part_of_the_book():
@@ -478,7 +491,7 @@ def test_contrast_measure_can_fail(context, site_url):
             box.prepend(probe);
         }"""
         )
-        failures = tab.evaluate(_MEASURE_JS)["contrastFailures"]
+        failures = _measure_contrast(tab, None)["contrastFailures"]
     finally:
         tab.close()
     for text in ("faint grey", "pink read-out", "yellow label"):

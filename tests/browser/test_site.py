@@ -53,6 +53,32 @@ def test_page_loads_without_errors_or_other_hosts(visit, page):
     assert seen["console_errors"] == [], f"{page} logged console errors"
 
 
+def test_requests_to_other_hosts_are_blocked_and_recorded(context, site_url):
+    """The check above can fail: a request to another host (a look-alike of the local
+    one too) is aborted and recorded, and a request to the site is neither."""
+    before = len(context.external_requests)
+    tab = context.new_page()
+    try:
+        tab.goto(site_url + "chapters/reference/glossary.html", wait_until="load")
+        statuses = tab.evaluate(
+            """async urls => Promise.all(urls.map(u => fetch(u).then(
+                r => r.status, () => "blocked")))""",
+            [
+                "https://example.org/script.js",
+                "http://127.0.0.1.example.org/x",
+                site_url + "index.html",
+            ],
+        )
+    finally:
+        tab.close()
+    assert statuses == ["blocked", "blocked", 200], statuses
+    recorded = [url for _, url in context.external_requests[before:]]
+    assert recorded == [
+        "https://example.org/script.js",
+        "http://127.0.0.1.example.org/x",
+    ], recorded
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_math_is_typeset(visit, page):
     seen = visit(page)
