@@ -30,11 +30,12 @@ CHROMIUM_ARGS = [
 # Folders of the built site that hold assets, not pages.
 ASSET_DIRS = {"_static", "_sources", "_images", "vendor", "_sphinx_design_static"}
 LOCAL_HOSTS = {"127.0.0.1"}
-# Any request to a host other than 127.0.0.1, for a browser context's ``route``. The
+# Any request to a host not in LOCAL_HOSTS, for a browser context's ``route``. The
 # pattern is matched inside Playwright's driver, so only these requests are
 # intercepted; routing "**/*" sent every request of the site through Python and back,
 # about 0.3 s of processor time per page.
-EXTERNAL_URL = re.compile(r"^(?!https?://127\.0\.0\.1[:/])(https?|wss?)://")
+_LOCAL = "|".join(re.escape(host) for host in sorted(LOCAL_HOSTS))
+EXTERNAL_URL = re.compile(rf"^(?!https?://(?:{_LOCAL})[:/])(https?|wss?)://")
 
 # How a reader meets the site: a phone held upright (390 x 844, touch) and a desktop
 # window (1280 x 900), each in light and dark mode (the theme follows the system's
