@@ -730,6 +730,32 @@ SLIPS += [
             ("positions from 1", {"start": 1}, "positions start at 1"),
         )
     ],
+    (
+        "rope: positions ignored, nothing rotated",
+        lambda: rotary.check_rotary(lambda x, positions: np.array(x, dtype=float)),
+        "returns its input unchanged: nothing is rotated",
+    ),
+    (
+        "rope: positions ignored, every row turned as if at position 1",
+        lambda: rotary.check_rotary(
+            lambda x, positions: rope_by_hand(x, [1] * len(positions))
+        ),
+        "your function ignores the positions",
+    ),
+    (
+        "rope: positions ignored, every row turned as the first",
+        lambda: rotary.check_rotary(
+            lambda x, positions: rope_by_hand(x, [positions[0]] * len(positions))
+        ),
+        "your function ignores the positions",
+    ),
+    (
+        "rope: every pair turned by the row's position alone, no frequencies",
+        lambda: rotary.check_rotary(
+            lambda x, positions: rope_by_hand(x, positions, exponent=0)
+        ),
+        "every pair of a row turns by the same angle",
+    ),
     *[
         (
             f"tiled: {name}",
