@@ -407,6 +407,47 @@ SLIPS = [
         "measured from different maxima",
     ),
     (
+        "merge: block b always rescaled to block a's maximum",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (max(m_a, m_b), l_a + l_b * math.exp(m_b - m_a))
+        ),
+        "you always rescale block b to block a's maximum",
+    ),
+    (
+        "merge: block a always rescaled to block b's maximum",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (max(m_a, m_b), l_a * math.exp(m_a - m_b) + l_b)
+        ),
+        "you always rescale block a to block b's maximum",
+    ),
+    (
+        "merge: the log of the merged sum (log-sum-exp)",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (
+                max(m_a, m_b),
+                max(m_a, m_b) + math.log(merge_by_hand(m_a, l_a, m_b, l_b)[1]),
+            )
+        ),
+        "a logarithm of the merged sum",
+    ),
+    (
+        "merge: the two rescaled sums averaged",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (
+                max(m_a, m_b),
+                merge_by_hand(m_a, l_a, m_b, l_b)[1] / 2,
+            )
+        ),
+        "that is an average",
+    ),
+    (
+        "merge: a wrong sum no slip explains",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (max(m_a, m_b), l_a * l_b + 5.0)
+        ),
+        "the merged maximum is right, the sum is not",
+    ),
+    (
         "merge: exp of the maxima alone",
         lambda: cost.check_merge(
             lambda m_a, l_a, m_b, l_b: (
