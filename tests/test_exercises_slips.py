@@ -570,7 +570,7 @@ SLIPS = [
         lambda: interpretability.norm_share_function(
             lambda out, layer, key: float(out.attention[layer, :, :, key].mean())
         ),
-        "That is the weight share",
+        "that is the weight share; use out.weighted_norms()",
     ),
     (
         "norm share: a sum over the heads",
