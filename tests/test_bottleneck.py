@@ -429,6 +429,41 @@ def test_check_decoder_step(capsys):
     assert ex.check_decoder_step([0.1798, 0.6734, 0.1468], [0.6734, 0.1798]) is False
 
 
+# the decoder step of ex-bottleneck-decoder, by hand: h' = [1, -1], W_a = U_a = I,
+# v_a = [1, 1], so s_j = tanh(1 + h_j0) + tanh(-1 + h_j1)
+_STATES = [[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]
+_SCORES = [math.tanh(2) + math.tanh(-1), 2 * math.tanh(1), 0.0]
+_WEIGHTS = [math.exp(s) / sum(math.exp(t) for t in _SCORES) for s in _SCORES]
+
+
+def _mix(weights, vectors):
+    return [sum(w * v[i] for w, v in zip(weights, vectors)) for i in (0, 1)]
+
+
+@pytest.mark.parametrize(
+    "context, words",
+    [
+        # the states weighted by the raw scores: [0.2024, 3.0464]
+        (_mix(_SCORES, _STATES), "weights the encoder states by the raw scores"),
+        (_mix([math.exp(s) for s in _SCORES], _STATES), "not yet divided by"),
+        (_mix([1, 1, 1], _STATES), "plain sum of the encoder states"),
+        (_mix([1 / 3] * 3, _STATES), "plain average of the encoder states"),
+        (
+            # the vectors tanh(h' + h_j) from inside the score, mixed by the weights
+            _mix(_WEIGHTS, [[math.tanh(1 + a), math.tanh(-1 + b)] for a, b in _STATES]),
+            "mixes the encoder states h_j themselves",
+        ),
+        ([0.3, 0.9], "multiply each encoder state by its weight"),  # no slip known
+    ],
+)
+def test_decoder_step_names_the_mistake_in_a_wrong_context(context, words, capsys):
+    assert ex.check_decoder_step(_WEIGHTS, context) is False
+    out = capsys.readouterr().out
+    assert "Not yet: the context vector" in out and words in out, out
+    assert "Expected" not in out
+    assert ex.check_decoder_step(_WEIGHTS, _mix(_WEIGHTS, _STATES)) is True
+
+
 def _lstsq_r2(Ftr, Ytr, Fte, Yte):
     """Independent reader: numpy.linalg.lstsq with an explicit column of ones."""
     coef = np.linalg.lstsq(np.column_stack([Ftr, np.ones(len(Ftr))]), Ytr, rcond=None)[

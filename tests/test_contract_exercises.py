@@ -145,6 +145,13 @@ ROWS = {
         check=lambda h: "percentages" in h,
         extreme=lambda: ex.diagnose_close(np.array([BIG]), np.array([BIG]), atol=1e-3),
     ),
+    "book_support.exercises.shape_relation": Row(
+        ok=lambda: (
+            ex.shape_relation((3, 2), (2, 3)),
+            ex.shape_relation((2, 3), (2, 3)),
+        ),
+        check=lambda r: "transpose" in r[0] and r[1] is None,
+    ),
     "book_support.exercises.describe": Row(
         ok=lambda: ex.describe((np.ones((2, 3)), 3.0, True), ["x", "n"]),
         check=lambda s: s == "inputs x of shape (2, 3), n=3, argument 3=True",

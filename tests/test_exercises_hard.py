@@ -205,6 +205,66 @@ def test_retraining_explains_a_wrong_prediction(capsys, mean_best_steps):
     assert "ten times as many" in capsys.readouterr().out
 
 
+@pytest.fixture(scope="module")
+def best_losses():
+    """Lowest validation loss of each run: seeds 0, 1, 2 at 0.01 and 0.1, the last
+    validation loss at 0.01, and seeds 0 to 4 at 0.1 (the chapter's table)."""
+    from attnlib.data.learning_task import make_split
+    from attnlib.models import linear_classifier as lc
+
+    data = make_split()
+    runs = {
+        lr: [lc.train(*data, learning_rate=lr, seed=s) for s in range(5)]
+        for lr in (0.01, 0.1)
+    }
+    return {
+        "small": [r.val_loss.min() for r in runs[0.01][:3]],
+        "small_last": [r.val_loss[-1] for r in runs[0.01][:3]],
+        "usual": [r.val_loss.min() for r in runs[0.1][:3]],
+        "table": [r.val_loss.min() for r in runs[0.1]],
+    }
+
+
+def test_retrained_losses_accept_the_measurement_and_the_right_verdict(
+    capsys, best_losses
+):
+    small, table = best_losses["small"], best_losses["table"]
+    assert min(table) <= np.mean(small) <= max(table)  # inside the five seeds' spread
+    assert primer.check_retrained_losses(small, "about the same")
+    out = capsys.readouterr().out
+    assert out.startswith("Correct") and "within the spread of the five seeds" in out
+
+
+@pytest.mark.parametrize("verdict", ["better", "worse"])
+def test_retrained_losses_a_difference_within_the_spread_is_not_one(
+    verdict, capsys, best_losses
+):
+    assert not primer.check_retrained_losses(best_losses["small"], verdict)
+    out = capsys.readouterr().out
+    assert "reads more into the numbers than they hold" in out
+    assert "not one this experiment can show" in out
+
+
+@pytest.mark.parametrize(
+    "which, words",
+    [
+        ("usual", "learning_rate=0.01"),  # the runs at 0.1 reported instead
+        ("small_last", "run.val_loss.min()"),  # where training stopped, not the best
+    ],
+)
+def test_retrained_losses_name_the_wrong_runs_or_the_last_loss(
+    which, words, capsys, best_losses
+):
+    assert not primer.check_retrained_losses(best_losses[which], "about the same")
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet") and words in out and "Expected" not in out
+
+
+def test_retrained_losses_refuse_a_verdict_of_the_wrong_kind(capsys, best_losses):
+    assert not primer.check_retrained_losses(best_losses["small"], "same")
+    assert "'about the same'" in capsys.readouterr().out
+
+
 def test_one_step_names_the_sign_slip(capsys):
     assert primer.check_one_step(
         [0.5, 0.25], x=2.0, y=1, w=0.0, b=0.0, learning_rate=0.5

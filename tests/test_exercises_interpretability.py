@@ -120,6 +120,67 @@ def test_weight_share_instead_of_norm_share_gets_a_hint(capsys):
     assert "weight share" in capsys.readouterr().out
 
 
+def _lengths(out, layer):
+    """||alpha_ij f(x_j)|| for every head, query i and key j of one layer, (12, L, L),
+    from the weights and the transformed vectors (not from weighted_norms())."""
+    f = np.linalg.norm(out.transformed[layer].astype(np.float64), axis=-1)  # (12, L)
+    return np.abs(out.attention[layer].astype(np.float64)) * f[:, None, :]
+
+
+@pytest.mark.parametrize(
+    "learner, words",
+    [
+        # the mean length at the key, never divided by the total over the keys
+        (
+            lambda out, layer, key: float(_lengths(out, layer)[:, :, key].mean()),
+            "not a share: divide each query's lengths by their sum over the keys",
+        ),
+        # one ratio of totals instead of the mean of the per-query shares
+        (
+            lambda out, layer, key: float(
+                _lengths(out, layer)[:, :, key].sum() / _lengths(out, layer).sum()
+            ),
+            "take the share for each head and query first, then the mean",
+        ),
+        # normalised over the queries (axis -2) instead of the keys
+        (
+            lambda out, layer, key: float(
+                (
+                    _lengths(out, layer)
+                    / _lengths(out, layer).sum(axis=-2, keepdims=True)
+                )[:, :, key].mean()
+            ),
+            "Either you divided by the sum over the queries",
+        ),
+        # the row of query `key` instead of the column of key `key`
+        (
+            lambda out, layer, key: float(
+                (
+                    _lengths(out, layer)
+                    / _lengths(out, layer).sum(axis=-1, keepdims=True)
+                )[:, key, :].mean()
+            ),
+            "or you took the row of query `key`",
+        ),
+        # the layer counted from 1
+        (
+            lambda out, layer, key: _norm_share_by_loop(out, layer + 1, key),
+            "the share in the next layer",
+        ),
+        # a share worked out some other way: the formula is said
+        (
+            lambda out, layer, key: 0.5,
+            "divided by the sum of ||alpha_ik f(x_k)|| over all keys k",
+        ),
+    ],
+)
+def test_a_wrong_norm_share_is_told_its_likely_mistake(learner, words, capsys):
+    assert not check.norm_share_function(learner)
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet") and "Hint: " in out and words in out, out
+    assert "Expected" not in out
+
+
 def test_a_crashing_function_is_reported(capsys):
     def broken(out, layer, key):
         raise IndexError("oops")

@@ -41,6 +41,23 @@ def test_score_gradient_by_hand(capsys):
     assert "sum to 0" in capsys.readouterr().out
 
 
+def test_a_right_gradient_from_the_printed_weights_is_told_its_sum_is_rounding(capsys):
+    # ex-score-gradient as a reader works it: the weights as printed, four decimals
+    # (they sum to 0.9999), the upstream gradient (0, 1, 0), products left unrounded
+    p = np.exp([2.0, 1.0, 0.0]) / np.exp([2.0, 1.0, 0.0]).sum()
+    printed = [0.6652, 0.2447, 0.0900]
+    hand = [-0.6652 * 0.2447, 0.2447 * (1 - 0.2447), -0.0900 * 0.2447]
+    assert abs(sum(hand) - 0.2447 * (1 - sum(printed))) < 1e-12  # about 2.4e-5, not 0
+    assert learning.check_score_gradient(hand, p, [0.0, 1.0, 0.0])
+    out = capsys.readouterr().out
+    assert out.startswith("Correct")
+    assert "sum to 0.00002 rather than exactly 0" in out
+    assert "rounding, not a mistake" in out and "sum to 0.9999, not 1" in out
+    # the solution's rounded entries sum to 0 exactly: no remark
+    assert learning.check_score_gradient([-0.1628, 0.1848, -0.0220], p, [0, 1, 0])
+    assert "rounding" not in capsys.readouterr().out
+
+
 def test_softmax_jacobian_function(capsys):
     assert learning.check_softmax_jacobian(lambda a: np.diag(a) - np.outer(a, a))
     assert not learning.check_softmax_jacobian(lambda a: np.diag(a))

@@ -7,6 +7,7 @@ import pytest
 from scoring_exercises import (
     check_additive_score,
     check_dot_product,
+    check_raw_score_std,
     check_scaled_score,
     check_score_function,
 )
@@ -24,6 +25,32 @@ def test_scaled_score():
     assert not check_scaled_score(40 / 64, 40, 64)
     with pytest.raises(ValueError):
         check_scaled_score(1, 40, 0)
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (16, "that is the variance, d_k = 16"),  # d_k itself, not its square root
+        (1, "standard deviation of the scaled scores"),
+        (2, "square root twice"),  # sqrt(sqrt(16))
+        (6, "add up the variances of the d_k products"),  # the scaled score instead
+    ],
+)
+def test_raw_score_std_names_the_mistake(answer, words, capsys):
+    # ex-scoring-scale: d_k = 16 products q_i k_i of variance 1 each, so the raw
+    # variance is 16 and its standard deviation 4
+    assert check_raw_score_std(4, d_k=16)
+    assert capsys.readouterr().out.startswith("Correct")
+    assert not check_raw_score_std(answer, d_k=16)
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet") and words in out and "Expected" not in out
+
+
+def test_raw_score_std_with_one_component_accepts_one(capsys):
+    # d_k = 1: variance 1, standard deviation 1; no slip may claim the right answer
+    assert check_raw_score_std(1, d_k=1)
+    with pytest.raises(ValueError, match="d_k"):
+        check_raw_score_std(1, d_k=0)
 
 
 def test_score_function():

@@ -407,6 +407,47 @@ SLIPS = [
         "measured from different maxima",
     ),
     (
+        "merge: block b always rescaled to block a's maximum",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (max(m_a, m_b), l_a + l_b * math.exp(m_b - m_a))
+        ),
+        "you always rescale block b to block a's maximum",
+    ),
+    (
+        "merge: block a always rescaled to block b's maximum",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (max(m_a, m_b), l_a * math.exp(m_a - m_b) + l_b)
+        ),
+        "you always rescale block a to block b's maximum",
+    ),
+    (
+        "merge: the log of the merged sum (log-sum-exp)",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (
+                max(m_a, m_b),
+                max(m_a, m_b) + math.log(merge_by_hand(m_a, l_a, m_b, l_b)[1]),
+            )
+        ),
+        "a logarithm of the merged sum",
+    ),
+    (
+        "merge: the two rescaled sums averaged",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (
+                max(m_a, m_b),
+                merge_by_hand(m_a, l_a, m_b, l_b)[1] / 2,
+            )
+        ),
+        "that is an average",
+    ),
+    (
+        "merge: a wrong sum no slip explains",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (max(m_a, m_b), l_a * l_b + 5.0)
+        ),
+        "the merged maximum is right, the sum is not",
+    ),
+    (
         "merge: exp of the maxima alone",
         lambda: cost.check_merge(
             lambda m_a, l_a, m_b, l_b: (
@@ -529,7 +570,7 @@ SLIPS = [
         lambda: interpretability.norm_share_function(
             lambda out, layer, key: float(out.attention[layer, :, :, key].mean())
         ),
-        "That is the weight share",
+        "that is the weight share; use out.weighted_norms()",
     ),
     (
         "norm share: a sum over the heads",
@@ -730,6 +771,32 @@ SLIPS += [
             ("positions from 1", {"start": 1}, "positions start at 1"),
         )
     ],
+    (
+        "rope: positions ignored, nothing rotated",
+        lambda: rotary.check_rotary(lambda x, positions: np.array(x, dtype=float)),
+        "returns its input unchanged: nothing is rotated",
+    ),
+    (
+        "rope: positions ignored, every row turned as if at position 1",
+        lambda: rotary.check_rotary(
+            lambda x, positions: rope_by_hand(x, [1] * len(positions))
+        ),
+        "your function ignores the positions",
+    ),
+    (
+        "rope: positions ignored, every row turned as the first",
+        lambda: rotary.check_rotary(
+            lambda x, positions: rope_by_hand(x, [positions[0]] * len(positions))
+        ),
+        "your function ignores the positions",
+    ),
+    (
+        "rope: every pair turned by the row's position alone, no frequencies",
+        lambda: rotary.check_rotary(
+            lambda x, positions: rope_by_hand(x, positions, exponent=0)
+        ),
+        "every pair of a row turns by the same angle",
+    ),
     *[
         (
             f"tiled: {name}",

@@ -158,6 +158,35 @@ def test_no_heads_axis_hint_when_q_heads_is_right(capsys):
     assert not ok and "output does not have shape" in said and "heads axis" not in said
 
 
+@pytest.mark.parametrize(
+    "name, wrong, words",
+    [
+        # Q before it is cut into heads: (batch, length, d_model)
+        ("Q_heads", (2, 10, 12), "that is Q before split_heads"),
+        # every head given all 12 columns instead of 12 / 3 = 4
+        ("Q_heads", (2, 3, 10, 12), "each head gets d_model / num_heads columns"),
+        # one head's block, the heads axis gone
+        ("Q_heads", (2, 10, 4), "keep a heads axis"),
+        # one weight matrix for all heads
+        ("weights", (2, 10, 10), "every head computes its own weights"),
+        # weights written like the queries, d_k = 4 last
+        ("weights", (2, 3, 10, 4), "every query with every key"),
+        # attended before the heads are merged and projected by W_O
+        ("attended", (2, 3, 10, 4), "attended is taken after W_O"),
+        ("attended", (2, 10, 4), "not d_k"),
+        ("h", (2, 10, 48), "before the feed-forward network"),
+        # the hidden layer of the feed-forward network as narrow as the model
+        ("ff_hidden", (2, 10, 12), "widens each row to d_ff numbers"),
+        # the output left at the hidden width 48
+        ("output", (2, 10, 48), "brings each row back to d_model"),
+    ],
+)
+def test_a_likely_wrong_layer_shape_is_told_what_it_misses(name, wrong, words, capsys):
+    ok, said = _said(capsys, check_layer_shapes, {**SHAPES, name: wrong}, **SIZES)
+    assert not ok and f"Hint: {name}: " in said and words in said, said
+    assert str(SHAPES[name]) not in said  # the expected shape is not given away
+
+
 # ---- the batch axis left out everywhere; keepdims left out (expert read 5c) ---------
 
 

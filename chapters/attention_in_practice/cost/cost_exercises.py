@@ -248,6 +248,49 @@ def _inverted(got_l: float, m_a, l_a, m_b, l_b) -> bool:
     return math.isclose(got_l, wrong, rel_tol=1e-9)
 
 
+def _close(x: float, y: float) -> bool:
+    return math.isfinite(x) and math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _merge_sum_hint(got_l, want_l, m_a, l_a, m_b, l_b) -> str:
+    """What a merged sum that is wrong (the maximum being right) most likely did."""
+    m = max(m_a, m_b)
+    if m_a != m_b and abs(m_a - m_b) < 700:
+        if _close(got_l, l_a + l_b * math.exp(m_b - m_a)):
+            return (
+                "you always rescale block b to block a's maximum, which is right only "
+                "when m_a is the larger; here m_b is larger. Rescale each block to "
+                "the common maximum m = max(m_a, m_b): the factor exp(its max - m) "
+                "is 1 for the block that holds it."
+            )
+        if _close(got_l, l_a * math.exp(m_a - m_b) + l_b):
+            return (
+                "you always rescale block a to block b's maximum, which is right only "
+                "when m_b is the larger; here m_a is larger. Rescale each block to "
+                "the common maximum m = max(m_a, m_b): the factor exp(its max - m) "
+                "is 1 for the block that holds it."
+            )
+    if want_l > 0 and (
+        _close(got_l, math.log(want_l)) or _close(got_l, m + math.log(want_l))
+    ):
+        return (
+            "that is a logarithm of the merged sum (a log-sum-exp); return l itself, "
+            "the sum of exp(s - m) over the scores of both blocks."
+        )
+    if _close(got_l, (l_a + l_b) / 2) or _close(
+        got_l, (l_a * math.exp(m_a - m) + l_b * math.exp(m_b - m)) / 2
+    ):
+        return (
+            "that is an average; the merged l is a sum: it adds the two blocks' "
+            "rescaled sums."
+        )
+    return (
+        "the merged maximum is right, the sum is not. l must equal the sum of "
+        "exp(s - m) over the scores of both blocks listed above: work it out from "
+        "them and compare with what your function returns."
+    )
+
+
 @checker("your merge function")
 def check_merge(fn) -> bool:
     """Check the reader's ``fn(m_a, l_a, m_b, l_b) -> (m, l)``, the online-softmax
@@ -309,6 +352,8 @@ def check_merge(fn) -> bool:
                     "the new max), at most 1: it shrinks the sum of the block whose "
                     "maximum was smaller."
                 )
+            else:
+                print(f"Hint: {_merge_sum_hint(got_l, want_l, m_a, l_a, m_b, l_b)}")
             if show_answer():
                 print(f"Expected: ({want_m:.4f}, {want_l:.4f}).")
             return False

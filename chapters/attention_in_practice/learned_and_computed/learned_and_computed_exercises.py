@@ -126,7 +126,8 @@ def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bo
     -------
     bool. When wrong, a hint is printed if the answer does not sum to zero (every
     softmax score gradient does) or if it equals the upstream gradient (the Jacobian was
-    forgotten).
+    forgotten). A right answer whose entries sum to a small remainder (worked from the
+    four-decimal weights, say) is told that the remainder is rounding.
     """
     p = np.asarray(weights, dtype=float)
     g = np.asarray(upstream, dtype=float)
@@ -140,7 +141,7 @@ def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bo
         if abs(got.sum()) > 10 * atol
         else None
     )
-    return check_close(
+    ok = check_close(
         got,
         expected,
         name="your score gradient",
@@ -159,6 +160,25 @@ def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bo
                 "you forgot to subtract <p, g> = sum(p * g) before multiplying by p.",
             ),
         ),
+    )
+    if ok and abs(got.sum()) > 1e-9:
+        _explain_rounded_sum(got, p)
+    return ok
+
+
+def _explain_rounded_sum(got: np.ndarray, p: np.ndarray) -> None:
+    """A right gradient whose entries, as given, do not sum to exactly 0: say that the
+    remainder is rounding (the exercise prints the weights to four decimals)."""
+    rounded = np.round(p, 4).sum()
+    why = (
+        f"the weights rounded to four decimals sum to {rounded:.4f}, not 1"
+        if abs(rounded - 1.0) > 1e-9
+        else "the entries were rounded"
+    )
+    print(
+        f"Your entries, as you gave them, sum to {got.sum():.5f} rather than exactly "
+        f"0. That remainder is rounding, not a mistake: {why}. In exact arithmetic "
+        "(or from the weights in full precision) the sum is 0."
     )
 
 

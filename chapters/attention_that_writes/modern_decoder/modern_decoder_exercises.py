@@ -304,8 +304,10 @@ def _cached_slips():
         ),
         (
             unrotated,
-            "the queries must be rotated too: the keys in the cache were rotated at "
-            "their positions, and a score depends on the offset only when both are.",
+            "the queries must be rotated too, each at its own position (start, "
+            "start + 1, ...; not one angle for all of them): the keys in the cache "
+            "were rotated at their positions, and a score depends on the offset only "
+            "when both are.",
         ),
         (
             backwards,

@@ -35,6 +35,7 @@ from book_support.exercises._answers import (
     check_close,
     check_shape_dict,
     diagnose_close,
+    shape_relation,
 )
 from book_support.exercises._display import describe, fmt, shown
 from book_support.exercises._readers import (
@@ -72,6 +73,7 @@ __all__ = [
     "diagnose_close",
     "check_close",
     "check_shape_dict",
+    "shape_relation",
     "try_reader",
     "require_function",
     "function_name",

@@ -55,7 +55,11 @@ def as_floats(answer, name: str, *, shape: tuple | None = None) -> np.ndarray:
             need = f"{shape[0]} numbers"
         else:
             need = f"an array of shape {shape}"
-        raise WrongKind(f"{name} should be {need}; yours has shape {got.shape}.")
+        why = shape_relation(got.shape, shape)
+        raise WrongKind(
+            f"{name} should be {need}; yours has shape {got.shape}"
+            + (f": {why}." if why else ".")
+        )
     return got
 
 
@@ -77,6 +81,72 @@ def _float_array(answer):
             return raw.astype(np.float64)
     except Exception:  # the reader's object: any failure means "not numbers"
         return None
+
+
+def shape_relation(got, want, *, sizes: bool = True) -> str | None:
+    """What relates a wrong shape ``got`` to the expected ``want``, as a clause, or
+    ``None`` when nothing simple does.
+
+    Recognised: two axes swapped (a transpose), the same sizes in another order, one
+    axis too many or too few (of size 1: a squeeze or ``keepdims``; otherwise an axis
+    kept that should have gone, or dropped that should stay), one size wrong. With
+    ``sizes=False`` the clause names axes but not the expected sizes (for checkers whose
+    answer is the shape itself).
+    """
+    got, want = tuple(int(n) for n in got), tuple(int(n) for n in want)
+    if got == want:
+        return None
+    if len(got) == len(want):
+        diff = [i for i in range(len(got)) if got[i] != want[i]]
+        if sorted(got) == sorted(want):
+            if len(diff) == 2 and got[diff[0]] == want[diff[1]]:
+                if len(got) == 2:
+                    return (
+                        "the two axes are swapped: a transpose (check .T, and the "
+                        "order of the factors of a product)"
+                    )
+                return (
+                    f"axes {diff[0]} and {diff[1]} are swapped: a transpose of those "
+                    "two axes (check swapaxes or transpose, and the order of the "
+                    "factors of a product)"
+                )
+            return (
+                "it has the right sizes in another order: the axes are permuted "
+                "(check transposes, and the order of the factors of a product)"
+            )
+        if len(diff) == 1:
+            i = diff[0]
+            size = f" ({got[i]} instead of {want[i]})" if sizes else ""
+            return f"only axis {i} has the wrong size{size}"
+        return None
+    if len(got) == len(want) + 1:
+        for i in range(len(got)):
+            if got[:i] + got[i + 1 :] == want:
+                if got[i] == 1:
+                    return (
+                        f"it has an extra axis of size 1 at position {i}: drop it "
+                        "(np.squeeze, or index it with 0), or do not wrap the result "
+                        "in a list"
+                    )
+                return (
+                    f"it has an extra axis at position {i} (of size {got[i]}): keep "
+                    "only the axes asked for; did an axis stay that should be summed, "
+                    "averaged or indexed away?"
+                )
+    if len(got) + 1 == len(want):
+        for i in range(len(want)):
+            if want[:i] + want[i + 1 :] == got:
+                if want[i] == 1:
+                    return (
+                        f"it lacks an axis of size 1 at position {i} (keepdims=True "
+                        "keeps it after a sum or a mean; x[..., None] adds it)"
+                    )
+                size = f" (of size {want[i]})" if sizes else ""
+                return (
+                    f"it lacks axis {i}{size}: did a sum, a mean or an index drop an "
+                    "axis that should stay?"
+                )
+    return f"it has {len(got)} axes where {len(want)} are expected"
 
 
 def as_shape(value, name: str) -> tuple:
@@ -204,9 +274,10 @@ def check_close(
     got = as_floats(answer, name)
     want = np.asarray(expected, dtype=float)
     if got.shape != want.shape:
+        why = shape_relation(got.shape, want.shape)
         print(
             f"Not yet: {name} has shape {got.shape}, but the answer has shape "
-            f"{want.shape}."
+            f"{want.shape}" + (f": {why}." if why else ".")
         )
         return False
     if np.isnan(got).any():
@@ -284,7 +355,10 @@ def check_shape_dict(answer, expected: dict, *, what: str, context: str) -> bool
             continue
         got = as_shape(answer[name], name)
         if got != want:
-            problems.append(f"{name} does not have shape {got}")
+            why = shape_relation(got, want, sizes=False)
+            problems.append(
+                f"{name} does not have shape {got}" + (f" ({why})" if why else "")
+            )
     extra = sorted((shown(k) for k in answer if k not in expected), key=str)
     if extra:
         problems.append(f"unexpected names [{', '.join(extra)}]")

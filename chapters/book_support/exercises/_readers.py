@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from book_support.exercises._answers import as_floats
+from book_support.exercises._answers import as_floats, shape_relation
 from book_support.exercises._display import describe, fmt, parameter_names, shown
 from book_support.exercises._rules import Unanswered, WrongKind, show_answer
 
@@ -82,9 +82,11 @@ def returned_array(value, label: str, where: str = "") -> np.ndarray:
         ) from None
 
 
-def _run_cases(fn, reference, cases, *, name: str, atol: float, slips=()) -> bool:
+def _run_cases(
+    fn, reference, cases, *, name: str, atol: float, slips=(), diagnose=None
+) -> bool:
     """Run ``fn`` on every case; print the first failure with its input and any slip
-    found."""
+    found (or, failing a slip, what ``diagnose(args, got)`` says)."""
     for case in cases:
         if len(case) == 3 and isinstance(case[0], str):
             label, args, hint = case
@@ -104,9 +106,10 @@ def _run_cases(fn, reference, cases, *, name: str, atol: float, slips=()) -> boo
             continue
         print(f"Not yet: wrong result{where}.")
         if got.shape != want.shape:
+            why = shape_relation(got.shape, want.shape)
             print(
                 f"  {name} returned shape {got.shape}; the result has shape "
-                f"{want.shape}."
+                f"{want.shape}" + (f": {why}." if why else ".")
             )
         else:
             print(fmt(got, f"  {name} returned: "))
@@ -121,6 +124,8 @@ def _run_cases(fn, reference, cases, *, name: str, atol: float, slips=()) -> boo
             ):
                 found = slip_hint
                 break
+        if not found and diagnose is not None:
+            found = diagnose(args, got)
         if found or hint:
             print(f"Hint: {found or hint}")
         if show_answer():
@@ -135,7 +140,14 @@ def _run_cases(fn, reference, cases, *, name: str, atol: float, slips=()) -> boo
 
 
 def check_function(
-    fn, reference, cases, *, name: str | None = None, atol: float = 1e-6, slips=()
+    fn,
+    reference,
+    cases,
+    *,
+    name: str | None = None,
+    atol: float = 1e-6,
+    slips=(),
+    diagnose=None,
 ) -> bool:
     """Call the reader's ``fn`` and attnlib's ``reference`` on each case and compare.
 
@@ -147,11 +159,16 @@ def check_function(
     atol : float, absolute tolerance
     slips : sequence of ``(wrong_fn, hint)``: typical mistakes; when ``fn`` agrees with
         ``wrong_fn`` on the failing case, the hint is printed
+    diagnose : callable ``(args, got) -> str | None``, optional; asked when no slip
+        agrees, for mistakes that no single wrong function describes (``got`` is what
+        ``fn`` returned on the failing case, as floats); its sentence is the hint
 
     Returns
     -------
     bool, True when every case matches; the first failing case is described otherwise
-    (its input shapes, what ``fn`` returned, and a diagnosis when a slip is recognised).
+    (its input shapes, what ``fn`` returned, and a diagnosis when a slip is recognised;
+    a wrong shape is compared with the expected one: a transpose, an axis too many or
+    too few).
 
     Raises
     ------
@@ -159,7 +176,9 @@ def check_function(
     """
     require_function(fn)
     label = name or function_name(fn)
-    if not _run_cases(fn, reference, cases, name=label, atol=atol, slips=slips):
+    if not _run_cases(
+        fn, reference, cases, name=label, atol=atol, slips=slips, diagnose=diagnose
+    ):
         return False
     print(f"Correct: {label} matches attnlib on all {len(cases)} test inputs.")
     return True

@@ -101,7 +101,87 @@ def check_layer_shapes(
                 "moves it before them, (batch, heads, length, d_k), so that every "
                 "head attends over its own (length, d_k) block."
             )
+    if not ok:
+        for name, hint in _layer_shape_slips(
+            batch, length, d_model, num_heads, d_ff
+        ).items():
+            if name in given and given[name] != expected[name]:
+                for wrong, words in hint:
+                    if given[name] == wrong:
+                        print(f"Hint: {name}: {words}")
+                        break
     return ok
+
+
+def _layer_shape_slips(batch, length, d_model, num_heads, d_ff) -> dict:
+    """For each name of :data:`LAYER_SHAPE_NAMES`, the wrong shapes a learner most
+    likely writes and what each one misses: {name: [(wrong shape, hint), ...]}."""
+    d_k = d_model // num_heads
+    before_split = (
+        "that is Q before split_heads; cutting d_model into heads gives each head "
+        "its own d_model / num_heads columns, with a heads axis after the batch."
+    )
+    return {
+        "Q_heads": [
+            ((batch, length, d_model), before_split),
+            (
+                (batch, num_heads, length, d_model),
+                "each head gets d_model / num_heads columns, not all d_model of them: "
+                "split_heads cuts the columns of Q into heads, it does not copy them.",
+            ),
+            (
+                (batch, length, d_k),
+                "one head's block has d_k columns, but Q_heads holds every head: "
+                "keep a heads axis after the batch axis.",
+            ),
+        ],
+        "weights": [
+            (
+                (batch, length, length),
+                "every head computes its own weights, so the heads axis stays: "
+                "(batch, heads, queries, keys).",
+            ),
+            (
+                (batch, num_heads, length, d_k),
+                "the weights compare every query with every key, so their last two "
+                "axes are positions (queries, keys), not d_k.",
+            ),
+        ],
+        "attended": [
+            (
+                (batch, num_heads, length, d_k),
+                "attended is taken after W_O: the heads are merged back into rows of "
+                "d_model numbers and projected, so the heads axis is gone.",
+            ),
+            (
+                (batch, length, d_k),
+                "attended is taken after W_O: the heads are merged back into rows of "
+                "d_model numbers, not d_k.",
+            ),
+        ],
+        "h": [
+            (
+                (batch, length, d_ff),
+                "h is the output of the first add & norm, before the feed-forward "
+                "network: residual stream width d_model.",
+            ),
+        ],
+        "ff_hidden": [
+            (
+                (batch, length, d_model),
+                "inside the feed-forward network the first linear map widens each "
+                "row to d_ff numbers; only the second brings it back to d_model.",
+            ),
+        ],
+        "output": [
+            (
+                (batch, length, d_ff),
+                "the second linear map of the feed-forward network brings each row "
+                "back to d_model, so that the layer's output can be added to its "
+                "input and fed to the next layer.",
+            ),
+        ],
+    }
 
 
 def _norm_cases():

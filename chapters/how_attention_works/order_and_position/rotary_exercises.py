@@ -73,6 +73,63 @@ def _slips():
     ]
 
 
+#: A probe for a function that ignores the positions: one row repeated at four
+#: positions, so that a right RoPE returns four different rows.
+_PROBE_POSITIONS = [2, 0, 3, 5]
+
+
+def _pair_angles(x, y):
+    """The angle by which each coordinate pair of ``x`` was turned into ``y``."""
+    xe, xo, ye, yo = x[..., 0::2], x[..., 1::2], y[..., 0::2], y[..., 1::2]
+    return np.arctan2(xe * yo - xo * ye, xe * ye + xo * yo)
+
+
+def _position_diagnosis(fn):
+    """A ``diagnose`` for :func:`check_function`: run ``fn`` on one row repeated at
+    positions 2, 0, 3 and 5 and say whether it ignores the positions (no rotation at
+    all, or the same one at every position) or turns every pair of a row by the same
+    angle. ``None`` when neither explains the mistake."""
+
+    def diagnose(args, got):
+        row = np.random.default_rng(17).normal(size=(1, 8))
+        probe = np.repeat(row, len(_PROBE_POSITIONS), axis=0)  # (4, 8)
+        try:
+            with np.errstate(all="ignore"):
+                out = np.asarray(fn(probe.copy(), list(_PROBE_POSITIONS)), dtype=float)
+        except Exception:  # the reader's code: no diagnosis, the verdict stands
+            return None
+        if out.shape != probe.shape or not np.all(np.isfinite(out)):
+            return None
+        if np.allclose(out, probe, atol=1e-8):
+            return (
+                "your function returns its input unchanged: nothing is rotated. The "
+                "row at position m turns each pair (x_2i, x_2i+1) by the angle "
+                "m theta_i, so only the row at position 0 stays as it is."
+            )
+        if np.allclose(out, out[:1], atol=1e-8):
+            return (
+                "your function ignores the positions: the same row at positions 2, 0, "
+                "3 and 5 comes out the same, turned by one angle. The angle must "
+                "grow with the row's own position m (m theta_i), and position 0 is "
+                "not turned at all."
+            )
+        angles = _pair_angles(probe, out)  # (4, 4): position, pair
+        norms_kept = np.allclose(
+            np.hypot(out[:, 0::2], out[:, 1::2]),
+            np.hypot(probe[:, 0::2], probe[:, 1::2]),
+            atol=1e-8,
+        )
+        if norms_kept and np.allclose(angles, angles[:, :1], atol=1e-8):
+            return (
+                "every pair of a row turns by the same angle; pair i must turn by "
+                "m theta_i with its own frequency theta_i = base^(-2i/d), so the "
+                "later pairs turn more slowly."
+            )
+        return None
+
+    return diagnose
+
+
 def _cases():
     rng = np.random.default_rng(5)
     return [
@@ -102,7 +159,9 @@ def check_rotary(fn) -> bool:
 
     Diagnosed slips: frequencies ``base^(-i/d)`` instead of ``base^(-2i/d)``, rotation
     by the negative angle, coordinate ``i`` paired with ``i + d/2`` instead of ``2i``
-    with ``2i + 1``, positions counted from 1.
+    with ``2i + 1``, positions counted from 1; and, on a probe of one row repeated at
+    several positions, a function that ignores the positions (no rotation, or the same
+    at every position) or turns every pair of a row by one angle.
 
     Source: Su et al. (2021), RoFormer, section 3.4.
     """
@@ -113,6 +172,7 @@ def check_rotary(fn) -> bool:
         cases,
         atol=1e-8,
         slips=_slips(),
+        diagnose=_position_diagnosis(fn),
     ):
         return False
     rng = np.random.default_rng(9)

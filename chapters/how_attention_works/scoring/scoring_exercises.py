@@ -63,6 +63,46 @@ def check_scaled_score(answer, raw_score: float, d_k: int) -> bool:
     )
 
 
+@checker("your standard deviation of the raw scores (one number)")
+def check_raw_score_std(answer, d_k: int) -> bool:
+    """Check the standard deviation of raw scores ``q . k`` under the chapter's
+    assumptions (components independent, mean 0, variance 1): ``sqrt(d_k)``.
+
+    Diagnosed slips: the variance ``d_k`` itself, the standard deviation 1 of the
+    scaled scores, and the square root taken twice.
+    """
+    if d_k < 1:
+        raise ValueError(f"d_k must be a positive integer; got {d_k}")
+    variance = float(sum(1.0 for _ in range(d_k)))  # d_k terms of variance 1 each
+    slips = [
+        (
+            variance,
+            f"that is the variance, d_k = {d_k}; the standard deviation is its "
+            "square root.",
+        ),
+        (
+            1.0,
+            "that is the standard deviation of the scaled scores (divided by "
+            "sqrt(d_k)); the question asks about the raw scores q . k.",
+        ),
+        (
+            math.sqrt(math.sqrt(d_k)),
+            "you took the square root twice; the variance is d_k, so the standard "
+            "deviation is sqrt(d_k).",
+        ),
+    ]
+    # where two readings coincide (d_k = 1), the right answer wins
+    slips = [(v, h) for v, h in slips if abs(v - math.sqrt(variance)) > 1e-9]
+    return check_close(
+        answer,
+        math.sqrt(variance),
+        name="the standard deviation",
+        slips=slips,
+        hint="add up the variances of the d_k products q_i k_i (each 1), then take "
+        "the square root.",
+    )
+
+
 @checker("your score function")
 def check_score_function(fn, kind: str = "scaled") -> bool:
     """Check the reader's ``fn(Q, K) -> scores`` (shape (L_q, L_k)) against attnlib.

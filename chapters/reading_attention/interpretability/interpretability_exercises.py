@@ -151,6 +151,70 @@ def norm_share(out, layer: int, key: int) -> float:
     return float((n / n.sum(axis=-1, keepdims=True))[:, :, key].mean())
 
 
+def _norm_share_hint(got: float, out, layer: int, key: int) -> str:
+    """The likely mistake behind a wrong ``norm_share``, recomputed from ``out``."""
+    n = out.weighted_norms()  # (layers, heads, L, L): query i, key j
+    w = out.attention
+    heads = w.shape[1]
+    share = n[layer] / n[layer].sum(axis=-1, keepdims=True)  # (heads, L, L)
+    candidates = [
+        (
+            float(w[layer, :, :, key].mean()),
+            "that is the weight share; use out.weighted_norms() instead.",
+        ),
+        (
+            float(share[:, :, key].mean()) * heads,
+            f"that is a sum over the {heads} heads; the question asks for the mean.",
+        ),
+        (
+            float(n[layer, :, :, key].mean()),
+            "that is the mean length ||alpha_ij f(x_j)|| itself, not a share: divide "
+            "each query's lengths by their sum over the keys (the last axis) first.",
+        ),
+        (
+            float(n[layer, :, :, key].sum() / n[layer].sum()),
+            "that divides the total length at the key by the total over all keys, "
+            "which weights the queries and heads by their lengths; take the share "
+            "for each head and query first, then the mean.",
+        ),
+        (
+            1.0 / n.shape[-1],
+            f"that is 1/{n.shape[-1]}, one over the number of tokens, whatever the "
+            "key: the mean of shares taken along the axis they were normalised over. "
+            "Either you divided by the sum over the queries (axis -2) or you took the "
+            "row of query `key`. Divide each query's lengths by their sum over the "
+            "keys (the last axis, keepdims=True), then take the column of the key, "
+            "[:, :, key].",
+        ),
+    ]
+    if layer + 1 < len(n):  # the layer counted from 1
+        next_share = n[layer + 1] / n[layer + 1].sum(axis=-1, keepdims=True)
+        candidates.append(
+            (
+                float(next_share[:, :, key].mean()),
+                "that is the share in the next layer; layers count from 0: index "
+                "weighted_norms()[layer].",
+            )
+        )
+    if layer < n.shape[1]:
+        by_head = n[:, layer] / n[:, layer].sum(axis=-1, keepdims=True)
+        candidates.append(
+            (
+                float(by_head[:, :, key].mean()),
+                "you indexed the heads axis with the layer; weighted_norms() has the "
+                "layers first: weighted_norms()[layer] is (heads, queries, keys).",
+            )
+        )
+    for value, hint in candidates:
+        if abs(got - value) <= 1e-6 * max(1.0, abs(value)) and abs(value) > 0:
+            return hint
+    return (
+        "the share is ||alpha_ij f(x_j)|| divided by the sum of ||alpha_ik f(x_k)|| "
+        "over all keys k, for the same layer, head and query i; take it for j = key, "
+        "then the mean over the heads and the queries."
+    )
+
+
 @checker("your norm_share function")
 def norm_share_function(fn) -> bool:
     """Check the reader's ``norm_share(out, layer, key)`` on a few layers and keys.
@@ -170,20 +234,10 @@ def norm_share_function(fn) -> bool:
             return False
         got = float(as_floats(value, f"what {label} returned", shape=()))
         if not abs(got - want) <= 1e-6:
-            weight = float(out.attention[layer, :, :, key].mean())
-            hint = (
-                " That is the weight share; use out.weighted_norms() instead."
-                if abs(got - weight) <= 1e-6
-                else ""
-            )
-            if not hint and abs(got - want * out.attention.shape[1]) <= 1e-5:
-                hint = (
-                    " That is a sum over the 12 heads; the question asks for the mean."
-                )
+            hint = _norm_share_hint(got, out, layer, key)
             print(
                 f"Not yet: for layer {layer}, key {key} ('{out.tokens[key]}') your "
-                "function "
-                f"returned {got:.4f}.{hint}"
+                f"function returned {got:.4f}. Hint: {hint}"
             )
             if show_answer():
                 print(f"Expected: {want:.4f}.")

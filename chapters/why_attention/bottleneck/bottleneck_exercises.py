@@ -140,7 +140,9 @@ def check_decoder_step(weights, context=None) -> bool:
     :data:`DECODER_EXERCISE` (Bahdanau et al. 2015, appendix A.1.2). Weights that do
     not sum to 1 are diagnosed before they are compared: percentages (a sum of 100),
     the scores themselves, or the exponentials not yet divided by their sum; weights
-    of scores without the tanh get their own hint.
+    of scores without the tanh get their own hint. A wrong context is diagnosed when it
+    weights the states by the raw scores or their exponentials, does not weight them at
+    all, or mixes the vectors inside the score instead of the states.
     """
     ex = DECODER_EXERCISE
     ctx, w = decoder_context(
@@ -179,5 +181,51 @@ def check_decoder_step(weights, context=None) -> bool:
         ),
     )
     if context is not None:
-        ok = check_close(context, ctx[0], name="the context vector") and ok
+        ok = (
+            check_close(
+                context,
+                ctx[0],
+                name="the context vector",
+                slips=_context_slips(scores, w[0]),
+                hint="the context is c = sum_j alpha_j h_j: multiply each encoder "
+                "state by its weight and add the three products.",
+            )
+            and ok
+        )
     return ok
+
+
+def _context_slips(scores: np.ndarray, weights: np.ndarray) -> tuple:
+    """The contexts of typical slips, each (wrong context (2,), hint): the states
+    weighted by the raw scores, by the exponentials not yet divided by their sum, not
+    weighted at all, or the vectors inside the tanh mixed instead of the states."""
+    ex = DECODER_EXERCISE
+    H = ex["encoder_states"]  # (3, 2)
+    inside = np.tanh(ex["decoder_state"] @ ex["W_q"] + H @ ex["W_k"])  # (3, 2)
+    return (
+        (
+            scores @ H,
+            "this context weights the encoder states by the raw scores s_j; the sum "
+            "uses the softmax weights alpha_j instead: c = sum_j alpha_j h_j.",
+        ),
+        (
+            np.exp(scores) @ H,
+            "this context weights the encoder states by exp(s_j), not yet divided by "
+            "their sum; use the weights alpha_j, which sum to 1.",
+        ),
+        (
+            H.sum(axis=0),
+            "this is the plain sum of the encoder states; weight each state h_j by "
+            "its alpha_j first.",
+        ),
+        (
+            H.mean(axis=0),
+            "this is the plain average of the encoder states; weight each state h_j "
+            "by its alpha_j instead of by 1/3.",
+        ),
+        (
+            weights @ inside,
+            "this mixes the vectors tanh(h' W_a + h_j U_a) from inside the score; "
+            "the context mixes the encoder states h_j themselves.",
+        ),
+    )

@@ -3,6 +3,8 @@
 * :func:`check_one_step`     one step of gradient descent worked out by hand
 * :func:`check_gradient_w`   the reader's own gradient of the cross-entropy loss
 * :func:`check_retraining`   predict, then measure, a smaller learning rate's effect
+* :func:`check_retrained_losses`  compare the smaller rate's best validation losses
+                                  with the spread of the chapter's five seeds
 
 Expected answers come from :mod:`attnlib.models.linear_classifier` on the data of
 :mod:`attnlib.data.learning_task`. Every checker takes ``show_answer=True`` (see
@@ -135,12 +137,18 @@ def check_gradient_w(fn) -> bool:
 
 
 @functools.lru_cache(maxsize=4)
-def _best_steps(learning_rate: float) -> tuple:
+def _runs(learning_rate: float, seeds: tuple = RETRAIN_SEEDS) -> tuple:
+    """(best step, best validation loss, last validation loss) of each seed's run at
+    ``learning_rate``."""
     split = make_split()
+    runs = (lc.train(*split, learning_rate=learning_rate, seed=s) for s in seeds)
     return tuple(
-        lc.train(*split, learning_rate=learning_rate, seed=s).best_step
-        for s in RETRAIN_SEEDS
+        (r.best_step, float(r.val_loss.min()), float(r.val_loss[-1])) for r in runs
     )
+
+
+def _best_steps(learning_rate: float) -> tuple:
+    return tuple(step for step, _, _ in _runs(learning_rate))
 
 
 _DIRECTIONS = ("earlier", "about the same", "later")
@@ -208,3 +216,104 @@ def check_retraining(prediction, mean_best) -> bool:
             "steps need about ten times as many of them to reach the same place."
         )
     return measured
+
+
+#: Seeds of the chapter's table of runs at the primer's learning rate.
+TABLE_SEEDS = (0, 1, 2, 3, 4)
+_VERDICTS = ("better", "about the same", "worse")
+
+
+@checker(
+    "your three best validation losses and your verdict",
+    answers=("best_losses", "verdict"),
+)
+def check_retrained_losses(best_losses, verdict) -> bool:
+    """The comparison of the retraining exercise: did learning rate 0.01 find a better
+    model than the chapter's 0.1?
+
+    Parameters
+    ----------
+    best_losses : three numbers, the lowest validation loss (``run.val_loss.min()``)
+        of the runs at learning rate 0.01 for seeds 0, 1, 2
+    verdict : str, "better", "about the same" or "worse"
+
+    The checker trains the runs itself (cached with :func:`check_retraining`'s). The
+    verdict is judged against the spread of the best validation losses of the
+    chapter's five seeds at 0.1: a mean inside that spread is "about the same".
+    Diagnosed slips: the losses of the runs at 0.1 (the rate not changed), the last
+    validation loss instead of the lowest, and a difference smaller than the spread
+    read as "better" or "worse".
+    """
+    if not isinstance(verdict, str) or verdict.strip().lower() not in _VERDICTS:
+        raise WrongKind(
+            "the verdict should be one of the texts "
+            + ", ".join(repr(v) for v in _VERDICTS)
+            + f"; got {shown(verdict)}."
+        )
+    small = np.array([best for _, best, _ in _runs(SMALLER_LEARNING_RATE)])  # (3,)
+    last = np.array([last for _, _, last in _runs(SMALLER_LEARNING_RATE)])  # (3,)
+    usual = np.array([best for _, best, _ in _runs(PRIMER_LEARNING_RATE)])  # (3,)
+    table = np.array(
+        [best for _, best, _ in _runs(PRIMER_LEARNING_RATE, TABLE_SEEDS)]
+    )  # (5,)
+    got = as_floats(best_losses, "your best validation losses", shape=(3,))
+    tol = 1e-4  # losses read off to four decimals
+    slips = [
+        (
+            usual,
+            "these are the best losses at the chapter's learning rate 0.1; retrain "
+            "with learning_rate=0.01.",
+        ),
+        (
+            last,
+            "these are the last validation losses, where training stopped; the best "
+            "is the lowest, run.val_loss.min().",
+        ),
+    ]
+    # the losses of all these runs lie within 1% of one another: the slips are matched
+    # to the tolerance of the answer itself, before check_close's looser matching
+    for wrong, why in slips:
+        if not np.allclose(got, small, atol=tol, rtol=0) and np.allclose(
+            got, wrong, atol=tol, rtol=0
+        ):
+            print("Not yet: your best validation losses are not those at 0.01.")
+            print(f"Hint: {why}")
+            measured = False
+            break
+    else:
+        measured = check_close(
+            got,
+            small,
+            name="your best validation losses",
+            atol=tol,
+            hint="give run.val_loss.min() of each of your three runs at "
+            "learning_rate=0.01, seeds 0, 1 and 2, in that order.",
+        )
+    low, high = float(table.min()), float(table.max())
+    mean = float(small.mean())
+    truth = "better" if mean < low else "worse" if mean > high else "about the same"
+    guessed = verdict.strip().lower()
+    if guessed == truth:
+        print(
+            f"Your verdict is right: the mean best loss at 0.01, {mean:.3f}, lies "
+            + (
+                f"within the spread of the five seeds at 0.1 ({low:.3f} to {high:.3f})."
+                if truth == "about the same"
+                else f"outside the spread of the five seeds at 0.1 ({low:.3f} to "
+                f"{high:.3f})."
+            )
+        )
+    elif truth == "about the same":
+        print(
+            f"Your verdict ({guessed!r}) reads more into the numbers than they hold: "
+            f"the mean best loss at 0.01, {mean:.3f}, lies within the spread of the "
+            f"five seeds at 0.1 ({low:.3f} to {high:.3f}). A difference smaller than "
+            "the spread between seeds is not one this experiment can show."
+        )
+    else:
+        print(
+            f"Your verdict ({guessed!r}) is not what the runs show: the mean best loss "
+            f"at 0.01, {mean:.3f}, lies outside the spread of the five seeds at 0.1 "
+            f"({low:.3f} to {high:.3f}), so it is {truth}."
+        )
+    return measured and guessed == truth
