@@ -76,6 +76,9 @@ DEFAULT_PROFILE = "desktop-light"
 # * every check runs in all four profiles on MATRIX_PAGES, one chapter of each
 #   numbered part of the book (tests/browser/test_reader.py checks that);
 #
+# * "shared" checks, of a script every page shares (the self-check answers kept across
+#   a reload), run on MATRIX_PAGES only;
+#
 # with BROWSER_MATRIX=full (`make test-all`, nightly) every page in all four profiles.
 # Checks of no kind run in every profile they are registered for.
 BROWSER_MATRIX = os.environ.get("BROWSER_MATRIX", "tiered")
@@ -96,11 +99,11 @@ KIND_PROFILES = {
 
 
 def runs_in(kind: str | None, page: str, profile: str) -> bool:
-    """Whether a check of ``kind`` ("colour", "layout" or None) runs on ``page`` in
-    ``profile`` in this tier."""
+    """Whether a check of ``kind`` ("colour", "layout", "shared" or None) runs on
+    ``page`` in ``profile`` in this tier."""
     if kind is None or FULL_MATRIX or page in MATRIX_PAGES:
         return True
-    return profile in KIND_PROFILES[kind]
+    return kind != "shared" and profile in KIND_PROFILES[kind]
 
 
 def page_profiles(pages, kind: str) -> list[tuple[str, str]]:

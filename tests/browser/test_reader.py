@@ -19,8 +19,9 @@ Each page is loaded once per profile (conftest's ``visit``); on that visit:
 * **navigation**: on the phone, the "Toggle primary sidebar" button opens the drawer
   with every chapter of the table of contents, Escape closes it, and the "On this page"
   button opens its own; on the desktop, the sidebar shows every chapter;
-* **self-check answers survive a reload** (desktop, dark; on the phone, test_quiz.py
-  reloads with every question answered): the first question answered, the page
+* **self-check answers survive a reload** (desktop, dark, on one chapter of each part
+  in `make test` and every page nightly; on the phone, test_quiz.py reloads with every
+  question answered): the first question answered, the page
   reloaded, the answer is shown again with its feedback, the score counts it and the
   chapter's entry in the list of chapters shows it; "Forget my answers" clears it.
 """
@@ -38,6 +39,7 @@ from sitepages import (
     SITE,
     page_profiles,
     register_check,
+    runs_in,
     site_pages,
 )
 
@@ -369,9 +371,14 @@ register_check("navigation", _navigation, profiles=ALL, order=30, kind="layout")
 # Where answers are kept (localStorage) depends neither on the width nor on the colour
 # mode: the reload is tried on the desktop in dark mode here, and on the phone in light
 # mode with every question answered (test_quiz.py), so that both widths and both modes
-# are covered without reloading every page four times.
+# are covered without reloading every page four times. The pages share one script for
+# it: in `make test` it is tried on one chapter of each part (kind "shared",
+# sitepages.runs_in), on every page nightly.
 KEPT_PROFILE = "desktop-dark"
-register_check("answers_kept", _answers_kept, profiles=(KEPT_PROFILE,), order=40)
+register_check(
+    "answers_kept", _answers_kept, profiles=(KEPT_PROFILE,), order=40, kind="shared"
+)
+KEPT_PAGES = [p for p in PAGES if runs_in("shared", p, KEPT_PROFILE)]
 
 # colour in light and dark on the desktop, layout on the phone and the desktop in
 # light mode, all four profiles on sitepages.MATRIX_PAGES (every page with
@@ -430,7 +437,7 @@ def test_navigation_lists_every_chapter(visit, page, profile):
     assert missing == [], f"{page} ({profile}): not listed: {missing}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", KEPT_PAGES)
 def test_a_self_check_answer_survives_a_reload(visit, page):
     profile = KEPT_PROFILE
     kept = visit(page, profile)["answers_kept"]
