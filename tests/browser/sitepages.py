@@ -9,6 +9,7 @@ import http.server
 import io
 import os
 import re
+import sys
 import threading
 from pathlib import Path
 
@@ -216,10 +217,20 @@ def _gzipped(path: str, mtime_ns: int) -> bytes:
     return gzip.compress(Path(path).read_bytes(), compresslevel=6, mtime=0)
 
 
+class SiteServer(http.server.ThreadingHTTPServer):
+    """A threaded server that does not print a traceback when the browser closes a
+    connection before a response is sent (a tab closed while a page still loads)."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe
+            return
+        super().handle_error(request, client_address)
+
+
 def serve_site():
     """The built site on 127.0.0.1 at a free port: (server, base URL). Stop it with
     ``server.shutdown(); server.server_close()``."""
     handler = functools.partial(SiteHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = SiteServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
