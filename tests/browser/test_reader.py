@@ -8,7 +8,10 @@ Each page is loaded once per profile (conftest's ``visit``); on that visit:
   what is behind it, 3:1 for large text (24 px, or 18.66 px bold), computed here from
   the colours the browser rendered (the text's colour or fill, each background behind it
   composited with its transparency), not taken from axe-core, which passed the
-  explorers' read-outs at 1.01:1;
+  explorers' read-outs at 1.01:1. Dark mode is measured on the desktop on the page
+  loaded in light mode, by switching the colour scheme the theme follows; where the
+  page is also loaded in dark mode (one chapter of each part in `make test`), both
+  must draw every text in the same colours;
 * **width**: no paragraph, list item, code block, output, table, figure, explorer or
   display equation is wider than the text column; a block whose content is wider
   scrolls, and visibly so (``overflow-x`` auto or scroll, and the shadow that shows
@@ -33,6 +36,7 @@ import json
 import pytest
 import yaml
 from sitepages import (
+    DEFAULT_PROFILE,
     MATRIX_PAGES,
     PROFILES,
     REPO,
@@ -117,6 +121,7 @@ _MEASURE_JS = r"""({contrast, widths}) => {
   const name = el => el.tagName.toLowerCase() + "."
     + String(el.className.baseVal ?? el.className).slice(0, 40);
   const contrastFailures = [];
+  const palette = new Set();   // every colour of text on its background, as drawn
   let textsChecked = 0;
   const roots = contrast ? Array.from(document.querySelectorAll(
     ".explorer, [id^='attnquiz_'], article pre, article code")) : [];
@@ -146,6 +151,8 @@ _MEASURE_JS = r"""({contrast, widths}) => {
       const large = px >= 24 || (bold && px >= 18.66);
       const r = ratio(shown, bg);
       textsChecked += 1;
+      const rgb = c => c.slice(0, 3).map(Math.round).join(",");
+      palette.add(`${rgb(shown)} on ${rgb(bg)}`);
       if (r < (large ? 3 : 4.5) - 0.005)
         contrastFailures.push(
           `${r.toFixed(2)}:1 ${node.nodeValue.trim().slice(0, 40)} (${name(el)}, ` +
@@ -156,8 +163,9 @@ _MEASURE_JS = r"""({contrast, widths}) => {
   // ---- widths
   const counts = {explorers: document.querySelectorAll(".explorer").length,
     quizzes: document.querySelectorAll("[id^='attnquiz_'] .QuizScore").length};
-  if (!article || !widths) return {contrastFailures, textsChecked, tooWide: [],
-                                   hiddenScroll: [], cutOff: [], tracks: [], ...counts};
+  const colours = {contrastFailures, textsChecked, palette: Array.from(palette).sort()};
+  const none = {tooWide: [], hiddenScroll: [], cutOff: [], tracks: []};
+  if (!article || !widths) return {...colours, ...none, ...counts};
   const column = article.getBoundingClientRect();
   const pad = parseFloat(getComputedStyle(article).paddingLeft);
   const left = column.left + pad - 1;
@@ -198,13 +206,47 @@ _MEASURE_JS = r"""({contrast, widths}) => {
   // ---- slider tracks
   const tracks = Array.from(document.querySelectorAll(".explorer .noUi-target"))
     .filter(visible).map(t => Math.round(t.getBoundingClientRect().width));
-  return {contrastFailures, textsChecked, tooWide, hiddenScroll, cutOff, tracks,
-          ...counts};
+  return {...colours, tooWide, hiddenScroll, cutOff, tracks, ...counts};
 }"""
 
 
 def _measure_contrast(tab, page_path) -> dict:
     return tab.evaluate(_MEASURE_JS, {"contrast": True, "widths": False})
+
+
+# The theme follows the system's colour scheme while the page is open (pydata-sphinx-
+# theme's "auto" mode listens to it), so dark mode can be measured on the page loaded
+# in light mode: the scheme is switched, the colours measured, and switched back. While
+# it is switched, CSS transitions are turned off, so that the colours measured are the
+# final ones, not a step of a fade (a transition in a part of the page that is not
+# drawn would never end).
+_THEME_IS_JS = "scheme => document.documentElement.dataset.theme === scheme"
+_NO_TRANSITIONS_JS = """on => {
+  let style = document.getElementById("test-no-transitions");
+  if (on && !style) {
+    style = document.createElement("style");
+    style.id = "test-no-transitions";
+    style.textContent = "*, *::before, *::after { transition: none !important; }";
+    document.head.append(style);
+  } else if (!on && style) {
+    style.remove();
+  }
+}"""
+
+
+def _measure_contrast_dark(tab, page_path) -> dict:
+    """The contrast measure in dark mode, on the page loaded in light mode."""
+    tab.evaluate(_NO_TRANSITIONS_JS, True)
+    try:
+        tab.emulate_media(color_scheme="dark")
+        tab.wait_for_function(_THEME_IS_JS, arg="dark", timeout=5000)
+        found = _measure_contrast(tab, page_path)
+    finally:
+        light = PROFILES[DEFAULT_PROFILE]["color_scheme"]  # the visit's own scheme
+        tab.emulate_media(color_scheme=light)
+        tab.wait_for_function(_THEME_IS_JS, arg=light, timeout=5000)
+        tab.evaluate(_NO_TRANSITIONS_JS, False)
+    return found
 
 
 def _measure_widths(tab, page_path) -> dict:
@@ -363,6 +405,11 @@ ALL = tuple(PROFILES)
 # Contrast where colour is checked, widths and slider tracks, the Tab path and the
 # drawer where layout is checked (sitepages.runs_in).
 register_check("contrast", _measure_contrast, profiles=ALL, order=5, kind="colour")
+# dark mode on every page's light-mode visit on the desktop; a page loaded in dark mode
+# (sitepages.KIND_PROFILES, MATRIX_PAGES) must measure the same
+register_check(
+    "contrast_dark", _measure_contrast_dark, profiles=(DEFAULT_PROFILE,), order=7
+)
 register_check("widths", _measure_widths, profiles=ALL, order=6, kind="layout")
 register_check(
     "keyboard_path", _tabs_to_explorer, profiles=ALL, order=20, kind="layout"
@@ -398,6 +445,31 @@ def test_text_contrast_from_rendered_colours(visit, page, profile):
     assert seen["contrastFailures"] == [], f"{page} ({profile}):\n  " + "\n  ".join(
         seen["contrastFailures"][:20]
     )
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_text_contrast_in_dark_mode(visit, page):
+    """Contrast in dark mode, measured on the desktop by switching the colour scheme
+    of the page loaded in light mode."""
+    seen = visit(page)["contrast_dark"]
+    assert seen["contrastFailures"] == [], f"{page} (dark):\n  " + "\n  ".join(
+        seen["contrastFailures"][:20]
+    )
+
+
+DARK_LOADS = [p for p in PAGES if runs_in("colour", p, "desktop-dark")]
+
+
+@pytest.mark.parametrize("page", DARK_LOADS)
+def test_dark_mode_switched_on_the_page_is_drawn_as_when_loaded_dark(visit, page):
+    """Where a page is also loaded in dark mode (one chapter of each part in `make
+    test`, every page nightly), the scheme switched on the open page draws every text
+    in the same colour on the same background as the page loaded dark."""
+    switched = visit(page)["contrast_dark"]
+    loaded = visit(page, "desktop-dark")["contrast"]
+    assert switched["textsChecked"] == loaded["textsChecked"] > 0, page
+    assert switched["palette"] == loaded["palette"], page
+    assert switched["contrastFailures"] == loaded["contrastFailures"], page
 
 
 @layout_visits
