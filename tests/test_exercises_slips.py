@@ -765,7 +765,7 @@ SLIPS += [
             words,
         )
         for name, knob, words in (
-            ("base^(-i/d)", {"exponent": 1}, "base^(-2i/d)"),
+            ("10000^(-i/d)", {"exponent": 1}, "RoPE uses 10000^(-2i/d)"),
             ("clockwise", {"sign": -1.0}, "counter-clockwise"),
             ("rotate half", {"halves": True}, "rotate half"),
             ("positions from 1", {"start": 1}, "positions start at 1"),
@@ -781,7 +781,8 @@ SLIPS += [
         lambda: rotary.check_rotary(
             lambda x, positions: rope_by_hand(x, [1] * len(positions))
         ),
-        "your function ignores the positions",
+        "ignores the positions: the same row at positions 2, 0, 3 and 5 comes out "
+        "transformed alike",
     ),
     (
         "rope: positions ignored, every row turned as the first",
@@ -789,6 +790,13 @@ SLIPS += [
             lambda x, positions: rope_by_hand(x, [positions[0]] * len(positions))
         ),
         "your function ignores the positions",
+    ),
+    (
+        "rope: the row numbers 0, 1, 2, ... for the positions, as np.arange(L)",
+        lambda: rotary.check_rotary(
+            lambda x, positions: rope_by_hand(x, np.arange(np.shape(x)[-2]))
+        ),
+        "you use the positions 0, 1, 2, ... instead of the positions given",
     ),
     (
         "rope: every pair turned by the row's position alone, no frequencies",
