@@ -428,7 +428,17 @@ SLIPS = [
                 max(m_a, m_b) + math.log(merge_by_hand(m_a, l_a, m_b, l_b)[1]),
             )
         ),
-        "a logarithm of the merged sum",
+        "that is the log-sum-exp m + log l of the merged block; return l itself",
+    ),
+    (
+        "merge: the log of the merged sum without the maximum",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (
+                max(m_a, m_b),
+                math.log(merge_by_hand(m_a, l_a, m_b, l_b)[1]),
+            )
+        ),
+        "that is log l, the logarithm of the merged sum; return l itself",
     ),
     (
         "merge: the two rescaled sums averaged",
