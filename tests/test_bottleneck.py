@@ -464,6 +464,18 @@ def test_decoder_step_names_the_mistake_in_a_wrong_context(context, words, capsy
     assert ex.check_decoder_step(_WEIGHTS, _mix(_WEIGHTS, _STATES)) is True
 
 
+def test_a_context_right_for_wrong_weights_is_told_to_fix_the_weights(capsys):
+    # the weights of the scores without the tanh, s_j = h_j0 + h_j1, and the context
+    # mixed correctly from them
+    no_tanh = [1.0 + 0.0, 0.0 + 2.0, 0.0]
+    weights = [math.exp(s) / sum(math.exp(t) for t in no_tanh) for s in no_tanh]
+    assert ex.check_decoder_step(weights, _mix(weights, _STATES)) is False
+    out = capsys.readouterr().out
+    assert "scores without the tanh" in out
+    assert "your context follows from your weights; fix the weights first" in out
+    assert "multiply each encoder state by its weight" not in out
+
+
 def _lstsq_r2(Ftr, Ytr, Fte, Yte):
     """Independent reader: numpy.linalg.lstsq with an explicit column of ones."""
     coef = np.linalg.lstsq(np.column_stack([Ftr, np.ones(len(Ftr))]), Ytr, rcond=None)[

@@ -150,7 +150,7 @@ def _lengths(out, layer):
                     / _lengths(out, layer).sum(axis=-2, keepdims=True)
                 )[:, :, key].mean()
             ),
-            "Either you divided by the sum over the queries",
+            "whatever the key: you normalised over the queries (axis -2)",
         ),
         # the row of query `key` instead of the column of key `key`
         (
@@ -160,12 +160,20 @@ def _lengths(out, layer):
                     / _lengths(out, layer).sum(axis=-1, keepdims=True)
                 )[:, key, :].mean()
             ),
-            "or you took the row of query `key`",
+            "or took the row of query `key`. Normalise over the keys",
         ),
-        # the layer counted from 1
+        # one layer on, as if weighted_norms() began with the embeddings like
+        # hidden_states (the first case asks for layer 2)
         (
             lambda out, layer, key: _norm_share_by_loop(out, layer + 1, key),
-            "the share in the next layer",
+            "the share in layer 3: unlike hidden_states, which starts with the "
+            "embeddings, weighted_norms() has no extra first entry",
+        ),
+        # the layer taken as counted from 1: index [layer - 1]
+        (
+            lambda out, layer, key: _norm_share_by_loop(out, layer - 1, key),
+            "the share in layer 1: the argument already counts from 0, so index "
+            "[layer], not [layer - 1]",
         ),
         # a share worked out some other way: the formula is said
         (

@@ -51,11 +51,25 @@ def test_a_right_gradient_from_the_printed_weights_is_told_its_sum_is_rounding(c
     assert learning.check_score_gradient(hand, p, [0.0, 1.0, 0.0])
     out = capsys.readouterr().out
     assert out.startswith("Correct")
-    assert "sum to 0.00002 rather than exactly 0" in out
+    assert "sum to 2.4e-05 rather than exactly 0" in out
     assert "rounding, not a mistake" in out and "sum to 0.9999, not 1" in out
     # the solution's rounded entries sum to 0 exactly: no remark
     assert learning.check_score_gradient([-0.1628, 0.1848, -0.0220], p, [0, 1, 0])
     assert "rounding" not in capsys.readouterr().out
+
+
+def test_entries_rounded_from_full_precision_weights_are_not_blamed_on_the_printed_ones(
+    capsys,
+):
+    # worked from the weights in full precision, entries rounded to five places
+    p = np.exp([2.0, 1.0, 0.0]) / np.exp([2.0, 1.0, 0.0]).sum()
+    exact = p * (np.array([0.0, 1.0, 0.0]) - p[1])
+    hand = [-0.1628, 0.18484, -0.02203]
+    assert np.allclose(hand, exact, atol=1e-4) and abs(sum(hand) - 1e-5) < 1e-12
+    assert learning.check_score_gradient(hand, p, [0.0, 1.0, 0.0])
+    out = capsys.readouterr().out
+    assert "sum to 1.0e-05 rather than exactly 0" in out
+    assert "your entries are rounded" in out and "0.9999" not in out
 
 
 def test_softmax_jacobian_function(capsys):

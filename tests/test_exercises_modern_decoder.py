@@ -161,9 +161,14 @@ def _cached(angle_at):
     [
         (_cached(lambda p, i: i), "as if they sat at positions 0, 1"),
         (_cached(lambda p, i: -p), "you rotate by minus the position"),
-        (_cached(lambda p, i: 0), "the queries must be rotated too"),
-        # every new query rotated at one position (start), whatever its own
-        (_cached(lambda p, i: p - i), "each at its own position"),
+        (_cached(lambda p, i: 0), "your new queries come out unrotated"),
+        # every new query rotated at one position (start), whatever its own: the
+        # first case has start = 0, where that rotates none of them
+        (
+            _cached(lambda p, i: p - i),
+            "here start = 0, so rotating all of them at `start` turns none): rotate "
+            "each at its own position start, start + 1, ...",
+        ),
         (_cached(lambda p, i: p + 1), "your positions are one too far"),
     ],
 )

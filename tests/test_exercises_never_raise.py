@@ -53,7 +53,7 @@ BOOK_ARGUMENTS = {
     },
     "scoring_exercises.check_dot_product": {"q": [1.0, 2.0], "k": [3.0, -1.0]},
     "scoring_exercises.check_scaled_score": {"raw_score": 24.0, "d_k": 16},
-    "scoring_exercises.check_raw_score_std": {"d_k": 16},
+    "scoring_exercises.check_raw_score_std": {"d_k": 16, "raw_score": 24},
     "scoring_exercises.check_additive_score": {
         "q": [1.0, 0.0],
         "k": [0.0, 1.0],

@@ -33,7 +33,8 @@ def test_scaled_score():
         (16, "that is the variance, d_k = 16"),  # d_k itself, not its square root
         (1, "standard deviation of the scaled scores"),
         (2, "square root twice"),  # sqrt(sqrt(16))
-        (6, "add up the variances of the d_k products"),  # the scaled score instead
+        # 6 with the raw score unknown to the checker: the general hint
+        (6, "add up the variances of the d_k products"),
     ],
 )
 def test_raw_score_std_names_the_mistake(answer, words, capsys):
@@ -44,6 +45,15 @@ def test_raw_score_std_names_the_mistake(answer, words, capsys):
     assert not check_raw_score_std(answer, d_k=16)
     out = capsys.readouterr().out
     assert out.startswith("Not yet") and words in out and "Expected" not in out
+
+
+def test_raw_score_std_names_the_scaled_score_given_instead(capsys):
+    # ex-scoring-scale: the raw score 24 divided by sqrt(16), the first answer of the
+    # exercise, given again as the standard deviation
+    assert not check_raw_score_std(24 / 4, d_k=16, raw_score=24)
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet") and "that is the scaled score" in out
+    assert check_raw_score_std(4, d_k=16, raw_score=24)
 
 
 def test_raw_score_std_with_one_component_accepts_one(capsys):

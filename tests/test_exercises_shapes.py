@@ -51,6 +51,43 @@ def test_shape_relation_without_sizes_does_not_give_the_expected_sizes():
     assert shape_relation((3, 4), (3, 4)) is None
 
 
+def test_a_missing_first_axis_of_size_1_is_added_with_expand_dims_not_a_trailing_none():
+    x = np.zeros(3)
+    want = (1, 3)
+    said = shape_relation(x.shape, want)
+    assert "np.expand_dims(x, 0) adds it" in said and "x[..., None]" not in said
+    assert np.expand_dims(x, 0).shape == want and x[..., None].shape != want
+    # a missing last axis: x[..., None] is right there
+    assert "x[..., None] adds it" in shape_relation(x.shape, (3, 1))
+    assert x[..., None].shape == (3, 1)
+
+
+def test_an_extra_axis_of_size_1_is_indexed_away_by_that_axis():
+    said = shape_relation((3, 1, 4), (3, 4))
+    assert "at position 1" in said and "index that axis with 0" in said
+
+
+@pytest.mark.parametrize(
+    "got, want, words",
+    [
+        ((3, 2), (2, 3), "the two axes are swapped: check the order of the factors"),
+        ((2, 4, 3), (2, 3, 4), "axes 1 and 2 are swapped: check the order"),
+        ((4, 2, 3), (2, 3, 4), "the right sizes in another order: check the order"),
+        ((1, 3), (3,), "an extra axis of size 1 at position 0: leave it out"),
+        ((2, 3, 4), (3, 4), "an extra axis of size 2 at position 0: keep only"),
+        ((3,), (1, 3), "lacks an axis of size 1 at position 0: an axis of size 1"),
+    ],
+)
+def test_a_typed_shape_is_told_what_is_wrong_with_the_shape_not_which_call_to_use(
+    got, want, words
+):
+    said = shape_relation(got, want, sizes=False)
+    assert words in said
+    for call in ("squeeze", "keepdims", "None]", "expand_dims", ".T", "swapaxes"):
+        assert call not in said
+    assert "list" not in said and "(" not in said
+
+
 def test_a_transposed_answer_gets_both_shapes_and_the_word_transpose(capsys):
     want = np.arange(6.0).reshape(2, 3)
     assert not check_close(want.T, want, name="your weights")
@@ -101,5 +138,6 @@ def test_a_shape_answer_with_swapped_axes_is_told_so_without_the_answer(capsys):
     }
     assert not values.check_shapes(answer, n=10, d=16, d_k=8, d_v=4)
     out = capsys.readouterr().out
-    assert "K does not have shape (8, 10) (the two axes are swapped" in out
+    assert "K does not have shape (8, 10) (the two axes are swapped: check" in out
+    assert "(check" not in out  # no brackets inside the brackets
     assert "(10, 8)" not in out  # the expected shape is not printed

@@ -428,7 +428,17 @@ SLIPS = [
                 max(m_a, m_b) + math.log(merge_by_hand(m_a, l_a, m_b, l_b)[1]),
             )
         ),
-        "a logarithm of the merged sum",
+        "that is the log-sum-exp m + log l of the merged block; return l itself",
+    ),
+    (
+        "merge: the log of the merged sum without the maximum",
+        lambda: cost.check_merge(
+            lambda m_a, l_a, m_b, l_b: (
+                max(m_a, m_b),
+                math.log(merge_by_hand(m_a, l_a, m_b, l_b)[1]),
+            )
+        ),
+        "that is log l, the logarithm of the merged sum; return l itself",
     ),
     (
         "merge: the two rescaled sums averaged",
@@ -765,7 +775,7 @@ SLIPS += [
             words,
         )
         for name, knob, words in (
-            ("base^(-i/d)", {"exponent": 1}, "base^(-2i/d)"),
+            ("10000^(-i/d)", {"exponent": 1}, "RoPE uses 10000^(-2i/d)"),
             ("clockwise", {"sign": -1.0}, "counter-clockwise"),
             ("rotate half", {"halves": True}, "rotate half"),
             ("positions from 1", {"start": 1}, "positions start at 1"),
@@ -781,7 +791,8 @@ SLIPS += [
         lambda: rotary.check_rotary(
             lambda x, positions: rope_by_hand(x, [1] * len(positions))
         ),
-        "your function ignores the positions",
+        "ignores the positions: the same row at positions 2, 0, 3 and 5 comes out "
+        "transformed alike",
     ),
     (
         "rope: positions ignored, every row turned as the first",
@@ -789,6 +800,13 @@ SLIPS += [
             lambda x, positions: rope_by_hand(x, [positions[0]] * len(positions))
         ),
         "your function ignores the positions",
+    ),
+    (
+        "rope: the row numbers 0, 1, 2, ... for the positions, as np.arange(L)",
+        lambda: rotary.check_rotary(
+            lambda x, positions: rope_by_hand(x, np.arange(np.shape(x)[-2]))
+        ),
+        "you use the positions 0, 1, 2, ... instead of the positions given",
     ),
     (
         "rope: every pair turned by the row's position alone, no frequencies",

@@ -174,11 +174,16 @@ def test_no_heads_axis_hint_when_q_heads_is_right(capsys):
         # attended before the heads are merged and projected by W_O
         ("attended", (2, 3, 10, 4), "attended is taken after W_O"),
         ("attended", (2, 10, 4), "not d_k"),
-        ("h", (2, 10, 48), "before the feed-forward network"),
+        # h given the feed-forward network's hidden width 48
+        ("h", (2, 10, 48), "each row has the width d, as in X (d_model in the call)"),
         # the hidden layer of the feed-forward network as narrow as the model
         ("ff_hidden", (2, 10, 12), "widens each row to d_ff numbers"),
         # the output left at the hidden width 48
-        ("output", (2, 10, 48), "brings each row back to d_model"),
+        (
+            "output",
+            (2, 10, 48),
+            "so that it can be added to h (the second residual connection)",
+        ),
     ],
 )
 def test_a_likely_wrong_layer_shape_is_told_what_it_misses(name, wrong, words, capsys):

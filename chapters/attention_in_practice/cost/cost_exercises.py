@@ -270,13 +270,14 @@ def _merge_sum_hint(got_l, want_l, m_a, l_a, m_b, l_b) -> str:
                 "the common maximum m = max(m_a, m_b): the factor exp(its max - m) "
                 "is 1 for the block that holds it."
             )
-    if want_l > 0 and (
-        _close(got_l, math.log(want_l)) or _close(got_l, m + math.log(want_l))
-    ):
-        return (
-            "that is a logarithm of the merged sum (a log-sum-exp); return l itself, "
-            "the sum of exp(s - m) over the scores of both blocks."
+    if want_l > 0:
+        itself = (
+            "return l itself, the sum of exp(s - m) over the scores of both blocks."
         )
+        if _close(got_l, m + math.log(want_l)):
+            return f"that is the log-sum-exp m + log l of the merged block; {itself}"
+        if _close(got_l, math.log(want_l)):
+            return f"that is log l, the logarithm of the merged sum; {itself}"
     if _close(got_l, (l_a + l_b) / 2) or _close(
         got_l, (l_a * math.exp(m_a - m) + l_b * math.exp(m_b - m)) / 2
     ):

@@ -162,21 +162,23 @@ def check_score_gradient(answer, weights, upstream, *, atol: float = 1e-3) -> bo
         ),
     )
     if ok and abs(got.sum()) > 1e-9:
-        _explain_rounded_sum(got, p)
+        _explain_rounded_sum(got, p, g)
     return ok
 
 
-def _explain_rounded_sum(got: np.ndarray, p: np.ndarray) -> None:
+def _explain_rounded_sum(got: np.ndarray, p: np.ndarray, g: np.ndarray) -> None:
     """A right gradient whose entries, as given, do not sum to exactly 0: say that the
-    remainder is rounding (the exercise prints the weights to four decimals)."""
-    rounded = np.round(p, 4).sum()
+    remainder is rounding. The four-decimal weights the exercise prints are named only
+    when the sum is the one a gradient worked from them leaves."""
+    rp = np.round(p, 4)
+    from_printed = float(np.sum(rp * (g - rp @ g)))
     why = (
-        f"the weights rounded to four decimals sum to {rounded:.4f}, not 1"
-        if abs(rounded - 1.0) > 1e-9
-        else "the entries were rounded"
+        f"the weights rounded to four decimals sum to {rp.sum():.4f}, not 1"
+        if abs(rp.sum() - 1.0) > 1e-9 and abs(got.sum() - from_printed) < 1e-6
+        else "your entries are rounded"
     )
     print(
-        f"Your entries, as you gave them, sum to {got.sum():.5f} rather than exactly "
+        f"Your entries, as you gave them, sum to {got.sum():.1e} rather than exactly "
         f"0. That remainder is rounding, not a mistake: {why}. In exact arithmetic "
         "(or from the weights in full precision) the sum is 0."
     )

@@ -304,10 +304,11 @@ def _cached_slips():
         ),
         (
             unrotated,
-            "the queries must be rotated too, each at its own position (start, "
-            "start + 1, ...; not one angle for all of them): the keys in the cache "
-            "were rotated at their positions, and a score depends on the offset only "
-            "when both are.",
+            # the first case has start = 0: rotating every query at `start`
+            # leaves all of them unrotated, so this catches that slip too
+            "your new queries come out unrotated (here start = 0, so rotating all of "
+            "them at `start` turns none): rotate each at its own position start, "
+            "start + 1, ...",
         ),
         (
             backwards,

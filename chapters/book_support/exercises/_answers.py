@@ -90,63 +90,93 @@ def shape_relation(got, want, *, sizes: bool = True) -> str | None:
     Recognised: two axes swapped (a transpose), the same sizes in another order, one
     axis too many or too few (of size 1: a squeeze or ``keepdims``; otherwise an axis
     kept that should have gone, or dropped that should stay), one size wrong. With
-    ``sizes=False`` the clause names axes but not the expected sizes (for checkers whose
-    answer is the shape itself).
+    ``sizes=False`` the answer is a shape the reader typed (not an array): the clause
+    names axes but not the expected sizes, gives no numpy calls and has no parentheses
+    (the caller puts it in some).
     """
     got, want = tuple(int(n) for n in got), tuple(int(n) for n in want)
     if got == want:
         return None
     if len(got) == len(want):
-        diff = [i for i in range(len(got)) if got[i] != want[i]]
-        if sorted(got) == sorted(want):
-            if len(diff) == 2 and got[diff[0]] == want[diff[1]]:
-                if len(got) == 2:
-                    return (
-                        "the two axes are swapped: a transpose (check .T, and the "
-                        "order of the factors of a product)"
-                    )
-                return (
-                    f"axes {diff[0]} and {diff[1]} are swapped: a transpose of those "
-                    "two axes (check swapaxes or transpose, and the order of the "
-                    "factors of a product)"
-                )
-            return (
-                "it has the right sizes in another order: the axes are permuted "
-                "(check transposes, and the order of the factors of a product)"
-            )
-        if len(diff) == 1:
-            i = diff[0]
-            size = f" ({got[i]} instead of {want[i]})" if sizes else ""
-            return f"only axis {i} has the wrong size{size}"
-        return None
+        return _same_rank_relation(got, want, sizes)
     if len(got) == len(want) + 1:
         for i in range(len(got)):
             if got[:i] + got[i + 1 :] == want:
-                if got[i] == 1:
-                    return (
-                        f"it has an extra axis of size 1 at position {i}: drop it "
-                        "(np.squeeze, or index it with 0), or do not wrap the result "
-                        "in a list"
-                    )
-                return (
-                    f"it has an extra axis at position {i} (of size {got[i]}): keep "
-                    "only the axes asked for; did an axis stay that should be summed, "
-                    "averaged or indexed away?"
-                )
+                return _extra_axis(got, i, sizes)
     if len(got) + 1 == len(want):
         for i in range(len(want)):
             if want[:i] + want[i + 1 :] == got:
-                if want[i] == 1:
-                    return (
-                        f"it lacks an axis of size 1 at position {i} (keepdims=True "
-                        "keeps it after a sum or a mean; x[..., None] adds it)"
-                    )
-                size = f" (of size {want[i]})" if sizes else ""
-                return (
-                    f"it lacks axis {i}{size}: did a sum, a mean or an index drop an "
-                    "axis that should stay?"
-                )
+                return _missing_axis(want, i, sizes)
     return f"it has {len(got)} axes where {len(want)} are expected"
+
+
+def _same_rank_relation(got: tuple, want: tuple, sizes: bool) -> str | None:
+    """:func:`shape_relation` for two shapes with as many axes."""
+    diff = [i for i in range(len(got)) if got[i] != want[i]]
+    if sorted(got) == sorted(want):
+        product = "the order of the factors of a product"
+        if len(diff) == 2 and got[diff[0]] == want[diff[1]]:
+            axes = (
+                "the two axes are"
+                if len(got) == 2
+                else f"axes {diff[0]} and {diff[1]} are"
+            )
+            if not sizes:
+                return f"{axes} swapped: check {product}"
+            calls = ".T" if len(got) == 2 else "swapaxes or transpose"
+            which = "" if len(got) == 2 else " of those two axes"
+            return f"{axes} swapped: a transpose{which} (check {calls}, and {product})"
+        if not sizes:
+            return f"it has the right sizes in another order: check {product}"
+        return (
+            "it has the right sizes in another order: the axes are permuted "
+            f"(check transposes, and {product})"
+        )
+    if len(diff) == 1:
+        i = diff[0]
+        size = f" ({got[i]} instead of {want[i]})" if sizes else ""
+        return f"only axis {i} has the wrong size{size}"
+    return None
+
+
+def _extra_axis(got: tuple, i: int, sizes: bool) -> str:
+    """:func:`shape_relation` when ``got`` has axis ``i`` too many."""
+    if got[i] == 1:
+        if not sizes:
+            return f"it has an extra axis of size 1 at position {i}: leave it out"
+        return (
+            f"it has an extra axis of size 1 at position {i}: drop it (np.squeeze, "
+            "or index that axis with 0), or do not wrap the result in a list"
+        )
+    where = (
+        f"at position {i} (of size {got[i]})"
+        if sizes
+        else f"of size {got[i]} at position {i}"
+    )
+    return (
+        f"it has an extra axis {where}: keep only the axes asked "
+        "for; did an axis stay that should be summed, averaged or indexed away?"
+    )
+
+
+def _missing_axis(want: tuple, i: int, sizes: bool) -> str:
+    """:func:`shape_relation` when ``got`` lacks axis ``i`` of ``want``."""
+    if want[i] == 1:
+        if not sizes:
+            return (
+                f"it lacks an axis of size 1 at position {i}: an axis of size 1 "
+                "still counts"
+            )
+        add = "x[..., None]" if i == len(want) - 1 else f"np.expand_dims(x, {i})"
+        return (
+            f"it lacks an axis of size 1 at position {i} (keepdims=True keeps it "
+            f"after a sum or a mean; {add} adds it)"
+        )
+    size = f" (of size {want[i]})" if sizes else ""
+    return (
+        f"it lacks axis {i}{size}: did a sum, a mean or an index drop an axis that "
+        "should stay?"
+    )
 
 
 def as_shape(value, name: str) -> tuple:

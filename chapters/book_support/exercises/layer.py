@@ -163,7 +163,7 @@ def _layer_shape_slips(batch, length, d_model, num_heads, d_ff) -> dict:
             (
                 (batch, length, d_ff),
                 "h is the output of the first add & norm, before the feed-forward "
-                "network: residual stream width d_model.",
+                "network: each row has the width d, as in X (d_model in the call).",
             ),
         ],
         "ff_hidden": [
@@ -177,8 +177,8 @@ def _layer_shape_slips(batch, length, d_model, num_heads, d_ff) -> dict:
             (
                 (batch, length, d_ff),
                 "the second linear map of the feed-forward network brings each row "
-                "back to d_model, so that the layer's output can be added to its "
-                "input and fed to the next layer.",
+                "back to d_model, so that it can be added to h (the second residual "
+                "connection) and the layer's output has X's shape.",
             ),
         ],
     }

@@ -34,7 +34,7 @@ def _rotate(x, positions, *, theta, sign=1.0, halves=False):
 
 
 def _slips():
-    def per_dim(x, positions):  # theta_i = base^(-i/d) instead of base^(-2i/d)
+    def per_dim(x, positions):  # theta_i = 10000^(-i/d) instead of 10000^(-2i/d)
         d = np.shape(x)[-1]
         theta = 10000.0 ** (-np.arange(d // 2) / d)
         return _rotate(x, positions, theta=theta)
@@ -51,12 +51,13 @@ def _slips():
     return [
         (
             per_dim,
-            "your frequencies use base^(-i/d) for pair i; RoPE uses base^(-2i/d), the "
-            "exponent of the sinusoidal encoding (pair i holds coordinates 2i, 2i+1).",
+            "your frequencies use 10000^(-i/d) for pair i; RoPE uses 10000^(-2i/d), "
+            "the exponent of the sinusoidal encoding (pair i holds coordinates 2i, "
+            "2i+1).",
         ),
         (
             backwards,
-            "you rotate by -m theta_i (clockwise); out_2i = x_2i cos - x_2i+1 sin, "
+            "you rotate by -t theta_i (clockwise); out_2i = x_2i cos - x_2i+1 sin, "
             "out_2i+1 = x_2i sin + x_2i+1 cos turns counter-clockwise.",
         ),
         (
@@ -87,8 +88,9 @@ def _pair_angles(x, y):
 def _position_diagnosis(fn):
     """A ``diagnose`` for :func:`check_function`: run ``fn`` on one row repeated at
     positions 2, 0, 3 and 5 and say whether it ignores the positions (no rotation at
-    all, or the same one at every position) or turns every pair of a row by the same
-    angle. ``None`` when neither explains the mistake."""
+    all, or the same one at every position), uses 0, 1, 2, ... instead of them, or
+    turns every pair of a row by the same angle. ``None`` when none explains the
+    mistake."""
 
     def diagnose(args, got):
         row = np.random.default_rng(17).normal(size=(1, 8))
@@ -103,15 +105,20 @@ def _position_diagnosis(fn):
         if np.allclose(out, probe, atol=1e-8):
             return (
                 "your function returns its input unchanged: nothing is rotated. The "
-                "row at position m turns each pair (x_2i, x_2i+1) by the angle "
-                "m theta_i, so only the row at position 0 stays as it is."
+                "row at position t turns each pair (x_2i, x_2i+1) by the angle "
+                "t theta_i, so only the row at position 0 stays as it is."
             )
         if np.allclose(out, out[:1], atol=1e-8):
             return (
                 "your function ignores the positions: the same row at positions 2, 0, "
-                "3 and 5 comes out the same, turned by one angle. The angle must "
-                "grow with the row's own position m (m theta_i), and position 0 is "
-                "not turned at all."
+                "3 and 5 comes out transformed alike. The angle must grow with the "
+                "row's own position t (t theta_i), and position 0 is not turned at "
+                "all."
+            )
+        if np.allclose(out, rotary_embedding(probe, np.arange(len(probe))), atol=1e-8):
+            return (
+                "you use the positions 0, 1, 2, ... instead of the positions given: "
+                "row r sits at positions[r]."
             )
         angles = _pair_angles(probe, out)  # (4, 4): position, pair
         norms_kept = np.allclose(
@@ -122,7 +129,7 @@ def _position_diagnosis(fn):
         if norms_kept and np.allclose(angles, angles[:, :1], atol=1e-8):
             return (
                 "every pair of a row turns by the same angle; pair i must turn by "
-                "m theta_i with its own frequency theta_i = base^(-2i/d), so the "
+                "t theta_i with its own frequency theta_i = 10000^(-2i/d), so the "
                 "later pairs turn more slowly."
             )
         return None
@@ -157,11 +164,12 @@ def check_rotary(fn) -> bool:
     """Check the reader's RoPE ``fn(x, positions)`` (``x`` of shape (..., L, d), d even;
     ``positions`` L integers) on four inputs, then show the relative property with it.
 
-    Diagnosed slips: frequencies ``base^(-i/d)`` instead of ``base^(-2i/d)``, rotation
+    Diagnosed slips: frequencies ``10000^(-i/d)`` instead of ``10000^(-2i/d)``, rotation
     by the negative angle, coordinate ``i`` paired with ``i + d/2`` instead of ``2i``
     with ``2i + 1``, positions counted from 1; and, on a probe of one row repeated at
     several positions, a function that ignores the positions (no rotation, or the same
-    at every position) or turns every pair of a row by one angle.
+    at every position), uses the row numbers 0, 1, 2, ... as positions or turns every
+    pair of a row by one angle.
 
     Source: Su et al. (2021), RoFormer, section 3.4.
     """

@@ -64,16 +64,17 @@ def check_scaled_score(answer, raw_score: float, d_k: int) -> bool:
 
 
 @checker("your standard deviation of the raw scores (one number)")
-def check_raw_score_std(answer, d_k: int) -> bool:
+def check_raw_score_std(answer, d_k: int, raw_score: float | None = None) -> bool:
     """Check the standard deviation of raw scores ``q . k`` under the chapter's
     assumptions (components independent, mean 0, variance 1): ``sqrt(d_k)``.
 
     Diagnosed slips: the variance ``d_k`` itself, the standard deviation 1 of the
-    scaled scores, and the square root taken twice.
+    scaled scores, the square root taken twice, and (when the exercise's
+    ``raw_score`` is given) the scaled score ``raw_score / sqrt(d_k)``.
     """
     if d_k < 1:
         raise ValueError(f"d_k must be a positive integer; got {d_k}")
-    variance = float(sum(1.0 for _ in range(d_k)))  # d_k terms of variance 1 each
+    variance = float(d_k)  # d_k products q_i k_i of variance 1 each
     slips = [
         (
             variance,
@@ -91,6 +92,14 @@ def check_raw_score_std(answer, d_k: int) -> bool:
             "deviation is sqrt(d_k).",
         ),
     ]
+    if raw_score is not None:
+        slips.append(
+            (
+                raw_score / math.sqrt(d_k),
+                "that is the scaled score; the standard deviation of raw scores "
+                "depends on d_k alone, not on one score.",
+            )
+        )
     # where two readings coincide (d_k = 1), the right answer wins
     slips = [(v, h) for v, h in slips if abs(v - math.sqrt(variance)) > 1e-9]
     return check_close(

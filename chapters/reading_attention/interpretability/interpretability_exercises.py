@@ -179,21 +179,28 @@ def _norm_share_hint(got: float, out, layer: int, key: int) -> str:
         ),
         (
             1.0 / n.shape[-1],
-            f"that is 1/{n.shape[-1]}, one over the number of tokens, whatever the "
-            "key: the mean of shares taken along the axis they were normalised over. "
-            "Either you divided by the sum over the queries (axis -2) or you took the "
-            "row of query `key`. Divide each query's lengths by their sum over the "
-            "keys (the last axis, keepdims=True), then take the column of the key, "
-            "[:, :, key].",
+            f"that is 1/{n.shape[-1]} whatever the key: you normalised over the "
+            "queries (axis -2) or took the row of query `key`. Normalise over the "
+            "keys and take the key's column.",
         ),
     ]
-    if layer + 1 < len(n):  # the layer counted from 1
+    if layer + 1 < len(n):
         next_share = n[layer + 1] / n[layer + 1].sum(axis=-1, keepdims=True)
         candidates.append(
             (
                 float(next_share[:, :, key].mean()),
-                "that is the share in the next layer; layers count from 0: index "
-                "weighted_norms()[layer].",
+                f"that is the share in layer {layer + 1}: unlike hidden_states, "
+                "which starts with the embeddings, weighted_norms() has no extra "
+                "first entry.",
+            )
+        )
+    if layer >= 1:  # the layer counted from 1
+        previous = n[layer - 1] / n[layer - 1].sum(axis=-1, keepdims=True)
+        candidates.append(
+            (
+                float(previous[:, :, key].mean()),
+                f"that is the share in layer {layer - 1}: the argument already "
+                "counts from 0, so index [layer], not [layer - 1].",
             )
         )
     if layer < n.shape[1]:

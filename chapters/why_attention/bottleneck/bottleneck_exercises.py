@@ -141,8 +141,9 @@ def check_decoder_step(weights, context=None) -> bool:
     not sum to 1 are diagnosed before they are compared: percentages (a sum of 100),
     the scores themselves, or the exponentials not yet divided by their sum; weights
     of scores without the tanh get their own hint. A wrong context is diagnosed when it
-    weights the states by the raw scores or their exponentials, does not weight them at
-    all, or mixes the vectors inside the score instead of the states.
+    follows from wrong weights, weights the states by the raw scores or their
+    exponentials, does not weight them at all, or mixes the vectors inside the score
+    instead of the states.
     """
     ex = DECODER_EXERCISE
     ctx, w = decoder_context(
@@ -181,12 +182,20 @@ def check_decoder_step(weights, context=None) -> bool:
         ),
     )
     if context is not None:
+        slips = _context_slips(scores, w[0])
+        if not ok and got.shape == (3,) and np.all(np.isfinite(got)):
+            # a context right for the reader's own (wrong) weights
+            follows = (
+                got @ ex["encoder_states"],
+                "your context follows from your weights; fix the weights first.",
+            )
+            slips = (follows, *slips)
         ok = (
             check_close(
                 context,
                 ctx[0],
                 name="the context vector",
-                slips=_context_slips(scores, w[0]),
+                slips=slips,
                 hint="the context is c = sum_j alpha_j h_j: multiply each encoder "
                 "state by its weight and add the three products.",
             )
