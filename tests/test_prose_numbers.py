@@ -80,7 +80,8 @@ def prose(markdown: str) -> str:
     """The running text of a Markdown cell, directive blocks' text included: no code
     fences, options, mathematics, inline code, roles' targets or glued numbers."""
     text = _without_code_fences(markdown)
-    text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", text, flags=re.S)
+    # display maths, then inline maths (which may run on over a line, not a paragraph)
+    text = re.sub(r"\$\$.*?\$\$|\$(?:[^$\n]|\n(?![ \t]*\n))*\$", " ", text, flags=re.S)
     text = GLUE_ROLE.sub(" ", text)
     text = re.sub(r"\{[\w:-]+\}`[^`]*`", " ", text)  # roles: {doc}, {cite:t}, {numref}
     text = re.sub(r"`[^`\n]*`", " ", text)  # inline code
@@ -142,7 +143,7 @@ def test_the_check_finds_a_typed_decimal_and_skips_code_math_and_glue():
 def test_the_check_reads_directive_text_but_not_options_or_nested_code():
     markdown = (
         "```{exercise}\n:label: ex-a-1.5\n**Core.** Use a learning rate of 0.1 and "
-        "$0.2$ maths.\n```\n\n"
+        "$x =\n0.2$ maths over a line.\n```\n\n"
         "````{solution} ex-a-1.5\n:class: dropdown\nThe loss is 0.05 at `2.5`.\n\n"
         "```python\nlr = 0.3\n```\n\n```\n0.4 in a bare fence\n```\n"
         "Its weight is {glue:text}`w`.\n````\n\n"
