@@ -184,7 +184,7 @@ _MEASURE_JS = r"""({contrast, widths}) => {
     return null;
   };
   const blocks = "p, li, pre, div.highlight, div.cell_output > .output, .text_html, " +
-    "table, figure, img, .explorer, .Quiz, div.math, mjx-container[display='true']";
+    "table, figure, img, .explorer, .Quiz, div.math, mjx-container";
   const tooWide = [], hiddenScroll = [], cutOff = [];
   for (const el of article.querySelectorAll(blocks)) {
     if (!visible(el)) continue;
