@@ -467,7 +467,8 @@ def test_dark_mode_switched_on_the_page_is_drawn_as_when_loaded_dark(visit, page
     in the same colour on the same background as the page loaded dark."""
     switched = visit(page)["contrast_dark"]
     loaded = visit(page, "desktop-dark")["contrast"]
-    assert switched["textsChecked"] == loaded["textsChecked"] > 0, page
+    # (a page with no code, explorer or question measures no text either way)
+    assert switched["textsChecked"] == loaded["textsChecked"], page
     assert switched["palette"] == loaded["palette"], page
     assert switched["contrastFailures"] == loaded["contrastFailures"], page
 
