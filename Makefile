@@ -275,13 +275,18 @@ train: install
 		$(if $(TRAIN_KINDS),--kinds $(TRAIN_KINDS)) $(if $(TRAIN_SEEDS),--seeds $(TRAIN_SEEDS))
 
 ## train-lm: retrain the language models of the chapters "Attention that writes" in two
-## processes (one core each): the character model of the book's prose in one, its attention
-## variants and then the induction-head models in the other; progress bars; writes
-## chapters/attention_that_writes/language_model/data/lm_main.npz/.json, lm_variants.json, induction_models.npz/.json
-## (not part of test)
+## processes (one core each), longest run first: the character model of the book's prose,
+## the same model from more seeds and with whole chapters held out, the attention variants
+## (and those matched in parameters), the induction-head models; progress bars; writes
+## chapters/attention_that_writes/language_model/data/lm_main.npz/.json, lm_seeds.json,
+## kv_cache/data/lm_variants.json, induction_heads/data/induction_models.npz/.json
+## (about 3 hours of one core; not part of test). `make train-lm LM_GROUPS="seeds matched"`
+## trains only the groups named (main, seeds, variants, matched, induction).
 .PHONY: train-lm bench-lm
+LM_GROUPS ?=
 train-lm: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m book_support.experiments.lm_runs
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m book_support.experiments.lm_runs \
+		$(LM_GROUPS)
 
 ## train-modern: the experiment of the chapter "The modern decoder block": GPT-2's block,
 ## the modern block (RMSNorm, SwiGLU, RoPE, grouped-query attention, AdamW) and GPT-2's
