@@ -262,6 +262,24 @@ def test_retrained_losses_name_the_wrong_runs_or_the_last_loss(
     assert out.startswith("Not yet") and words in out and "Expected" not in out
 
 
+def test_retrained_losses_copied_from_the_table_are_not_called_rounding(
+    capsys, best_losses
+):
+    # ex-primer-retrain says "compare with the table above": a reader who copies the
+    # table's rows for seeds 0, 1, 2 (three decimals, at the rate 0.1) is told so
+    copied = [round(x, 3) for x in best_losses["usual"]]
+    assert not np.allclose(copied, best_losses["small"], atol=1e-4, rtol=0)
+    assert not primer.check_retrained_losses(copied, "about the same")
+    out = capsys.readouterr().out
+    assert out.startswith("Not yet") and "in the table above" in out
+    assert "learning_rate=0.01" in out and "round too early" not in out
+    # the right losses rounded to three decimals are rounding, not the table
+    rounded = [round(x, 3) for x in best_losses["small"]]
+    assert not primer.check_retrained_losses(rounded, "about the same")
+    out = capsys.readouterr().out
+    assert "round too early" in out and "table above" not in out
+
+
 @pytest.mark.parametrize("verdict", ["better", "about the same", "worse"])
 def test_retrained_losses_judge_no_verdict_until_the_losses_are_right(
     verdict, capsys, best_losses

@@ -80,6 +80,23 @@ def test_a_wrong_head_shape_is_named(capsys):
     assert "Q_heads (2, 3, 10, 4)" in capsys.readouterr().out
 
 
+def test_heads_after_the_positions_are_told_it_is_the_layout_not_a_product(capsys):
+    # split_heads' reshape without its transpose: (batch, length, heads, d_k)
+    answer = _right_shapes(2, 10, 12, 3)
+    answer["Q_heads"] = answer["head_outputs"] = (2, 10, 3, 4)
+    assert not check_head_shapes(answer, batch=2, length=10, d_model=12, num_heads=3)
+    out = capsys.readouterr().out
+    for name in ("Q_heads", "head_outputs"):
+        assert f"Hint: {name} has the heads axis after the positions" in out
+    assert "keep that layout until merge_heads" in out
+    assert "(2, 3, 10, 4)" not in out  # the expected shape only on request
+    # another wrong shape of Q_heads gets no such hint
+    answer = _right_shapes(2, 10, 12, 3)
+    answer["Q_heads"] = (2, 10, 12)
+    assert not check_head_shapes(answer, batch=2, length=10, d_model=12, num_heads=3)
+    assert "heads axis after the positions" not in capsys.readouterr().out
+
+
 def test_unexpected_names_are_reported(capsys):
     answer = _right_shapes(1, 2, 4, 2)
     answer["K_heads"] = (1, 2, 2, 2)

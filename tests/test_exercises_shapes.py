@@ -67,6 +67,18 @@ def test_an_extra_axis_of_size_1_is_indexed_away_by_that_axis():
     assert "at position 1" in said and "index that axis with 0" in said
 
 
+def test_only_the_last_two_axes_swapped_are_blamed_on_a_product():
+    # (batch, length, heads, d_k) for (batch, heads, length, d_k): split_heads without
+    # its transpose, no product; the last two axes swapped: a product's factors
+    for sizes in (True, False):
+        said = shape_relation((2, 10, 3, 4), (2, 3, 10, 4), sizes=sizes)
+        assert "axes 1 and 2 are swapped" in said and "product" not in said
+        said = shape_relation((2, 12, 10), (2, 10, 12), sizes=sizes)
+        assert "axes 1 and 2 are swapped" in said and "factors of a product" in said
+    said = shape_relation((2, 10, 3, 4), (2, 3, 10, 4), sizes=False)
+    assert said == "axes 1 and 2 are swapped: check which of the two comes first"
+
+
 @pytest.mark.parametrize(
     "got, want, words",
     [

@@ -121,11 +121,16 @@ def _same_rank_relation(got: tuple, want: tuple, sizes: bool) -> str | None:
                 if len(got) == 2
                 else f"axes {diff[0]} and {diff[1]} are"
             )
+            # a product's factors in the wrong order swap the last two axes only;
+            # other swapped axes (heads and positions, say) come from a layout
+            last_two = diff == [len(got) - 2, len(got) - 1]
             if not sizes:
-                return f"{axes} swapped: check {product}"
+                check = product if last_two else "which of the two comes first"
+                return f"{axes} swapped: check {check}"
             calls = ".T" if len(got) == 2 else "swapaxes or transpose"
             which = "" if len(got) == 2 else " of those two axes"
-            return f"{axes} swapped: a transpose{which} (check {calls}, and {product})"
+            also = f", and {product}" if last_two else ""
+            return f"{axes} swapped: a transpose{which} (check {calls}{also})"
         if not sizes:
             return f"it has the right sizes in another order: check {product}"
         return (
