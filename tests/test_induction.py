@@ -189,7 +189,7 @@ def test_measurement_forward_matches_the_model_and_its_head_mask(stored):
         im.run(p, config, tokens, {(0, 2): 0.0})[0], masked, atol=1e-5
     )
     # a patch of the keys only changes layer 1's weights, never layer 0's
-    _, patched, _ = im.run(p, config, tokens, {(0, 2): 0.0}, keys_only=True)
+    _, patched, _ = im.run(p, config, tokens, {(0, 2): 0.0}, only="keys")
     np.testing.assert_allclose(patched[0], ref_w[0], atol=1e-6)
     assert not np.allclose(patched[1], ref_w[1], atol=1e-3)
     with pytest.raises(ValueError, match="lacks"):
@@ -207,3 +207,222 @@ def test_copy_positions_read_the_right_targets():
     assert by[7] == 27.0 and np.isnan(by[8:]).all()  # only the copy of 8 tokens
     assert im.after_copy_loss(losses, m, b) == (16 + 28) / 2
     assert im.copy_loss(losses, m, b) == np.mean([12, 13, 14, 15, *range(22, 28)])
+
+
+# The measurements of the chapter on a tiny model with random weights, against a
+# forward pass written out position by position with plain loops.
+
+
+def _tiny_model(num_layers=2, num_heads=2, d_model=4, vocab=5, context=6, seed=0):
+    config = lm.LMConfig(
+        vocab_size=vocab,
+        context=context,
+        d_model=d_model,
+        num_layers=num_layers,
+        num_heads=num_heads,
+        d_ff=0,
+        tied=False,
+    )
+    params = lm.init_language_model(config, seed, dtype=np.float64)
+    rng = np.random.default_rng(seed + 1)
+    params = {k: v + rng.normal(0, 0.5, v.shape) for k, v in params.items()}
+    return config, params
+
+
+def _norm_by_hand(row, gain, bias):
+    mean = sum(row) / len(row)
+    var = sum((v - mean) ** 2 for v in row) / len(row)
+    return [
+        (v - mean) / np.sqrt(var + 1e-5) * g + c for v, g, c in zip(row, gain, bias)
+    ]
+
+
+def _layer_by_hand(p, rows_q, rows_k, rows_v, num_heads):
+    """Causal multi-head attention of one sequence, one head and one query at a time:
+    returns every head's output, a list [head][position] of vectors."""
+    d = len(rows_q[0])
+    d_k = d // num_heads
+    cols = lambda h: range(h * d_k, (h + 1) * d_k)  # noqa: E731
+    project = lambda row, W: [sum(row[i] * W[i][j] for i in range(d)) for j in range(d)]  # noqa: E731
+    q = [project(r, p["W_Q"]) for r in rows_q]
+    k = [project(r, p["W_K"]) for r in rows_k]
+    v = [project(r, p["W_V"]) for r in rows_v]
+    out = []
+    for h in range(num_heads):
+        per_position = []
+        for t in range(len(rows_q)):
+            scores = [
+                sum(q[t][c] * k[s][c] for c in cols(h)) / np.sqrt(d_k)
+                for s in range(t + 1)
+            ]
+            top = max(scores)
+            e = [np.exp(x - top) for x in scores]
+            w = [x / sum(e) for x in e]
+            per_position.append(
+                [sum(w[s] * v[s][c] for s in range(t + 1)) for c in cols(h)]
+            )
+        out.append(per_position)
+    return out
+
+
+def _write(stream, heads, W_O):
+    """The stream plus the heads' outputs, concatenated, times W_O."""
+    d = len(stream[0])
+    new = []
+    for t, row in enumerate(stream):
+        cat = [x for head in heads for x in head[t]]
+        new.append(
+            [row[j] + sum(cat[i] * W_O[i][j] for i in range(d)) for j in range(d)]
+        )
+    return new
+
+
+def _forward_by_hand(params, config, seq, replace=None, only=None):
+    """Logits of one sequence, with ``replace`` {(layer, head): outputs [t][c]} and
+    the replaced outputs reaching only the ``only`` input of layer 1."""
+    replace = replace or {}
+    stream = [
+        [
+            params["tok_emb"][tok][j] + params["pos_emb"][t][j]
+            for j in range(config.d_model)
+        ]
+        for t, tok in enumerate(seq)
+    ]
+    patched_stream = stream
+    for r in range(config.num_layers):
+        p = lm.block_params(params, r)
+        a = [_norm_by_hand(row, p["ln1_gain"], p["ln1_bias"]) for row in stream]
+        b = [_norm_by_hand(row, p["ln1_gain"], p["ln1_bias"]) for row in patched_stream]
+        inputs = [b if only == path else a for path in ("queries", "keys", "values")]
+        heads = _layer_by_hand(p, *inputs, config.num_heads)
+        replaced = [replace.get((r, h), heads[h]) for h in range(config.num_heads)]
+        if only is None:
+            stream = patched_stream = _write(stream, replaced, p["W_O"])
+        else:
+            patched_stream = _write(stream, replaced, p["W_O"])
+            stream = _write(stream, heads, p["W_O"])
+    final = [
+        _norm_by_hand(row, params["lnf_gain"], params["lnf_bias"]) for row in stream
+    ]
+    return np.array([params["lm_head"] @ np.array(row) for row in final])
+
+
+def test_resample_ablation_puts_in_the_heads_output_on_the_other_sequence():
+    import induction_heads_measurements as im
+
+    config, params = _tiny_model()
+    tokens = np.array([[0, 1, 2, 3, 1, 2, 4], [4, 4, 0, 3, 2, 1, 0]])
+    source = np.array([[3, 0, 0, 1, 4, 2, 2], [1, 2, 3, 4, 0, 1, 2]])
+    resampled = im.head_outputs(params, config, source)
+    assert resampled[(0, 1)].shape == (2, 6, 2)
+    for layer, head in [(0, 1), (1, 0)]:
+        logits, _, _ = im.run(
+            params, config, tokens[:, :-1], {(layer, head): resampled[(layer, head)]}
+        )
+        for i in range(2):
+            # the head's outputs on source[i], by hand, then tokens[i] with them
+            d = config.d_model
+            src = [
+                [params["tok_emb"][s][j] + params["pos_emb"][t][j] for j in range(d)]
+                for t, s in enumerate(source[i, :-1])
+            ]
+            for r in range(layer + 1):
+                p = lm.block_params(params, r)
+                a = [_norm_by_hand(row, p["ln1_gain"], p["ln1_bias"]) for row in src]
+                heads = _layer_by_hand(p, a, a, a, config.num_heads)
+                src = _write(src, heads, p["W_O"])
+            expected = _forward_by_hand(
+                params, config, tokens[i, :-1], {(layer, head): heads[head]}
+            )
+            np.testing.assert_allclose(logits[i], expected, atol=1e-9)
+
+
+def test_a_patch_of_one_path_reaches_only_that_input_of_layer_1():
+    import induction_heads_measurements as im
+
+    config, params = _tiny_model(seed=3)
+    tokens = np.array([[0, 1, 2, 3, 1, 2], [4, 4, 0, 3, 2, 1]])
+    mean = np.array([0.5, -1.0])  # the replacement of head 1 of layer 0
+    for only in ("queries", "keys", "values"):
+        logits, weights, _ = im.run(params, config, tokens, {(0, 1): mean}, only=only)
+        for i in range(2):
+            expected = _forward_by_hand(
+                params, config, tokens[i], {(0, 1): [list(mean)] * 6}, only=only
+            )
+            np.testing.assert_allclose(logits[i], expected, atol=1e-9)
+        intact_weights = im.run(params, config, tokens)[1]
+        np.testing.assert_allclose(weights[0], intact_weights[0])
+        # a value cannot change an attention weight
+        assert np.allclose(weights[1], intact_weights[1]) == (only == "values")
+    with pytest.raises(ValueError, match="only"):
+        im.run(params, config, tokens, {(0, 1): mean}, only="output")
+
+
+def test_continue_probability_counts_the_layouts_that_fit():
+    import induction_heads_measurements as im
+
+    L = TASK.length
+
+    def by_counting(a, b, j):
+        # P(m > j | m >= j, a, b) from every (m, a, b) the generator can draw
+        weight = {}
+        for m in range(TASK.min_segment, TASK.max_segment + 1):
+            for a2 in range(0, L - 2 * m + 1):
+                for b2 in range(a2 + m, L - m + 1):
+                    if (a2, b2) == (a, b) and m >= j:
+                        weight[m] = 1 / 7 / (L - 2 * m + 1) / (L - m - (a2 + m) + 1)
+        return sum(w for m, w in weight.items() if m > j) / sum(weight.values())
+
+    for a, b, j in [(0, 20, 11), (3, 12, 7), (0, 6, 5), (10, 20, 2), (5, 25, 6)]:
+        assert im.continue_probability(a, b, j) == pytest.approx(by_counting(a, b, j))
+    assert im.continue_probability(0, 20, 11) == pytest.approx(121 / 202)
+    floor = im.calibrated_floor(np.array([6, 12]), np.array([0, 0]), np.array([6, 20]))
+    np.testing.assert_allclose(floor[2:6], 0.0, atol=1e-12)  # m >= 6 always
+    p = 121 / 202  # only the second sequence has a token 11
+    assert floor[11] == pytest.approx(-np.log(p + (1 - p) / TASK.vocab_size))
+    assert np.isnan(floor[:2]).all()
+
+
+def test_entropy_and_probability_of_the_copy_targets():
+    import induction_heads_measurements as im
+
+    rows, queries = im.copy_targets(np.array([4, 3]), np.array([5, 10]))
+    np.testing.assert_array_equal(rows, [0, 0, 1])
+    np.testing.assert_array_equal(queries, [6, 7, 11])  # b + j - 1, j = 2 .. m - 1
+    logits = np.zeros((2, 12, 4))  # a uniform guess over 4 tokens
+    logits[1, 11, 2] = 50.0  # a certain one
+    tokens = np.zeros((2, 13), dtype=int)
+    tokens[1, 12] = 2
+    assert im.entropy_at(logits, rows[:2], queries[:2]) == pytest.approx(np.log(4))
+    assert im.entropy_at(logits, rows[2:], queries[2:]) == pytest.approx(0, abs=1e-12)
+    assert im.probability_of(logits, tokens, rows, queries) == pytest.approx(
+        (0.25 + 0.25 + 1.0) / 3
+    )
+
+
+def test_training_draws_replay_the_batches_of_training():
+    import induction_heads_measurements as im
+
+    from attnlib.models.lm_training import TrainConfig, train
+
+    config = induction.model_config()
+    seen = []
+
+    def draw(rng, batch):
+        seqs = induction.make_sequences(rng, batch)
+        seen.append(seqs)
+        return seqs[:, :-1], seqs[:, 1:]
+
+    fixed = induction.make_sequences(np.random.default_rng(9), 2)
+    windows = (fixed[:, :-1], fixed[:, 1:])
+    cfg = TrainConfig(max_steps=3, batch=4, warmup=1, eval_every=3, seed=7)
+    train(
+        config,
+        None,
+        cfg,
+        params=lm.init_language_model(config, 7),
+        batches=(draw, (windows, windows)),
+    )
+    np.testing.assert_array_equal(
+        im.training_draws(7, 3, 4, shortcut=True), np.concatenate(seen)
+    )

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -184,6 +185,69 @@ def summary(runs: list[dict]) -> list[dict]:
             }
         )
     return rows
+
+
+def welch(a, b) -> dict:
+    """Welch's test of the difference of two means, for samples that are not paired.
+
+    ``t = (mean(a) - mean(b)) / sqrt(s_a^2 / n_a + s_b^2 / n_b)`` with the sample
+    variances ``s^2`` (divisor ``n - 1``), its degrees of freedom by the
+    Welch-Satterthwaite equation ``df = (s_a^2/n_a + s_b^2/n_b)^2 / ((s_a^2/n_a)^2 /
+    (n_a - 1) + (s_b^2/n_b)^2 / (n_b - 1))``, and the two-sided p-value ``P(|T| >=
+    |t|)`` for Student's t with ``df`` degrees of freedom, which equals the regularised
+    incomplete beta function ``I_x(df / 2, 1 / 2)`` at ``x = df / (df + t^2)``.
+    Returns ``{"t", "df", "p"}`` (floats). Raises ``ValueError`` for a sample of fewer
+    than two values or two samples without spread.
+
+    Source: Welch (1947), "The generalization of Student's problem when several
+    different population variances are involved"; the incomplete beta function by its
+    continued fraction, as in Press et al., *Numerical Recipes*, section 6.4.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 2 or b.size < 2:
+        raise ValueError(
+            f"each sample needs at least two values; got {a.size}, {b.size}"
+        )
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    if va + vb == 0:
+        raise ValueError("both samples have no spread; t is undefined")
+    t = (a.mean() - b.mean()) / np.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    p = _incomplete_beta(df / (df + t**2), df / 2, 0.5)
+    return {"t": float(t), "df": float(df), "p": float(p)}
+
+
+def _incomplete_beta(x: float, a: float, b: float) -> float:
+    """The regularised incomplete beta function ``I_x(a, b)``, for ``0 <= x <= 1``,
+    from its continued fraction (modified Lentz's method), to about 1e-14."""
+    if x <= 0 or x >= 1:
+        return float(x >= 1)
+    if x > (a + 1) / (a + b + 2):  # the fraction converges fast only below this
+        return 1.0 - _incomplete_beta(1 - x, b, a)
+    log_front = (
+        math.lgamma(a + b)
+        - math.lgamma(a)
+        - math.lgamma(b)
+        + a * math.log(x)
+        + b * math.log1p(-x)
+    )
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    fraction = d
+    for m in range(1, 500):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            fraction *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return math.exp(log_front) * fraction / a
 
 
 def _rule(cfg: TrainConfig) -> str:
