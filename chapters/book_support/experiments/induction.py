@@ -336,7 +336,10 @@ def drop_step(history: dict, chance: float):
 
 
 #: How the stored models are trained: a fixed budget, well past the drop (Adam, no
-#: dropout; the stopping rule's patience is never reached).
+#: dropout; the stopping rule's patience is never reached). The learning rate warms up
+#: for 50 steps, then follows a half cosine down to a tenth of its peak at the cap.
+#: The parameters stored are those of the evaluation with the lowest validation loss
+#: (``train`` returns them), not those of the last step.
 TRAIN = TrainConfig(
     max_steps=3000, batch=32, lr=1e-3, warmup=50, eval_every=20, patience=10**6
 )
@@ -348,7 +351,9 @@ SEEDS = (0, 1, 2)
 
 def train_one(seed: int, *, shortcut: bool = False, task: InductionTask = TASK):
     """Train one model from ``seed`` on :func:`make_training_sequences` (or, with
-    ``shortcut``, on :func:`make_sequences`); returns ``(params, history)``. The
+    ``shortcut``, on :func:`make_sequences`); returns ``(params, history)``, the
+    parameters at the lowest validation loss (all positions of the 256 held-out
+    sequences below; ``history["best_step"]``). The
     history's ``extra`` holds the first-half and repeated-half losses on 256 held-out
     sequences of :func:`make_sequences` at every evaluation."""
     config = model_config(task)
