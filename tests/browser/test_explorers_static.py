@@ -307,7 +307,9 @@ def _induction(sequence, layer, head):
     config, models, _ = _cached("induction", induction.load)
     sequences = _cached(
         "induction-sequences",
-        lambda: induction.make_sequences(np.random.default_rng(0), 500),
+        lambda: induction.make_sequences(
+            np.random.default_rng(induction.EVAL_SEED), 500
+        ),
     )
     tokens = sequences[sequence][None]  # (1, 2h)
     half = tokens.shape[1] // 2

@@ -73,6 +73,10 @@ __all__ = [
     "load",
 ]
 
+#: The seed of the chapter's evaluation sequences: no training or monitoring run draws
+#: from it (training uses the run's seed, monitoring 1000 + seed).
+EVAL_SEED = 6000
+
 #: Where the trained models live.
 WEIGHTS = CHAPTERS / "attention_that_writes/induction_heads/data/induction_models.npz"
 
