@@ -24,7 +24,8 @@ rule the validation split itself uses), fits on the rest, keeps the ``D`` of
 :data:`DISCOUNTS` with the lowest held-out loss, and refits on all the training
 pieces. The validation pieces are read once, to report the loss.
 
-Counts never cross a piece boundary (the pieces are not adjacent in the book), and a
+Counts never cross a piece boundary (just as the model's training windows never cross a
+piece, although many training pieces are neighbours in the book), and a
 prediction sees only the characters of its own evaluation window before it, as the
 attention model does: at the start of a window the history is shorter, and the model
 uses the longest one it has.
