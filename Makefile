@@ -280,7 +280,8 @@ train: install
 ## (and those matched in parameters), the induction-head models; progress bars; writes
 ## chapters/attention_that_writes/language_model/data/lm_main.npz/.json, lm_seeds.json,
 ## kv_cache/data/lm_variants.json, induction_heads/data/induction_models.npz/.json
-## (about 3 hours of one core; not part of test). `make train-lm LM_GROUPS="seeds matched"`
+## (about 2 hours of one core: 105 min for the language models, plus the induction models;
+## not part of test). `make train-lm LM_GROUPS="seeds matched"`
 ## trains only the groups named (main, seeds, variants, matched, induction).
 .PHONY: train-lm bench-lm
 LM_GROUPS ?=
