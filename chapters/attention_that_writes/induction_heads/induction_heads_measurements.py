@@ -26,6 +26,7 @@ from attnlib.core.heads import merge_heads, split_heads
 from attnlib.layers.causal_block import norm, self_attention_mask
 from attnlib.models.language_model import block_params
 from book_support.experiments import induction
+from book_support.experiments.induction import log_probs  # also im.log_probs
 
 __all__ = [
     "held_out",
@@ -169,12 +170,6 @@ def copy_loss(losses, m, b, first: int = 2) -> float:
     match, which a single matching token leaves ambiguous)."""
     rows, queries = copy_targets(m, b, first)
     return float(losses[rows, queries].mean())
-
-
-def log_probs(logits) -> np.ndarray:
-    """``log softmax`` over the last axis: ``z - max z - ln sum exp(z - max z)``."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def entropy_at(logits, rows, queries) -> float:

@@ -56,6 +56,7 @@ from book_support import CHAPTERS
 
 __all__ = [
     "InductionTask",
+    "log_probs",
     "TASK",
     "make_sequences",
     "make_training_sequences",
@@ -171,12 +172,17 @@ def model_config(
     )
 
 
+def log_probs(logits) -> np.ndarray:
+    """``log softmax`` over the last axis: ``z - max z - ln sum exp(z - max z)``."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
 def _per_position_loss(params, config, tokens, head_mask=None) -> np.ndarray:
     """-log p(next token) at every position, shape (n, 2h - 1)."""
     logits, _ = forward(params, config, tokens[:, :-1], head_mask=head_mask)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    return -np.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)[..., 0]
+    log_p = log_probs(logits)  # (n, 2h - 1, V)
+    return -np.take_along_axis(log_p, tokens[:, 1:, None], axis=-1)[..., 0]
 
 
 def half_losses(
