@@ -35,6 +35,7 @@ from book_support.exercises._answers import (
     check_close,
     check_shape_dict,
     diagnose_close,
+    heads_after_positions_hint,
     shape_relation,
 )
 from book_support.exercises._display import describe, fmt, shown
@@ -71,6 +72,7 @@ __all__ = [
     "as_texts",
     "as_word",
     "diagnose_close",
+    "heads_after_positions_hint",
     "check_close",
     "check_shape_dict",
     "shape_relation",

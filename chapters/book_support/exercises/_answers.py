@@ -406,3 +406,27 @@ def check_shape_dict(answer, expected: dict, *, what: str, context: str) -> bool
         return False
     print(f"Correct: all {len(expected)} shapes are right for {context}.")
     return True
+
+
+def heads_after_positions_hint(answer, expected, names=("Q_heads",)) -> None:
+    """Print a hint for each array of ``names`` in ``answer`` given with the heads axis
+    after the positions, ``(batch, length, heads, d_k)``, where ``expected`` (which
+    holds ``Q_heads``, ``(batch, heads, length, d_k)``) wants it before them:
+    ``split_heads``' reshape without its transpose. Reads shapes that
+    :func:`check_shape_dict` has already accepted as shapes."""
+    batch, heads, length, d_k = expected["Q_heads"]
+    after_positions = (batch, length, heads, d_k)
+    for name in names:
+        if name not in answer or expected[name] == after_positions:
+            continue
+        if as_shape(answer[name], name) == after_positions:
+            kept = (
+                ", and the heads' outputs keep that layout until merge_heads."
+                if name == "head_outputs"
+                else "."
+            )
+            print(
+                f"Hint: {name} has the heads axis after the positions; split_heads "
+                "moves it before them, (batch, heads, length, d_k), so that every "
+                f"head attends over its own (length, d_k) block{kept}"
+            )

@@ -28,6 +28,7 @@ from book_support.exercises import (
     check_labelled_cases,
     check_shape_dict,
     checker,
+    heads_after_positions_hint,
     reveal,
 )
 
@@ -91,16 +92,8 @@ def check_layer_shapes(
             f"{expected['X'][1:]}."
         )
         return ok
-    if not ok and "Q_heads" in answer:
-        _, heads_axis, _, d_k = expected["Q_heads"]
-        # check_shape_dict has read every shape already (a wrong kind raised there)
-        got = as_shape(answer["Q_heads"], "Q_heads")
-        if got != expected["Q_heads"] and got == (batch, length, heads_axis, d_k):
-            print(
-                "Hint: Q_heads has the heads axis after the positions; split_heads "
-                "moves it before them, (batch, heads, length, d_k), so that every "
-                "head attends over its own (length, d_k) block."
-            )
+    if not ok:
+        heads_after_positions_hint(answer, expected)
     if not ok:
         for name, hint in _layer_shape_slips(
             batch, length, d_model, num_heads, d_ff

@@ -21,11 +21,11 @@ from attnlib.core.heads import merge_heads as _merge_heads
 from attnlib.core.softmax import softmax
 from book_support.exercises import (
     as_floats,
-    as_shape,
     check_close,
     check_labelled_cases,
     check_shape_dict,
     checker,
+    heads_after_positions_hint,
 )
 
 #: The names :func:`check_head_shapes` expects, in the order of the computation.
@@ -148,25 +148,7 @@ def check_head_shapes(
         f"num_heads={num_heads}",
     )
     if not ok:
-        # the heads axis after the positions: split_heads' reshape without its
-        # transpose (no product is involved, whatever the swapped axes suggest)
-        _, heads_axis, _, d_k = expected["Q_heads"]
-        after_positions = (batch, length, heads_axis, d_k)
-        for name in ("Q_heads", "head_outputs"):
-            if name not in answer or expected[name] == after_positions:
-                continue
-            # check_shape_dict has read every shape already (a wrong kind raised there)
-            if as_shape(answer[name], name) == after_positions:
-                print(
-                    f"Hint: {name} has the heads axis after the positions; split_heads "
-                    "moves it before them, (batch, heads, length, d_k), so that every "
-                    "head attends over its own (length, d_k) block"
-                    + (
-                        ", and the heads' outputs keep that layout until merge_heads."
-                        if name == "head_outputs"
-                        else "."
-                    )
-                )
+        heads_after_positions_hint(answer, expected, ("Q_heads", "head_outputs"))
     return ok
 
 
