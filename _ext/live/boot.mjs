@@ -17,10 +17,13 @@
 // Returns {pyodide, kernel, manifest, restored} (restored: started from the snapshot).
 //
 // Everything is fetched at once, as soon as the manifest names it, so that the
-// downloads overlap with the start of the runtime; the packages load in one call
-// (Pyodide fetches them in parallel). Then the compiled bytecode of the modules the
-// chapters import (pycache-*.zip, made at build time by this same Python) goes beside
-// their sources, so that no import compiles Python source in the page.
+// downloads overlap with the start of the runtime. The packages come as one file image
+// (manifest.image, build_live.py's _packages_image): the files Pyodide's loadPackage
+// would unpack from about thirty wheels, with the compiled bytecode of the modules the
+// chapters import and matplotlib's font list beside them, written into the file
+// system by writeImage below (no Python, no zip), then the packages' shared libraries
+// loaded as loadPackage loads them. The book's files come as an image too. Without an
+// image (the build's own runs that make it), the packages load from their wheels.
 //
 // The memory snapshot (manifest.snapshot, made at build time by makeSnapshot below,
 // build_live.py): the runtime's memory just after Python started and imported the
@@ -46,6 +49,30 @@ async function gunzip(bytes) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
+// Write a file image (build_live.py, _write_image: a 4-byte little-endian header
+// length, the header as JSON, then the files' bytes in the header's order) into
+// Pyodide's file system under header.root; each file keeps a view of `bytes` (no
+// copy). Returns the header.
+export function writeImage(pyodide, bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = view.getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
+  const made = new Set();
+  let at = 4 + length;
+  for (const [path, size] of header.files) {
+    const full = `${header.root}/${path}`;
+    const folder = full.slice(0, full.lastIndexOf("/"));
+    if (!made.has(folder)) {
+      pyodide.FS.mkdirTree(folder);
+      made.add(folder);
+    }
+    pyodide.FS.writeFile(full, bytes.subarray(at, at + size), { canOwn: true });
+    at += size;
+  }
+  if (at !== bytes.length) throw new Error(`file image: ${bytes.length - at} bytes left over`);
+  return header;
+}
+
 export async function boot({ loadPyodide, base, readBytes, progress = () => {}, emit, folder = "chapters", prepare = async () => {}, snapshot = true }) {
   const text = async (path) => new TextDecoder().decode(await readBytes(path));
   const manifest = JSON.parse(await text("manifest.json"));
@@ -55,9 +82,10 @@ export async function boot({ loadPyodide, base, readBytes, progress = () => {}, 
     bytes.catch(() => {}); // awaited below; a failure is reported there
     return bytes;
   };
+  const image = later(manifest.image);
   const book = later(manifest.book);
-  const fontlist = later(manifest.fontlist);
-  const pycache = later(manifest.pycache);
+  const fontlist = later(!manifest.image && manifest.fontlist);
+  const pycache = later(!manifest.image && manifest.pycache);
   const saved = later(snapshot && manifest.snapshot);
 
   progress({ step: "runtime", text: `Starting Python ${manifest.python} (Pyodide ${manifest.pyodide})` });
@@ -81,26 +109,37 @@ if "random" in sys.modules:
   pyodide ??= await loadPyodide(options(base));
 
   progress({ step: "packages", text: `Loading ${manifest.packages.join(", ")}` });
-  // Pyodide's packages are checked against the sha256 of each wheel in its lock file as
-  // they load; the pure-Python wheels it does not distribute were checked at build time.
-  await pyodide.loadPackage(
-    [...manifest.packages, ...manifest.wheels.map((name) => `${base}wheels/${name}`)],
-    { messageCallback: () => {}, checkIntegrity: true },
-  );
-
-  progress({ step: "book", text: "Unpacking attnlib and the chapters' data" });
-  pyodide.unpackArchive(await book, "zip", { extractDir: `${HOME}/book` });
-  const compiled = await pycache;
-  if (compiled) pyodide.unpackArchive(compiled, "zip", { extractDir: "/" });
-  // matplotlib's font list, made at build time where matplotlib reads it: without it
-  // the first import of matplotlib spends 20-30 s scanning its fonts (build_live.py).
   pyodide.FS.mkdirTree(MPLCONFIGDIR);
-  if (manifest.fontlist) {
-    pyodide.FS.writeFile(manifest.fontlist_target, await fontlist);
+  if (manifest.image) {
+    // the image was checked against its sha256 as it was fetched (the worker), and
+    // its wheels against Pyodide's lock file when it was made (build_live.py)
+    const header = writeImage(pyodide, await gunzip(await image));
+    for (const name of header.packages) pyodide.loadedPackages[name] ??= "default channel";
+    for (const path of header.dynlibs) await pyodide._api.loadDynlib(path, false);
+  } else {
+    // Pyodide's packages are checked against the sha256 of each wheel in its lock file
+    // as they load; the pure-Python wheels it does not distribute were checked at
+    // build time.
+    await pyodide.loadPackage(
+      [...manifest.packages, ...manifest.wheels.map((name) => `${base}wheels/${name}`)],
+      { messageCallback: () => {}, checkIntegrity: true },
+    );
+    const compiled = await pycache;
+    if (compiled) pyodide.unpackArchive(compiled, "zip", { extractDir: "/" });
+    // matplotlib's font list, made at build time where matplotlib reads it: without it
+    // the first import of matplotlib spends 20-30 s scanning its fonts (build_live.py).
+    if (manifest.fontlist) {
+      pyodide.FS.writeFile(manifest.fontlist_target, await fontlist);
+    }
   }
 
+  progress({ step: "book", text: "Unpacking attnlib and the chapters' data" });
+  writeImage(pyodide, await gunzip(await book));
+
   progress({ step: "kernel", text: "Starting the shell" });
-  pyodide.runPython(`import sys; sys.path.insert(0, "${HOME}/book/_live")`);
+  pyodide.runPython(`import importlib, sys
+importlib.invalidate_caches()
+sys.path.insert(0, "${HOME}/book/_live")`);
   const kernel = pyodide.pyimport("live_kernel");
   kernel.start(emit, folder);
   return { pyodide, kernel, manifest, restored };
