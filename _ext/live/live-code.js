@@ -19,9 +19,11 @@
   // output of any cell, the first figure (read by the tests and `make bench-pages`)
   var times = {};
   var restored = null; // whether Python started from the memory snapshot (boot.mjs)
-  // A reader who made a page live keeps live code on for the rest of the visit (this
-  // tab's sessionStorage): the next page starts Python while the reader reads, and its
-  // button then only turns the cells into editors. A new tab or visit starts with it off.
+  // A reader who made a page live keeps live code on (this site's localStorage, in
+  // this browser): later pages, in this visit or a later one, start Python while the
+  // reader reads, and their button then only turns the cells into editors. "Stop
+  // starting Python on each page" turns it off. A first visit loads nothing before the
+  // click.
   var KEEP = "attn-live-on";
   var early = null; // the cells fetched while Python started before the click
   var warmed = false; // this worker was sent the cells' imports
@@ -68,25 +70,25 @@
   }
 
   function kept() {
-    try { return sessionStorage.getItem(KEEP) === "1"; } catch (e) { return false; }
+    try { return localStorage.getItem(KEEP) === "1"; } catch (e) { return false; }
   }
 
   function keep(on) {
     try {
-      if (on) sessionStorage.setItem(KEEP, "1");
-      else sessionStorage.removeItem(KEEP);
+      if (on) localStorage.setItem(KEEP, "1");
+      else localStorage.removeItem(KEEP);
     } catch (e) { /* storage blocked: live code stays per page */ }
   }
 
-  // Live code is on for this visit: start Python and fetch the cells now, before the
+  // Live code is on in this browser: start Python and fetch the cells now, before the
   // click; the page stays as it is until the reader presses the button.
   function startEarly() {
     bootWorker();
     early = fetch(base + "cells/" + info.page + ".json").then(function (r) { return r.json(); });
     early.then(function (data) { warm(data.cells); }).catch(function () {});
-    var why = el("p", { "class": "live-early" }, "You made a page live earlier in " +
-      "this visit, so Python is starting here too; the page changes only when you " +
-      "press the button.");
+    var why = el("p", { "class": "live-early" }, "You made a page of this book live " +
+      "before, so Python is starting here too, from what this browser kept (nothing " +
+      "is downloaded again); the page changes only when you press the button.");
     var off = el("button", { "type": "button", "class": "live-off" },
       "Stop starting Python on each page");
     off.addEventListener("click", function () {

@@ -102,7 +102,10 @@ def test_pages_cover_every_numbered_part_of_the_book():
             assert files & chosen, missing
 
 
-def test_one_chapter_per_part_runs_live_offline(context, site_url):
+def test_one_chapter_per_part_runs_live_offline(module_context, site_url):
+    # its own profile: making a page live turns live code on in that browser profile,
+    # and the other tests' shared profile should load pages as a first visit does
+    context = module_context
     _live_or_fail()
     for page_path in PAGES:
         try:
@@ -220,12 +223,14 @@ def _chapter_runs_live_offline(context, site_url, page_path):
         page.close()
 
 
-def test_live_code_stays_on_for_the_rest_of_the_visit(context, site_url):
-    """A reader who made one page live finds Python starting on the next page of the
-    same tab while they read, with the page unchanged until they press the button; the
-    button then makes the cells live, and they run. "Stop starting Python on each page"
-    turns this off, and a new tab starts with it off: nothing of live code loads there
-    before the click."""
+def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
+    """A reader who made one page live finds Python starting on the next page while
+    they read, with the page unchanged until they press the button; the button then
+    makes the cells live, and they run. A later visit in a new tab of the same browser
+    starts Python too (nothing downloaded again). "Stop starting Python on each page"
+    turns this off: nothing of live code loads before the click again. (A first visit,
+    in an empty profile, loads nothing before the click: test_own_sentence_page.)"""
+    context = fresh_context
     _live_or_fail()
     first, second, third = (
         "chapters/how_attention_works/softmax/softmax.html",
@@ -248,7 +253,9 @@ def test_live_code_stays_on_for_the_rest_of_the_visit(context, site_url):
 
         # the next page of the same tab: Python starts before any click
         page.goto(site_url + second, wait_until="load")
-        assert "made a page live earlier" in page.locator(".live-early").inner_text()
+        assert "made a page of this book live before" in page.locator(
+            ".live-early"
+        ).inner_text()
         page.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
         page.evaluate("() => attnLive.ready().then(() => true)")
         assert page.evaluate("() => attnLive.cells()") is None
@@ -274,13 +281,20 @@ def test_live_code_stays_on_for_the_rest_of_the_visit(context, site_url):
         stored = stored_text(nb.cells[printing["index"]].get("outputs", []))
         assert live_text(messages) == stored
 
-        # a new tab starts with live code off, though this tab has it on
-        other, _, other_errors, other_stop = watched_page(context)
+        # a later visit, in a new tab of the same browser: Python starts while the
+        # reader reads, from what the browser kept (no runtime file downloaded again)
+        other, other_requests, other_errors, other_stop = watched_page(context)
         try:
             other.goto(site_url + first, wait_until="load")
-            other.wait_for_timeout(1_000)
-            assert other.evaluate("() => attnLive.ready()") is None
-            assert other.locator(".live-early").count() == 0
+            assert other.locator(".live-early").count() == 1
+            other.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
+            other.evaluate("() => attnLive.ready().then(() => true)")
+            fetched = [
+                urlparse(u).path
+                for u in other_requests
+                if "/live/" in u and u.split("?")[0].endswith((".wasm", ".gz"))
+            ]
+            assert fetched == [], fetched
             assert not other_errors, other_errors
         finally:
             other_stop()
