@@ -253,9 +253,10 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
 
         # the next page of the same tab: Python starts before any click
         page.goto(site_url + second, wait_until="load")
-        assert "made a page of this book live before" in page.locator(
-            ".live-early"
-        ).inner_text()
+        assert (
+            "made a page of this book live before"
+            in page.locator(".live-early").inner_text()
+        )
         page.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
         page.evaluate("() => attnLive.ready().then(() => true)")
         assert page.evaluate("() => attnLive.cells()") is None
