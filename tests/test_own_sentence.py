@@ -23,6 +23,7 @@ from book_support.figures.explorers.minilm import (
     ModelExplorer,
     OwnSentenceForm,
     check_own_sentence,
+    head_summary,
     model_state,
     own_sentence_html,
     show_own_sentence,
@@ -114,8 +115,12 @@ HOSTILE = "<script>alert(1)</script> <img src=x onerror='alert(2)'> & \"q\""
 
 def test_reader_text_is_escaped_in_the_maps_and_table():
     html = own_sentence_html(HOSTILE, 1, 3)
-    assert "<script" not in html.lower() and "<img" not in html.lower()
+    assert "<script" not in html.lower()
     parsed = _Elements(html)
+    # the only images are the overview's small maps, never the reader's <img>
+    sources = [a["src"] for t, a in parsed.elements if t == "img"]
+    assert len(sources) == 72
+    assert all(s.startswith("data:image/png;base64,") for s in sources)
     tags = {tag for tag, _ in parsed.elements}
     assert tags <= {
         "div",
@@ -134,6 +139,11 @@ def test_reader_text_is_escaped_in_the_maps_and_table():
         "defs",
         "lineargradient",
         "stop",
+        # every head at a glance: small maps as buttons in a table
+        "figure",
+        "figcaption",
+        "button",
+        "img",
     }, tags
     for tag, attrs in parsed.elements:
         assert not any(name.startswith("on") for name in attrs), (tag, attrs)
@@ -224,3 +234,96 @@ def test_show_own_sentence_displays_the_html(monkeypatch):
     show_own_sentence("", 0, 0)
     assert len(shown) == 1
     assert shown[0]._repr_html_() == own_sentence_html("", 0, 0)
+
+
+def _picks(html: str) -> list[dict]:
+    return [a for t, a in _Elements(html).elements if t == "button"]
+
+
+def _png_values(src: str) -> np.ndarray:
+    """A small map's cells as the values of their colour steps (index / 100)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    raw = base64.b64decode(src.split("base64,", 1)[1])
+    image = Image.open(io.BytesIO(raw))
+    assert image.mode == "P"
+    return np.asarray(image, dtype=float) / 100
+
+
+def test_overview_offers_every_layer_and_head_with_the_chosen_one_pressed():
+    picks = _picks(own_sentence_html("The bank flooded after the storm.", 2, 9))
+    assert sorted((int(a["data-layer"]), int(a["data-head"])) for a in picks) == [
+        (layer, head) for layer in range(6) for head in range(12)
+    ]
+    pressed = [
+        (a["data-layer"], a["data-head"]) for a in picks if a["aria-pressed"] == "true"
+    ]
+    assert pressed == [("2", "9")]
+    assert all(
+        a["class"] == "own-sentence-pick" and a["type"] == "button" for a in picks
+    )
+
+
+@pytest.mark.parametrize("which", [0, 2])
+def test_overview_maps_are_hugging_face_weights_to_two_decimals(which):
+    ref = np.load(REFERENCE)
+    sentence = str(ref["sentences"][which])
+    expected = ref[f"attention_{which}"]  # (6, 12, L, L), from transformers
+    parsed = _Elements(own_sentence_html(sentence, 0, 0))
+    images = [a for t, a in parsed.elements if t == "img"]
+    picks = _picks(own_sentence_html(sentence, 0, 0))
+    assert len(images) == len(picks) == 72
+    for pick, image in zip(picks, images):
+        layer, head = int(pick["data-layer"]), int(pick["data-head"])
+        np.testing.assert_allclose(
+            _png_values(image["src"]), expected[layer, head], atol=0.005 + 1e-9
+        )
+
+
+def test_overview_descriptions_give_the_largest_mean_place_of_the_reference():
+    ref = np.load(REFERENCE)
+    sentence = str(ref["sentences"][1])
+    expected = ref["attention_1"]
+    images = [
+        a
+        for t, a in _Elements(own_sentence_html(sentence, 0, 0)).elements
+        if t == "img"
+    ]
+    for image in images[::7]:  # a spread of heads
+        layer, head = map(
+            int, re.match(r"Layer (\d+), head (\d+)", image["alt"]).groups()
+        )
+        w = expected[layer, head]
+        L = w.shape[0]
+        means = {
+            "[CLS]": sum(w[i, 0] for i in range(L)) / L,
+            "[SEP]": sum(w[i, L - 1] for i in range(L)) / L,
+            "the token itself": sum(w[i, i] for i in range(L)) / L,
+            "the previous token": sum(w[i, i - 1] for i in range(1, L)) / (L - 1),
+            "the next token": sum(w[i, i + 1] for i in range(L - 1)) / (L - 1),
+        }
+        place = max(means, key=means.get)
+        assert image["alt"].endswith(f"on {place}"), (image["alt"], means)
+        shown = float(re.search(r"mean weight ([0-9.]+)", image["alt"]).group(1))
+        assert abs(shown - means[place]) <= 0.005 + 1e-6
+
+
+def test_head_summary_finds_a_previous_token_head_and_a_cls_head():
+    previous = np.array(
+        [[1.0, 0, 0, 0], [0.9, 0.1, 0, 0], [0, 0.8, 0.2, 0], [0, 0, 0.7, 0.3]]
+    )
+    # previous-token mean (0.9 + 0.8 + 0.7) / 3 = 0.8 beats [CLS]'s (1 + 0.9) / 4
+    assert head_summary(previous) == ("the previous token", pytest.approx(0.8))
+    cls = np.full((3, 3), 0.1)
+    cls[:, 0] = 0.8
+    assert head_summary(cls) == ("[CLS]", pytest.approx(0.8))
+
+
+def test_overview_titles_repeat_the_text_alternative():
+    html = own_sentence_html("A short one.", 4, 4)
+    picks = _picks(html)
+    images = [a for t, a in _Elements(html).elements if t == "img"]
+    assert [p["title"] for p in picks] == [i["alt"] for i in images]

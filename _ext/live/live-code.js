@@ -406,7 +406,8 @@
 
   function ownPart(form, name) { return form.querySelector(".own-sentence-" + name); }
 
-  function ownShow(form) {
+  // pick: the overview's button the reader pressed (its new copy gets the focus back)
+  function ownShow(form, pick) {
     var status = ownPart(form, "status"), result = ownPart(form, "result");
     if (!info.available) {
       status.textContent = "This build of the site has no live code (" +
@@ -437,6 +438,10 @@
       form.removeAttribute("aria-busy");
       if (ok && html !== null) {
         result.innerHTML = html;
+        if (pick) {
+          var again = result.querySelector(".own-sentence-pick[aria-pressed='true']");
+          if (again) again.focus();
+        }
         var message = result.querySelector(".own-sentence-message");
         status.textContent = message ? "" : "Layer " + layer + ", head " + head +
           " of the model on your sentence (hover over a map, or focus it and use " +
@@ -456,6 +461,14 @@
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest(".own-sentence-show");
     if (button) ownShow(button.closest(".own-sentence"));
+    // a small map of the overview: show that layer and head in the maps above
+    var pick = event.target.closest && event.target.closest(".own-sentence-pick");
+    if (pick) {
+      var form = pick.closest(".own-sentence");
+      ownPart(form, "layer").querySelector("select").value = pick.getAttribute("data-layer");
+      ownPart(form, "head").querySelector("select").value = pick.getAttribute("data-head");
+      ownShow(form, true);
+    }
   });
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Enter" || !event.target.closest) return;

@@ -149,6 +149,33 @@ def test_own_sentence_drawn_in_the_page_offline(module_context, site_url):
         maps.nth(1).hover()
         assert maps.nth(1).locator(".heatmap-cell").inner_text().startswith("query ")
 
+        # every head at a glance: 72 small maps; pressing one (with the keyboard)
+        # shows that head above, keeps the focus on it and marks it pressed
+        picks = result.locator(".own-sentence-pick")
+        assert picks.count() == 72
+        assert result.locator(".own-sentence-pick[aria-pressed='true']").count() == 1
+        alt = picks.nth(3 * 12 + 7).locator("img").get_attribute("alt")
+        assert alt.startswith("Layer 3, head 7: mean weight "), alt
+        before = result.inner_html()
+        picks.nth(3 * 12 + 7).focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            """([r, b]) => r.innerHTML !== b && !r.closest('.own-sentence')
+                 .hasAttribute('aria-busy') && r.querySelector('.explorer-heatmap')""",
+            arg=[result.element_handle(), before],
+            timeout=60_000,
+        )
+        assert form.get_by_label("layer (0 = first, 5 = last)").input_value() == "3"
+        assert form.get_by_label("head (0 to 11)").input_value() == "7"
+        title = maps.nth(0).locator("svg title").first.text_content()
+        assert "layer 3 head 7" in title, title
+        focused = page.evaluate(
+            "() => [document.activeElement.dataset.layer, "
+            "document.activeElement.dataset.head, "
+            "document.activeElement.getAttribute('aria-pressed')]"
+        )
+        assert focused == ["3", "7", "true"], focused
+
         # the page's Python gives the head's weights of attnlib outside the browser
         from attnlib.models import minilm
 
@@ -167,7 +194,10 @@ def test_own_sentence_drawn_in_the_page_offline(module_context, site_url):
         hostile = "<img src=x onerror=window.__pwned=1> the bank"
         form.get_by_label("Your sentence").fill(hostile)
         _show(page, form)
-        assert result.locator("img").count() == 0
+        # the only images are the overview's small maps (data: PNGs)
+        sources = result.locator("img").evaluate_all("xs => xs.map(x => x.src)")
+        assert sources and all(u.startswith("data:image/png;base64,") for u in sources)
+        assert result.locator("img[onerror]").count() == 0
         assert page.evaluate("() => window.__pwned === undefined")
         assert hostile in result.locator("table.explorer-readout").inner_text()
 

@@ -405,6 +405,26 @@ def _mask_legend(cmap, x, y) -> str:
     return "".join(parts)
 
 
+def _cells_png(raw: np.ndarray, vmin: float, vmax: float, cmap, levels) -> str:
+    """The cells of a matrix coloured as :func:`heatmap` colours them (see there for
+    ``levels``), as a base64 PNG of one pixel per cell."""
+    scaled = np.clip((raw.astype(float) - vmin) / (vmax - vmin), 0, 1)
+    if levels is None or raw.dtype == bool or np.isnan(scaled).any():
+        rgb = (cmap(scaled)[..., :3] * 255).round()
+        return _pixels_png(rgb.astype(np.uint8))
+    steps = (cmap(np.linspace(0.0, 1.0, levels + 1))[:, :3] * 255).round()
+    return _levels_png(np.round(scaled * levels), steps.astype(np.uint8))
+
+
+def thumbnail_png(matrix, *, levels: int | None = None) -> str:
+    """A matrix of values from 0 to 1 (attention weights) as a base64 PNG of one pixel
+    per cell, in the colours of :func:`heatmap` (no labels, no scale): for a small map
+    among many. ``levels`` as in :func:`heatmap`."""
+    from matplotlib import colormaps
+
+    return _cells_png(np.asarray(matrix), 0.0, 1.0, colormaps[WEIGHT_CMAP], levels)
+
+
 def heatmap(
     matrix,
     row_labels,
@@ -450,13 +470,7 @@ def heatmap(
         isinstance(levels, (int, np.integer)) and 1 <= levels <= 255
     ):
         raise ValueError(f"levels must be an int from 1 to 255; got {levels!r}")
-    scaled = np.clip((m - vmin) / (vmax - vmin), 0, 1)
-    if levels is None or raw.dtype == bool or np.isnan(scaled).any():
-        rgb = (cmap(scaled)[..., :3] * 255).round()
-        cells_png = _pixels_png(rgb.astype(np.uint8))
-    else:
-        steps = (cmap(np.linspace(0.0, 1.0, levels + 1))[:, :3] * 255).round()
-        cells_png = _levels_png(np.round(scaled * levels), steps.astype(np.uint8))
+    cells = _cells_png(raw, vmin, vmax, cmap, levels)
     rows, cols = m.shape
     labelled = row_labels is not None and any(row_labels)
     row_labels = list(row_labels) if labelled else [""] * rows
@@ -472,7 +486,7 @@ def heatmap(
         _text(width / 2, 14, title, weight="bold"),
         f"<image x='{left}' y='{top}' width='{cols * cell}' height='{rows * cell}' "
         "preserveAspectRatio='none' style='image-rendering:pixelated' "
-        f"href='data:image/png;base64,{cells_png}'/>",
+        f"href='data:image/png;base64,{cells}'/>",
         # the cell under the pointer or the keyboard focus, moved by the page's script
         f"<rect class='heatmap-mark' x='{left}' y='{top}' width='{cell}' "
         f"height='{cell}' fill='none' stroke='currentColor' stroke-width='2' "

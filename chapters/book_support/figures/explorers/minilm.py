@@ -34,6 +34,8 @@ __all__ = [
     "MAX_DRAWN_TOKENS",
     "check_own_sentence",
     "own_sentence_html",
+    "head_summary",
+    "heads_overview_html",
     "show_own_sentence",
     "OwnSentenceForm",
 ]
@@ -307,11 +309,11 @@ def check_own_sentence(sentence) -> list[str]:
 def own_sentence_html(sentence, layer: int = 0, head: int = 10) -> str:
     """The page's own-sentence explorer for one state: the HTML of the head's weights
     and norm-weighted map (:func:`model_svg`, with hover values, keyboard reading and
-    text alternative) and the readout table, or, for a sentence
-    :func:`check_own_sentence` refuses, its message in a paragraph with
-    ``role="alert"``. The reader's text appears only escaped (as text, never as
-    markup). Raises ValueError for a layer or head out of range (as
-    :func:`model_state`)."""
+    text alternative), the readout table and every head at a glance
+    (:func:`heads_overview_html`), or, for a sentence :func:`check_own_sentence`
+    refuses, its message in a paragraph with ``role="alert"``. The reader's text
+    appears only escaped (as text, never as markup). Raises ValueError for a layer or
+    head out of range (as :func:`model_state`)."""
     try:
         check_own_sentence(sentence)
     except ValueError as error:
@@ -323,7 +325,84 @@ def own_sentence_html(sentence, layer: int = 0, head: int = 10) -> str:
     rows = [("your sentence", sentence), *_model_rows(state)]
     return (
         f"<div class='explorer-state' data-layer='{state['layer']}' "
-        f"data-head='{state['head']}'>{model_svg(state)}{readout_table(rows)}</div>"
+        f"data-head='{state['head']}'>{model_svg(state)}{readout_table(rows)}"
+        f"{heads_overview_html(sentence, state['layer'], state['head'])}</div>"
+    )
+
+
+#: The places a head's weight can gather, by the key's position relative to the query
+#: (or the key's token): what :func:`head_summary` compares.
+_PLACES = ("[CLS]", "[SEP]", "the token itself", "the previous token", "the next token")
+
+
+def head_summary(weights) -> tuple[str, float]:
+    """Where one head's attention weights gather on average: the place among
+    :data:`_PLACES` with the largest mean weight over the queries, and that mean.
+
+    ``weights`` is an (L, L) array (queries by keys) from a sentence tokenized with
+    [CLS] first and [SEP] last, L >= 2. The mean for "the previous token" is over the
+    queries that have one (all but the first), likewise for "the next token". A
+    description of the numbers, not of what the head does.
+    """
+    w = np.asarray(weights, dtype=float)
+    means = (
+        w[:, 0].mean(),
+        w[:, -1].mean(),
+        np.diagonal(w).mean(),
+        np.diagonal(w, offset=-1).mean(),
+        np.diagonal(w, offset=1).mean(),
+    )
+    best = int(np.argmax(means))
+    return _PLACES[best], float(means[best])
+
+
+#: Side of each small map of the overview, in CSS pixels, whatever the sentence's
+#: length.
+THUMB_PX = 34
+
+
+def heads_overview_html(sentence: str, layer: int, head: int) -> str:
+    """Every layer's and head's attention weights on ``sentence`` at a glance: a table
+    of small maps, 6 layers (rows) by 12 heads (columns), each the head's (L, L)
+    weights in the colours of the maps above (two-decimal steps). Each map is a button
+    (``own-sentence-pick``, ``data-layer``, ``data-head``) that shows that head in the
+    maps above (the page's script, ``_ext/live/live-code.js``); the chosen
+    (``layer``, ``head``) is pressed (``aria-pressed``). Each map's text alternative
+    gives where its weights gather on average (:func:`head_summary`). The table
+    scrolls sideways in a narrow column.
+    """
+    out = _minilm_forward(sentence)
+    n_layers, n_heads = out.attention.shape[:2]
+    esc = html.escape
+    head_row = "".join(f"<th scope='col'>{h}</th>" for h in range(n_heads))
+    body = []
+    for i in range(n_layers):
+        cells = []
+        for j in range(n_heads):
+            place, mean = head_summary(out.attention[i, j])
+            label = f"Layer {i}, head {j}: mean weight {mean:.2f} on {place}"
+            png = svg.thumbnail_png(out.attention[i, j], levels=MODEL_LEVELS)
+            pressed = "true" if (i, j) == (int(layer), int(head)) else "false"
+            cells.append(
+                f"<td><button type='button' class='own-sentence-pick' "
+                f"data-layer='{i}' data-head='{j}' aria-pressed='{pressed}' "
+                f"title='{esc(label, quote=True)}'><img alt='{esc(label, quote=True)}' "
+                f"width='{THUMB_PX}' height='{THUMB_PX}' "
+                f"src='data:image/png;base64,{png}'/></button></td>"
+            )
+        body.append(f"<tr><th scope='row'>{i}</th>{''.join(cells)}</tr>")
+    return (
+        "<figure class='own-sentence-heads'><figcaption>Every head at a glance: "
+        f"the attention weights of all {n_layers * n_heads} heads on your sentence, "
+        f"one small map per head (rows of the table: layers 0 to {n_layers - 1}; "
+        f"columns: heads 0 to {n_heads - 1}; in each map, queries down and keys "
+        "across, in the colours above). Press a map to show that head above; each "
+        "map's description gives where its weights gather on average. On a narrow "
+        "screen the table scrolls sideways.</figcaption>"
+        "<div class='own-sentence-heads-scroll' role='region' tabindex='0' "
+        "aria-label='All heads, one small map each (scrolls sideways)'>"
+        f"<table><tr><th scope='col'>layer / head</th>{head_row}</tr>"
+        f"{''.join(body)}</table></div></figure>"
     )
 
 
@@ -383,7 +462,8 @@ class OwnSentenceForm:
             f"data-sentences='{esc(json.dumps(self.sentences))}'>"
             "<p class='own-sentence-intro'>Type a sentence, or pick one of the "
             "chapter's, choose a layer and a head, and press <em>Show its attention"
-            "</em>. The model runs in this page: the first time, the button makes "
+            "</em>: that head's maps, and a small map of every head under them. The "
+            "model runs in this page: the first time, the button makes "
             "the page live and loads the model's weights (the page says how much "
             "it loads); nothing leaves your computer. "
             "(In Jupyter, use the live explorer instead.)</p>"
