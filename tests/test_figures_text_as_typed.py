@@ -487,7 +487,6 @@ NO_TEXT = {
     "language_model.phase_change_figure": "draws seeds and losses",
     "language_model.head_scores_figure": "draws layer and head numbers and scores",
     "svg.thumbnail_png": "draws a matrix's cells only",
-    "explorers.minilm.head_summary": "computes a place's name and a mean from weights",
 }
 
 #: Functions that take a sentence a vocabulary or a tokeniser turns into tokens; the
@@ -498,8 +497,10 @@ TOKENISED = {
     "explorers.minilm.layer_state": "layer_figure, layer_svg",
     "explorers.minilm.check_own_sentence": "own_sentence_html (returns the tokens)",
     "explorers.minilm.show_own_sentence": "own_sentence_html (displays it)",
-    "explorers.minilm.heads_overview_html": "own_sentence_html (shows it; its text is "
-    "the book's: layer and head numbers and the places' names)",
+    "explorers.minilm.heads_overview_html": "own_sentence_html (shows it)",
+    "explorers.minilm.head_summary": "own_sentence_html (its key's token, in the "
+    "readout and the overview)",
+    "explorers.minilm.head_description": "own_sentence_html (the readout's last row)",
     "explorers.language_model.next_token_state": "next_token_figure, next_token_svg",
     "explorers.induction.induction_state": "induction_figure, induction_svg (token "
     "ids as labels)",

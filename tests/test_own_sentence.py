@@ -283,43 +283,84 @@ def test_overview_maps_are_hugging_face_weights_to_two_decimals(which):
         )
 
 
-def test_overview_descriptions_give_the_largest_mean_place_of_the_reference():
+def _expected_summary(w, tokens):
+    """Where a head's weights go on average, by loops over the reference's weights."""
+    L = len(tokens)
+    columns = [sum(w[i, k] for i in range(L)) / L for k in range(L)]
+    k = max(range(L), key=lambda c: columns[c])
+    lines = {
+        "the token itself": sum(w[i, i] for i in range(L)) / L,
+        "the previous token": sum(w[i, i - 1] for i in range(1, L)) / (L - 1),
+        "the next token": sum(w[i, i + 1] for i in range(L - 1)) / (L - 1),
+    }
+    line = max(lines, key=lines.get)
+    return tokens[k], k, columns[k], line, lines[line], 1 / L
+
+
+_DESCRIBED = re.compile(
+    r"Layer (\d+), head (\d+): most weight on \u201c(.+)\u201d \(position (\d+)\): "
+    r"([0-9.]+) on average over the queries, where an even spread gives ([0-9.]+); "
+    r"of the diagonal lines, ([0-9.]+) on (.+)$"
+)
+
+
+def test_overview_descriptions_give_the_reference_heads_averages():
     ref = np.load(REFERENCE)
     sentence = str(ref["sentences"][1])
-    expected = ref["attention_1"]
-    images = [
-        a
-        for t, a in _Elements(own_sentence_html(sentence, 0, 0)).elements
-        if t == "img"
-    ]
-    for image in images[::7]:  # a spread of heads
-        layer, head = map(
-            int, re.match(r"Layer (\d+), head (\d+)", image["alt"]).groups()
+    expected = ref["attention_1"]  # (6, 12, L, L), from transformers
+    tokens = minilm.forward(sentence).tokens
+    html = own_sentence_html(sentence, 0, 0)
+    images = [a for t, a in _Elements(html).elements if t == "img"]
+    assert len(images) == 72
+    for image in images:
+        found = _DESCRIBED.match(image["alt"])
+        assert found, image["alt"]
+        layer, head = int(found[1]), int(found[2])
+        key, k, key_mean, line, line_mean, even = _expected_summary(
+            expected[layer, head], tokens
         )
-        w = expected[layer, head]
-        L = w.shape[0]
-        means = {
-            "[CLS]": sum(w[i, 0] for i in range(L)) / L,
-            "[SEP]": sum(w[i, L - 1] for i in range(L)) / L,
-            "the token itself": sum(w[i, i] for i in range(L)) / L,
-            "the previous token": sum(w[i, i - 1] for i in range(1, L)) / (L - 1),
-            "the next token": sum(w[i, i + 1] for i in range(L - 1)) / (L - 1),
-        }
-        place = max(means, key=means.get)
-        assert image["alt"].endswith(f"on {place}"), (image["alt"], means)
-        shown = float(re.search(r"mean weight ([0-9.]+)", image["alt"]).group(1))
-        assert abs(shown - means[place]) <= 0.005 + 1e-6
+        assert (found[3], int(found[4]), found[8]) == (key, k, line), image["alt"]
+        for shown, value in (
+            (found[5], key_mean),
+            (found[6], even),
+            (found[7], line_mean),
+        ):
+            assert abs(float(shown) - value) <= 0.005 + 1e-6, (image["alt"], value)
 
 
-def test_head_summary_finds_a_previous_token_head_and_a_cls_head():
+def test_readout_describes_the_chosen_head_as_its_small_map_does():
+    parsed = _Elements(own_sentence_html("The bank flooded after the storm.", 3, 11))
+    alt = next(
+        a["alt"]
+        for t, a in parsed.elements
+        if t == "img" and a["alt"].startswith("Layer 3, head 11: ")
+    )
+    text = parsed.text
+    row = text.index("this head on average")
+    assert text[row + 1] == alt.removeprefix("Layer 3, head 11: ")
+
+
+def test_overview_keeps_the_sentence_it_shows():
+    hostile = "<b>bold</b> 'quoted' bank"
+    parsed = _Elements(own_sentence_html(hostile, 0, 0))
+    figures = [a for t, a in parsed.elements if t == "figure"]
+    assert [f["data-sentence"] for f in figures] == [hostile]
+
+
+def test_head_summary_finds_the_brightest_column_and_the_diagonal_line():
+    tokens = ["[CLS]", "a", "b", "[SEP]"]
     previous = np.array(
         [[1.0, 0, 0, 0], [0.9, 0.1, 0, 0], [0, 0.8, 0.2, 0], [0, 0, 0.7, 0.3]]
     )
-    # previous-token mean (0.9 + 0.8 + 0.7) / 3 = 0.8 beats [CLS]'s (1 + 0.9) / 4
-    assert head_summary(previous) == ("the previous token", pytest.approx(0.8))
-    cls = np.full((3, 3), 0.1)
-    cls[:, 0] = 0.8
-    assert head_summary(cls) == ("[CLS]", pytest.approx(0.8))
+    s = head_summary(previous, tokens)
+    # column means (1.9, 0.9, 0.9, 0.3) / 4: [CLS] first; previous-token line
+    # (0.9 + 0.8 + 0.7) / 3 = 0.8 beats the token itself, (1 + 0.1 + 0.2 + 0.3) / 4
+    assert (s["key"], s["key_index"]) == ("[CLS]", 0)
+    assert s["key_mean"] == pytest.approx(1.9 / 4)
+    assert (s["line"], s["line_mean"]) == ("the previous token", pytest.approx(0.8))
+    assert s["even"] == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="one token per key: 3 tokens for 4 keys"):
+        head_summary(previous, tokens[:3])
 
 
 def test_overview_titles_repeat_the_text_alternative():

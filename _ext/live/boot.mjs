@@ -43,8 +43,14 @@ const options = (base) => ({
   stderr: () => {},
 });
 
-// A gzip file's bytes, uncompressed (the snapshot: 25 MB, gzipped 7.5 MB).
+// A gzip file's bytes, uncompressed (the snapshot: 25 MB, gzipped 7.5 MB; the
+// packages' image). Every current browser has DecompressionStream (Chrome 80, Firefox
+// 113, Safari 16.4); without it live code cannot start, and says why.
 async function gunzip(bytes) {
+  if (typeof DecompressionStream === "undefined") {
+    throw new Error("this browser cannot unpack gzip files (no DecompressionStream): " +
+      "live code needs a current browser");
+  }
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
@@ -103,7 +109,7 @@ if "random" in sys.modules:
     sys.modules["random"].seed()`);
     }
   } catch (error) {
-    pyodide = null; // e.g. no DecompressionStream, or another runtime: start as usual
+    pyodide = null; // e.g. another runtime's snapshot, or a damaged one: start as usual
   }
   const restored = pyodide !== null;
   pyodide ??= await loadPyodide(options(base));

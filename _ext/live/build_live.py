@@ -261,7 +261,7 @@ def _fontlist(dest: Path, manifest: dict, lock_digest: str) -> tuple[str, str]:
     package; the one its wheel ships (0.27.7) has the format of another matplotlib
     version (390, where 3.8.4 expects 330), so every page would rebuild it on the first
     import, 20-30 s. It is made here once per lock file by running Pyodide under Node,
-    kept in the cache, and written by the page where matplotlib reads it.
+    kept in the cache, and put where matplotlib reads it (in the packages' image).
     """
     cached = CACHE / f"fontlist-{lock_digest[:12]}.json"
     if not cached.is_file():
@@ -334,8 +334,8 @@ def _pycache(dest: Path, manifest: dict, lock_digest: str) -> str:
     compile every module it imports (IPython, pandas, matplotlib...: seconds). They are
     compiled here once per lock file by the same Python (Pyodide under Node), as
     unchecked-hash .pyc files (valid whatever the sources' dates in the page; the
-    sources are the verified wheels), kept in the cache, and unpacked by the page
-    beside the sources. attnlib and the chapters' own modules are left out: they
+    sources are the verified wheels), kept in the cache, and put beside the sources
+    (in the packages' image). attnlib and the chapters' own modules are left out: they
     change with the book and compile in a few milliseconds.
     """
     key = hashlib.sha256(_PYCACHE_CODE.encode()).hexdigest()[:8]
@@ -430,6 +430,7 @@ libs = pyodide_js._module.LDSO.loadedLibsByName
 json.dumps({
     "files": files,
     "dynlibs": [k for k in Object.keys(libs) if k.startswith(root + "/")],
+    "all_dynlibs": [k for k in Object.keys(libs) if k != "__main__"],
     "packages": sorted(Object.keys(pyodide_js.loadedPackages)),
 })
 """.replace("PACKAGES_ROOT", repr(PACKAGES_ROOT))
@@ -450,7 +451,15 @@ def _packages_image(dest: Path, manifest: dict, lock_digest: str) -> str:
     """
     key = hashlib.sha256(
         json.dumps(
-            [_IMAGE_CODE, manifest["wheels"], manifest["pycache"], manifest["fontlist"]]
+            [
+                _IMAGE_CODE,
+                manifest["packages"],
+                manifest["wheels"],
+                manifest["pycache"],
+                manifest["fontlist"],
+                (HERE / "boot.mjs").read_text(),
+                (HERE / "node_run.mjs").read_text(),
+            ]
         ).encode()
     ).hexdigest()[:8]
     cached = CACHE / f"image-{lock_digest[:12]}-{key}.bin.gz"
@@ -459,7 +468,24 @@ def _packages_image(dest: Path, manifest: dict, lock_digest: str) -> str:
         (dest / "manifest.json").write_text(json.dumps({**manifest, "image": None}))
         with tempfile.TemporaryDirectory() as tmp:
             listed = json.loads(_node_python(dest, _IMAGE_CODE, mount=tmp))
+            outside = [
+                lib
+                for lib in listed["all_dynlibs"]
+                if lib.startswith("/") and not lib.startswith(PACKAGES_ROOT + "/")
+            ]
+            if outside:  # e.g. a shared library installed to /usr/lib
+                raise Unavailable(f"shared libraries outside the image: {outside}")
             entries = [(rel, Path(tmp, rel).read_bytes()) for rel in listed["files"]]
+            # where Pyodide installed each wheel from: the wheel's path on the
+            # building machine; kept relative, so that the image does not depend on
+            # where the repository is
+            here = str(dest.resolve()) + "/"
+            entries = [
+                (rel, data.replace(here.encode(), b""))
+                if rel.endswith(".dist-info/PYODIDE_SOURCE")
+                else (rel, data)
+                for rel, data in entries
+            ]
             CACHE.mkdir(parents=True, exist_ok=True)
             _write_image(
                 cached,

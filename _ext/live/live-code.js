@@ -21,13 +21,17 @@
   var restored = null; // whether Python started from the memory snapshot (boot.mjs)
   // A reader who made a page live keeps live code on (this site's localStorage, in
   // this browser): later pages, in this visit or a later one, start Python while the
-  // reader reads, and their button then only turns the cells into editors. "Stop
-  // starting Python on each page" turns it off. A first visit loads nothing before the
-  // click.
+  // reader reads, and their button then only turns the cells into editors. Only from
+  // what the browser kept: if any file Python starts from is not in the site's Cache
+  // Storage (a new build, storage cleared, no Cache Storage), the worker says so and
+  // the page waits for the click as on a first visit (worker.mjs, "early"). Only in a
+  // tab the reader can see. "Stop starting Python on each page" turns it off. A first
+  // visit loads nothing before the click.
   var KEEP = "attn-live-on";
   var early = null; // the cells fetched while Python started before the click
   var warmed = false; // this worker was sent the cells' imports
   var startSeconds = 0; // how long Python took to start
+  var failed = false; // this worker's start failed (the button then starts another)
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -66,7 +70,17 @@
     var heading = article.querySelector("h1");
     if (heading && heading.parentNode) heading.parentNode.insertBefore(banner, heading.nextSibling);
     else article.insertBefore(banner, article.firstChild);
-    if (info.available && kept()) startEarly();
+    if (info.available && kept()) whenVisible(startEarly);
+  }
+
+  // Run `then` once this tab is visible (at once if it is).
+  function whenVisible(then) {
+    if (document.visibilityState !== "hidden") return then();
+    document.addEventListener("visibilitychange", function once() {
+      if (document.visibilityState === "hidden") return;
+      document.removeEventListener("visibilitychange", once);
+      if (!worker && !cells) then();
+    });
   }
 
   function kept() {
@@ -83,7 +97,7 @@
   // Live code is on in this browser: start Python and fetch the cells now, before the
   // click; the page stays as it is until the reader presses the button.
   function startEarly() {
-    bootWorker();
+    bootWorker(true);
     early = fetch(base + "cells/" + info.page + ".json").then(function (r) { return r.json(); });
     early.then(function (data) { warm(data.cells); }).catch(function () {});
     var why = el("p", { "class": "live-early" }, "You made a page of this book live " +
@@ -93,24 +107,33 @@
       "Stop starting Python on each page");
     off.addEventListener("click", function () {
       keep(false);
-      worker.terminate();
-      worker = null;
-      ready = null;
-      early = null;
-      stopTimer();
-      times = {};
-      off.remove();
-      why.remove();
+      dropEarly();
       say("Python stopped. Live code is off until you make a page live again.");
     });
     banner.insertBefore(why, statusLine);
     banner.insertBefore(off, statusLine);
   }
 
+  // Forget a start made before the click (stopped, or not possible from the kept files).
+  function dropEarly() {
+    if (worker) worker.terminate();
+    worker = null;
+    ready = null;
+    early = null;
+    stopTimer();
+    times = {};
+    [".live-off", ".live-early"].forEach(function (selector) {
+      var node = banner.querySelector(selector);
+      if (node) node.remove();
+    });
+  }
+
   // --- Python --------------------------------------------------------------------------
-  function bootWorker() {
+  // early: started before the click, only from the files the browser kept
+  function bootWorker(early) {
     worker = new Worker(base + "worker.mjs", { type: "module" });
     warmed = false;
+    failed = false;
     started = performance.now();
     ready = new Promise(function (resolve, reject) {
       worker.onmessage = function (event) {
@@ -130,8 +153,14 @@
               m.seconds.toFixed(1) + " s): \u201cMake this page live\u201d turns the " +
               "cells into editors at once.");
           else sayReady();
+        } else if (m.type === "not-kept") {
+          // some file is not in the browser's storage: wait for the click
+          dropEarly();
+          say("");
+          reject(new Error("not kept"));
         } else if (m.type === "failed") {
           stopTimer();
+          failed = true;
           say("Python could not start: " + m.error);
           reject(new Error(m.error));
         } else if (m.type === "output" && pending[m.id]) pending[m.id].output(m.message);
@@ -142,6 +171,7 @@
       };
       worker.onerror = function (event) {
         stopTimer();
+        failed = true;
         say("Python could not start: " + (event.message || "the worker failed to load"));
         reject(new Error(event.message));
       };
@@ -153,13 +183,14 @@
       label = statusLine.textContent.replace(/ \(\d+ s\)$/, "");
       statusLine.textContent = label + " (" + s + " s)";
     }, 1000);
-    worker.postMessage({ type: "boot", folder: info.page.replace(/\/[^\/]*$/, "") });
+    worker.postMessage({
+      type: "boot", folder: info.page.replace(/\/[^\/]*$/, ""), early: !!early });
     if (cells) warm(cells);
   }
 
   // The worker imports what the cells import as soon as Python is ready.
   function warm(list) {
-    if (warmed) return;
+    if (warmed || !worker) return;
     warmed = true;
     worker.postMessage({ type: "warm", sources: list.map(function (cell) {
       return cell.runnable ? cell.source : cell.prelude || "";
@@ -186,6 +217,7 @@
   // --- cells ---------------------------------------------------------------------------
   function start() {
     if (cells || (worker && !early)) return;
+    if (worker && failed) dropEarly(); // a start before the click failed: try again
     times.click = performance.now();
     keep(true);
     startButton.disabled = true;
@@ -465,6 +497,9 @@
     var pick = event.target.closest && event.target.closest(".own-sentence-pick");
     if (pick) {
       var form = pick.closest(".own-sentence");
+      // the sentence the small maps show, even if the text box has changed since
+      var shown = pick.closest(".own-sentence-heads").getAttribute("data-sentence");
+      if (shown !== null) ownPart(form, "text").querySelector("input").value = shown;
       ownPart(form, "layer").querySelector("select").value = pick.getAttribute("data-layer");
       ownPart(form, "head").querySelector("select").value = pick.getAttribute("data-head");
       ownShow(form, true);

@@ -1,13 +1,15 @@
 // The page's Python, in a Web Worker so that the page stays responsive while Python
-// starts and while a cell runs. Messages from the page: {type: "boot", folder} (the
-// page's folder, where its cells run), {type: "warm", sources} (the page's cells: their
+// starts and while a cell runs. Messages from the page: {type: "boot", folder, early}
+// (the page's folder, where its cells run; early: a start before the reader's click,
+// made only if every file it needs is kept in Cache Storage, else the worker answers
+// {type: "not-kept"} and fetches nothing), {type: "warm", sources} (the page's cells: their
 // imports are imported once Python is ready, while the reader reads) and
 // {type: "run", id, code}. To the page: {type: "progress", step, text, at},
 // {type: "ready", seconds, restored} (restored: from the memory snapshot, boot.mjs), {type: "failed", error}, {type: "output", id, message}
 // (one of the kernel's output messages, see live_kernel.py) and {type: "done", id, ok}.
 //
 // What the browser keeps: every file the start fetches after manifest.json (the
-// runtime, the wheels, the book's files) is named in the manifest with its sha256
+// runtime, the packages' image, the book's files, the snapshot) is named in the manifest with its sha256
 // ("hashes"). The first visit downloads each one, checked against that hash by the
 // browser (fetch's integrity), and keeps it in the site's Cache Storage under its URL
 // and hash; later visits of any chapter read it from there, offline, whatever cache
@@ -81,11 +83,26 @@ async function readBytes(path) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+class NotKept extends Error {}
+
+// Whether every file the start fetches (all the manifest names, the model's files
+// apart: they load only when a cell reads them) is kept in Cache Storage.
+async function allKept(manifest) {
+  if (!store) return false;
+  const model = new Set(Object.values((manifest.model || {}).files || {}).map((f) => f.path));
+  for (const rel of Object.keys(hashes)) {
+    if (!model.has(rel) && !(await store.match(keyOf(base + rel)))) return false;
+  }
+  return true;
+}
+
 // The worker's cache of files, and pyodide.asm.js from it (Pyodide would otherwise
-// import that from the network on every visit).
-async function prepare(manifest) {
+// import that from the network on every visit). early: stop (NotKept) unless every
+// file is kept, before anything is fetched.
+async function prepare(manifest, early) {
   hashes = manifest.hashes || {};
   store = await openStore();
+  if (early && !(await allKept(manifest))) throw new NotKept();
   if (hashes["pyodide/pyodide.asm.js"] && typeof globalThis._createPyodideModule !== "function") {
     const source = await (await self.fetch(base + "pyodide/pyodide.asm.js")).text();
     const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
@@ -188,7 +205,7 @@ self.onmessage = async ({ data }) => {
         loadPyodide,
         base,
         readBytes,
-        prepare,
+        prepare: (m) => prepare(m, data.early),
         progress: (p) => postMessage({ type: "progress", at: performance.timeOrigin + performance.now(), ...p }),
         emit: (message) => postMessage({ type: "output", id: current, message: JSON.parse(message) }),
       }));
@@ -197,7 +214,8 @@ self.onmessage = async ({ data }) => {
       tidy().catch(() => {});
       modelStep = keptModel().catch(() => {});
     } catch (error) {
-      postMessage({ type: "failed", error: String(error && error.message || error) });
+      if (error instanceof NotKept) postMessage({ type: "not-kept" });
+      else postMessage({ type: "failed", error: String(error && error.message || error) });
     }
   } else if (data.type === "warm") {
     warmSources = data.sources;

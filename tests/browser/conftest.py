@@ -27,6 +27,7 @@ from sitepages import (
     CHROMIUM_ARGS,
     DEFAULT_PROFILE,
     EXTERNAL_URL,
+    LIVE_OFF_JS,
     PAGE_CHECKS,
     PROFILES,
     SCREENSHOTS,
@@ -93,6 +94,10 @@ def contexts(browser):
     def get(profile: str = DEFAULT_PROFILE):
         if profile not in made:
             made[profile] = _new_context(browser, profile)
+            # Live code, once turned on, stays on in a browser profile (live-code.js):
+            # a check that presses "Make this page live" would start Python on every
+            # later page of this shared profile. Each page here starts with it off.
+            made[profile].add_init_script(LIVE_OFF_JS)
         return made[profile]
 
     yield get

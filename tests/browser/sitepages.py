@@ -238,3 +238,9 @@ def serve_site():
     server = SiteServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+#: Turns live code's "stays on" flag (live-code.js, localStorage) off before a page's
+#: own scripts run: for a browser profile whose every page should start as a first
+#: visit does, with nothing of live code loaded before the click.
+LIVE_OFF_JS = "try { localStorage.removeItem('attn-live-on'); } catch (e) {}"

@@ -39,7 +39,7 @@ from live_support import (
     stored_text,
     watched_page,
 )
-from sitepages import FULL_MATRIX, SCREENSHOTS
+from sitepages import FULL_MATRIX, LIVE_OFF_JS, SCREENSHOTS
 
 # Every chapter with an exercise (live_support.WRONG) with BROWSER_MATRIX=full (`make
 # test-all`); in `make test` one of them, the softmax chapter: its cells, a figure and
@@ -103,9 +103,10 @@ def test_pages_cover_every_numbered_part_of_the_book():
 
 
 def test_one_chapter_per_part_runs_live_offline(module_context, site_url):
-    # its own profile: making a page live turns live code on in that browser profile,
-    # and the other tests' shared profile should load pages as a first visit does
+    # its own profile, each page with live code off before the click (making a page
+    # live turns it on in the profile: test_live_code_stays_on_in_this_browser)
     context = module_context
+    context.add_init_script(LIVE_OFF_JS)
     _live_or_fail()
     for page_path in PAGES:
         try:
@@ -227,9 +228,9 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
     """A reader who made one page live finds Python starting on the next page while
     they read, with the page unchanged until they press the button; the button then
     makes the cells live, and they run. A later visit in a new tab of the same browser
-    starts Python too (nothing downloaded again). "Stop starting Python on each page"
-    turns this off: nothing of live code loads before the click again. (A first visit,
-    in an empty profile, loads nothing before the click: test_own_sentence_page.)"""
+    starts Python too (nothing downloaded again), but not if a file it needs is no
+    longer kept (then it waits for the click). "Stop starting Python on each page"
+    turns this off: nothing of live code loads before the click again."""
     context = fresh_context
     _live_or_fail()
     first, second, third = (
@@ -300,6 +301,24 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
         finally:
             other_stop()
             other.close()
+
+        # a file the start needs is no longer kept (a new build, storage cleared):
+        # nothing is fetched and the page waits for the click
+        page.evaluate(
+            """async () => { const c = await caches.open('attn-live');
+                 for (const r of await c.keys())
+                   if (r.url.includes('/live/book-')) await c.delete(r); }"""
+        )
+        page.goto(site_url + third, wait_until="load")
+        n = len(requests)
+        page.wait_for_function(
+            "() => !document.querySelector('.live-early')", timeout=10_000
+        )
+        assert page.evaluate("() => attnLive.ready()") is None
+        big = [u for u in live_requests_since(n) if u.endswith((".gz", ".wasm"))]
+        assert big == [], big
+        page.get_by_role("button", name="Make this page live").click()
+        page.evaluate("() => attnLive.ready().then(() => true)")
 
         # turned off: the page after it loads nothing of live code before a click
         page.goto(site_url + third, wait_until="load")

@@ -35,6 +35,7 @@ __all__ = [
     "check_own_sentence",
     "own_sentence_html",
     "head_summary",
+    "head_description",
     "heads_overview_html",
     "show_own_sentence",
     "OwnSentenceForm",
@@ -322,7 +323,12 @@ def own_sentence_html(sentence, layer: int = 0, head: int = 10) -> str:
             f"{html.escape(str(error))}</p>"
         )
     state = model_state(sentence, layer, head)
-    rows = [("your sentence", sentence), *_model_rows(state)]
+    summary = head_summary(state["weights"], state["tokens"])
+    rows = [
+        ("your sentence", sentence),
+        *_model_rows(state),
+        ("this head on average", head_description(summary)),
+    ]
     return (
         f"<div class='explorer-state' data-layer='{state['layer']}' "
         f"data-head='{state['head']}'>{model_svg(state)}{readout_table(rows)}"
@@ -330,30 +336,54 @@ def own_sentence_html(sentence, layer: int = 0, head: int = 10) -> str:
     )
 
 
-#: The places a head's weight can gather, by the key's position relative to the query
-#: (or the key's token): what :func:`head_summary` compares.
-_PLACES = ("[CLS]", "[SEP]", "the token itself", "the previous token", "the next token")
+#: The three diagonal lines of a head's map that :func:`head_summary` compares: a key
+#: at the query's own position, one before it, one after it.
+_LINES = ("the token itself", "the previous token", "the next token")
 
 
-def head_summary(weights) -> tuple[str, float]:
-    """Where one head's attention weights gather on average: the place among
-    :data:`_PLACES` with the largest mean weight over the queries, and that mean.
-
-    ``weights`` is an (L, L) array (queries by keys) from a sentence tokenized with
-    [CLS] first and [SEP] last, L >= 2. The mean for "the previous token" is over the
-    queries that have one (all but the first), likewise for "the next token". A
+def head_summary(weights, tokens) -> dict:
+    """Where one head's attention weights go on average over the queries: a
     description of the numbers, not of what the head does.
+
+    ``weights`` is an (L, L) array (queries by keys, L >= 2); ``tokens`` its L tokens.
+    Returns a dict: ``key`` (the token of the key with the largest mean weight over
+    the queries, the brightest column), ``key_index`` (its position) and
+    ``key_mean``; ``line`` (of :data:`_LINES`, the diagonal line with the largest
+    mean weight, over the queries that have that neighbour) and ``line_mean``;
+    ``even`` = 1 / L, every key's weight if the head spread its weight evenly.
+    Raises ValueError if ``tokens`` does not give one token per key.
     """
     w = np.asarray(weights, dtype=float)
-    means = (
-        w[:, 0].mean(),
-        w[:, -1].mean(),
-        np.diagonal(w).mean(),
-        np.diagonal(w, offset=-1).mean(),
-        np.diagonal(w, offset=1).mean(),
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 2:
+        raise ValueError(f"weights must be (L, L) with L >= 2; got shape {w.shape}")
+    if len(tokens) != w.shape[1]:
+        raise ValueError(
+            f"tokens must give one token per key: {len(tokens)} tokens for "
+            f"{w.shape[1]} keys"
+        )
+    columns = w.mean(axis=0)  # (L,): each key's mean weight over the queries
+    k = int(np.argmax(columns))
+    lines = [np.diagonal(w, offset=d).mean() for d in (0, -1, 1)]
+    best = int(np.argmax(lines))
+    return {
+        "key": str(tokens[k]),
+        "key_index": k,
+        "key_mean": float(columns[k]),
+        "line": _LINES[best],
+        "line_mean": float(lines[best]),
+        "even": 1.0 / w.shape[0],
+    }
+
+
+def head_description(summary: dict) -> str:
+    """:func:`head_summary` in one sentence, as the overview and the readout say it."""
+    s = summary
+    return (
+        f"most weight on “{s['key']}” (position {s['key_index']}): "
+        f"{s['key_mean']:.2f} on average over the queries, where an even spread "
+        f"gives {s['even']:.2f}; of the diagonal lines, {s['line_mean']:.2f} on "
+        f"{s['line']}"
     )
-    best = int(np.argmax(means))
-    return _PLACES[best], float(means[best])
 
 
 #: Side of each small map of the overview, in CSS pixels, whatever the sentence's
@@ -368,8 +398,10 @@ def heads_overview_html(sentence: str, layer: int, head: int) -> str:
     (``own-sentence-pick``, ``data-layer``, ``data-head``) that shows that head in the
     maps above (the page's script, ``_ext/live/live-code.js``); the chosen
     (``layer``, ``head``) is pressed (``aria-pressed``). Each map's text alternative
-    gives where its weights gather on average (:func:`head_summary`). The table
-    scrolls sideways in a narrow column.
+    and tooltip describe where its weights go on average (:func:`head_description`).
+    The figure keeps the sentence it shows (``data-sentence``), which a press shows
+    again even if the text box has changed since. The table scrolls sideways in a
+    narrow column.
     """
     out = _minilm_forward(sentence)
     n_layers, n_heads = out.attention.shape[:2]
@@ -379,8 +411,8 @@ def heads_overview_html(sentence: str, layer: int, head: int) -> str:
     for i in range(n_layers):
         cells = []
         for j in range(n_heads):
-            place, mean = head_summary(out.attention[i, j])
-            label = f"Layer {i}, head {j}: mean weight {mean:.2f} on {place}"
+            summary = head_summary(out.attention[i, j], out.tokens)
+            label = f"Layer {i}, head {j}: {head_description(summary)}"
             png = svg.thumbnail_png(out.attention[i, j], levels=MODEL_LEVELS)
             pressed = "true" if (i, j) == (int(layer), int(head)) else "false"
             cells.append(
@@ -392,13 +424,18 @@ def heads_overview_html(sentence: str, layer: int, head: int) -> str:
             )
         body.append(f"<tr><th scope='row'>{i}</th>{''.join(cells)}</tr>")
     return (
-        "<figure class='own-sentence-heads'><figcaption>Every head at a glance: "
-        f"the attention weights of all {n_layers * n_heads} heads on your sentence, "
-        f"one small map per head (rows of the table: layers 0 to {n_layers - 1}; "
-        f"columns: heads 0 to {n_heads - 1}; in each map, queries down and keys "
-        "across, in the colours above). Press a map to show that head above; each "
-        "map's description gives where its weights gather on average. On a narrow "
-        "screen the table scrolls sideways.</figcaption>"
+        "<figure class='own-sentence-heads' "
+        f"data-sentence='{esc(str(sentence), quote=True)}'><figcaption>Every head at "
+        f"a glance: the attention weights of all {n_layers * n_heads} heads on your "
+        f"sentence, one small map per head (rows of the table: layers 0 to "
+        f"{n_layers - 1}; columns: heads 0 to {n_heads - 1}; in each map, queries "
+        "down and keys across, in the colours above: a bright left edge is weight "
+        "on [CLS], a line just below the diagonal weight on the previous token). "
+        "Press a map to show that head above. Hover over a map, or reach it with "
+        "the Tab key, to read where its weight goes on average over the queries "
+        "(the chosen head's is also in the table above); a mean near the even "
+        "spread means the weight is spread out. On a narrow screen the table "
+        "scrolls sideways.</figcaption>"
         "<div class='own-sentence-heads-scroll' role='region' tabindex='0' "
         "aria-label='All heads, one small map each (scrolls sideways)'>"
         f"<table><tr><th scope='col'>layer / head</th>{head_row}</tr>"
