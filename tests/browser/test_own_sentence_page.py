@@ -155,7 +155,7 @@ def test_own_sentence_drawn_in_the_page_offline(module_context, site_url):
         assert picks.count() == 72
         assert result.locator(".own-sentence-pick[aria-pressed='true']").count() == 1
         alt = picks.nth(3 * 12 + 7).locator("img").get_attribute("alt")
-        assert alt.startswith("Layer 3, head 7: mean weight "), alt
+        assert alt.startswith("Layer 3, head 7: most weight on "), alt
         before = result.inner_html()
         picks.nth(3 * 12 + 7).focus()
         page.keyboard.press("Enter")
