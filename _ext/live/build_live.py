@@ -43,6 +43,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -459,6 +460,9 @@ def _packages_image(dest: Path, manifest: dict, lock_digest: str) -> str:
                 manifest["fontlist"],
                 (HERE / "boot.mjs").read_text(),
                 (HERE / "node_run.mjs").read_text(),
+                # the image's format and what is done to the files before it
+                inspect.getsource(_write_image),
+                inspect.getsource(_packages_image),
             ]
         ).encode()
     ).hexdigest()[:8]

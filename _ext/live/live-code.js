@@ -1,7 +1,7 @@
 // Live code: the chapter's code cells become editable and run in the page, by Python in
 // the reader's browser (Pyodide in a Web Worker: worker.mjs), offline. Until the reader
-// presses "Make this page live", this script only adds that control: Python and the
-// chapter's cells load on demand. One Python per page; cells share its state and run
+// first presses "Make this page live", this script only adds that control: Python and
+// the chapter's cells load on demand (after that, live code stays on: see KEEP below). One Python per page; cells share its state and run
 // in order, as in Jupyter: running a cell first runs the cells above it that have not
 // run yet. Outputs replace the stored ones under each cell. Built by `make live`
 // (_ext/live/build_live.py); the page's <meta name="attn-live"> says what to load.
@@ -70,7 +70,10 @@
     var heading = article.querySelector("h1");
     if (heading && heading.parentNode) heading.parentNode.insertBefore(banner, heading.nextSibling);
     else article.insertBefore(banner, article.firstChild);
-    if (info.available && kept()) whenVisible(startEarly);
+    // (no DecompressionStream: Python cannot start here, so not before the click)
+    if (info.available && kept() && typeof DecompressionStream !== "undefined") {
+      whenVisible(startEarly);
+    }
   }
 
   // Run `then` once this tab is visible (at once if it is).
@@ -79,7 +82,7 @@
     document.addEventListener("visibilitychange", function once() {
       if (document.visibilityState === "hidden") return;
       document.removeEventListener("visibilitychange", once);
-      if (!worker && !cells) then();
+      if (!worker && !cells && kept()) then();
     });
   }
 
@@ -129,8 +132,8 @@
   }
 
   // --- Python --------------------------------------------------------------------------
-  // early: started before the click, only from the files the browser kept
-  function bootWorker(early) {
+  // beforeClick: started before the click, only from the files the browser kept
+  function bootWorker(beforeClick) {
     worker = new Worker(base + "worker.mjs", { type: "module" });
     warmed = false;
     failed = false;
@@ -154,14 +157,26 @@
               "cells into editors at once.");
           else sayReady();
         } else if (m.type === "not-kept") {
-          // some file is not in the browser's storage: wait for the click
+          // some file is not in the browser's storage: Python starts on the click, as
+          // on a first visit; at once if the reader has clicked already (the old
+          // promise then follows the new start, so runs already asked for go on)
+          var clicked = times.click;
           dropEarly();
-          say("");
-          reject(new Error("not kept"));
+          if (clicked === undefined) {
+            say("");
+            reject(new Error("not kept"));
+          } else {
+            times.click = clicked;
+            say("Loading Python (about " + info.megabytes + " MB)…");
+            bootWorker();
+            resolve(ready);
+          }
         } else if (m.type === "failed") {
           stopTimer();
           failed = true;
-          say("Python could not start: " + m.error);
+          // a start the reader did not ask for ends quietly: the click starts anew
+          if (beforeClick && times.click === undefined) { dropEarly(); say(""); }
+          else say("Python could not start: " + m.error);
           reject(new Error(m.error));
         } else if (m.type === "output" && pending[m.id]) pending[m.id].output(m.message);
         else if (m.type === "done" && pending[m.id]) {
@@ -184,7 +199,7 @@
       statusLine.textContent = label + " (" + s + " s)";
     }, 1000);
     worker.postMessage({
-      type: "boot", folder: info.page.replace(/\/[^\/]*$/, ""), early: !!early });
+      type: "boot", folder: info.page.replace(/\/[^\/]*$/, ""), early: !!beforeClick });
     if (cells) warm(cells);
   }
 
@@ -451,12 +466,14 @@
     var head = parseInt(ownPart(form, "head").querySelector("select").value, 10);
     var request = ++ownRequest;
     var first = !cells;
+    var begun = first && worker && early; // Python started before the click
     if (first) start();
     form.setAttribute("aria-busy", "true");
-    status.textContent = first
-      ? "Starting Python in this page (about " + info.megabytes + " MB), then the " +
+    status.textContent = !first ? "Running the model on your sentence…"
+      : begun ? "Starting Python in this page from what this browser kept, then the " +
         "model (its weights, about " + info.model_megabytes + " MB, load once)…"
-      : "Running the model on your sentence…";
+      : "Starting Python in this page (about " + info.megabytes + " MB), then the " +
+        "model (its weights, about " + info.model_megabytes + " MB, load once)…";
     var html = null, problem = "";
     var code = "from book_support.figures.explorers.minilm import show_own_sentence\n" +
       "show_own_sentence(" + JSON.stringify(text) + ", " + layer + ", " + head + ")";

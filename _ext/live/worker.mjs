@@ -2,7 +2,7 @@
 // starts and while a cell runs. Messages from the page: {type: "boot", folder, early}
 // (the page's folder, where its cells run; early: a start before the reader's click,
 // made only if every file it needs is kept in Cache Storage, else the worker answers
-// {type: "not-kept"} and fetches nothing), {type: "warm", sources} (the page's cells: their
+// {type: "not-kept"} having downloaded none of them: only manifest.json), {type: "warm", sources} (the page's cells: their
 // imports are imported once Python is ready, while the reader reads) and
 // {type: "run", id, code}. To the page: {type: "progress", step, text, at},
 // {type: "ready", seconds, restored} (restored: from the memory snapshot, boot.mjs), {type: "failed", error}, {type: "output", id, message}

@@ -5,7 +5,7 @@ The built site (``_build/html``, or ``SITE_DIR``) is served on 127.0.0.1 by a se
 that counts the bytes it sends for each request, and Debian's Chromium (headless, every
 request to another host blocked) opens each chapter of ``--page`` (default: one chapter
 of each numbered part of the book) ``--runs`` times. Each run of a chapter starts a
-fresh browser context (an empty profile) and makes three visits in it:
+fresh browser context (an empty profile) and makes five visits in it:
 
 * ``cold``: the first visit (nothing kept). The reader presses "Make this page live",
   then "Run" on the first cell that prints (the cells above it run first) and on the
@@ -23,10 +23,8 @@ fresh browser context (an empty profile) and makes three visits in it:
 * ``onward``: the chapter after that, in the same tab as ``next``, the button pressed
   after :data:`READ_SECONDS` of reading.
 
-The bytes of every visit but ``cold`` are counted from the page's load, since Python
-starts before the click there (they include the page's own files).
-
-Per visit: bytes and files served after the click (the page itself is not counted),
+Per visit: bytes and files served (``cold``: after the click, the page itself not
+counted; the others from the page's load, since Python starts before the click there),
 seconds from the click until Python is ready, until the first output and until the
 first figure (read in the page with ``performance.now()``: ``attnLive.times()``), where
 the time until ready went (``start_*``: when each stage of the start began: worker,

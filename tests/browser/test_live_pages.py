@@ -224,6 +224,12 @@ def _chapter_runs_live_offline(context, site_url, page_path):
         page.close()
 
 
+# forget the kept copy of the book's files, as a new build or cleared storage would
+_FORGET_BOOK_JS = """async () => { const c = await caches.open('attn-live');
+  for (const r of await c.keys())
+    if (r.url.includes('/live/book-')) await c.delete(r); }"""
+
+
 def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
     """A reader who made one page live finds Python starting on the next page while
     they read, with the page unchanged until they press the button; the button then
@@ -291,10 +297,12 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
             assert other.locator(".live-early").count() == 1
             other.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
             other.evaluate("() => attnLive.ready().then(() => true)")
+            # none of the files the manifest names (all but manifest.json itself)
+            named = set(live_manifest()["hashes"])
             fetched = [
-                urlparse(u).path
+                path
                 for u in other_requests
-                if "/live/" in u and u.split("?")[0].endswith((".wasm", ".gz"))
+                if (path := urlparse(u).path.split("/live/")[-1]) in named
             ]
             assert fetched == [], fetched
             assert not other_errors, other_errors
@@ -304,21 +312,42 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
 
         # a file the start needs is no longer kept (a new build, storage cleared):
         # nothing is fetched and the page waits for the click
-        page.evaluate(
-            """async () => { const c = await caches.open('attn-live');
-                 for (const r of await c.keys())
-                   if (r.url.includes('/live/book-')) await c.delete(r); }"""
-        )
-        page.goto(site_url + third, wait_until="load")
+        page.evaluate(_FORGET_BOOK_JS)
         n = len(requests)
+        page.goto(site_url + third, wait_until="load")
         page.wait_for_function(
             "() => !document.querySelector('.live-early')", timeout=10_000
         )
         assert page.evaluate("() => attnLive.ready()") is None
-        big = [u for u in live_requests_since(n) if u.endswith((".gz", ".wasm"))]
-        assert big == [], big
+        asked = live_requests_since(n)
+        assert any(u.endswith("/live/manifest.json") for u in asked), asked  # it tried
+        named = set(live_manifest()["hashes"])
+        fetched = [u for u in asked if u.split("/live/")[-1] in named]
+        assert fetched == [], fetched
         page.get_by_role("button", name="Make this page live").click()
         page.evaluate("() => attnLive.ready().then(() => true)")
+
+        # the same, but the reader presses the button before the worker has answered
+        # that a file is missing: Python then starts at once, and a cell runs
+        page.evaluate(_FORGET_BOOK_JS)
+        held = []
+        context.route("**/live/manifest.json", held.append)
+        try:
+            page.goto(site_url + second, wait_until="load")
+            assert page.locator(".live-early").count() == 1
+            page.get_by_role("button", name="Make this page live").click()
+            for _ in range(50):
+                if held:
+                    break
+                page.wait_for_timeout(100)
+            assert held, "the worker's request for manifest.json was not seen"
+        finally:
+            context.unroute("**/live/manifest.json", held.append)
+            for route in held:
+                route.continue_()
+        page.wait_for_function("() => attnLive.cells() !== null", timeout=30_000)
+        printed = page.evaluate("() => attnLive.python('print(6 * 7)')")
+        assert "42" in "".join(m.get("text", "") for m in printed), printed
 
         # turned off: the page after it loads nothing of live code before a click
         page.goto(site_url + third, wait_until="load")
