@@ -331,7 +331,11 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
         # that a file is missing: Python then starts at once, and a cell runs
         page.evaluate(_FORGET_BOOK_JS)
         held = []
-        context.route("**/live/manifest.json", held.append)
+
+        def hold(route):
+            held.append(route)
+
+        context.route("**/live/manifest.json", hold)
         try:
             page.goto(site_url + second, wait_until="load")
             assert page.locator(".live-early").count() == 1
@@ -342,7 +346,7 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
                 page.wait_for_timeout(100)
             assert held, "the worker's request for manifest.json was not seen"
         finally:
-            context.unroute("**/live/manifest.json", held.append)
+            context.unroute("**/live/manifest.json", hold)
             for route in held:
                 route.continue_()
         page.wait_for_function("() => attnLive.cells() !== null", timeout=30_000)
