@@ -410,7 +410,7 @@ def _snapshot(dest: Path, manifest: dict, lock_digest: str) -> str:
 # Run in Pyodide under Node by _packages_image, after boot.mjs has installed the
 # packages from their wheels, the bytecode and the font list: copy every file under
 # PACKAGES_ROOT to the host (mounted at /host); return the files, the shared libraries
-# Pyodide loaded (in its order) and the packages it counts as loaded.
+# Pyodide loaded (by path, in its order) and the packages it counts as loaded.
 _IMAGE_CODE = """
 import json, os, shutil
 import pyodide_js
@@ -430,8 +430,7 @@ for folder, dirs, names in os.walk(root):
 libs = pyodide_js._module.LDSO.loadedLibsByName
 json.dumps({
     "files": files,
-    "dynlibs": [k for k in Object.keys(libs) if k.startswith(root + "/")],
-    "all_dynlibs": [k for k in Object.keys(libs) if k != "__main__"],
+    "dynlibs": [k for k in Object.keys(libs) if k.startswith("/")],
     "packages": sorted(Object.keys(pyodide_js.loadedPackages)),
 })
 """.replace("PACKAGES_ROOT", repr(PACKAGES_ROOT))
@@ -474,22 +473,21 @@ def _packages_image(dest: Path, manifest: dict, lock_digest: str) -> str:
             listed = json.loads(_node_python(dest, _IMAGE_CODE, mount=tmp))
             outside = [
                 lib
-                for lib in listed["all_dynlibs"]
-                if lib.startswith("/") and not lib.startswith(PACKAGES_ROOT + "/")
+                for lib in listed["dynlibs"]
+                if not lib.startswith(PACKAGES_ROOT + "/")
             ]
             if outside:  # e.g. a shared library installed to /usr/lib
                 raise Unavailable(f"shared libraries outside the image: {outside}")
-            entries = [(rel, Path(tmp, rel).read_bytes()) for rel in listed["files"]]
-            # where Pyodide installed each wheel from: the wheel's path on the
-            # building machine; kept relative, so that the image does not depend on
+            # PYODIDE_SOURCE holds where Pyodide installed a wheel from, its path on the
+            # building machine: kept relative, so that the image does not depend on
             # where the repository is
-            here = str(dest.resolve()) + "/"
-            entries = [
-                (rel, data.replace(here.encode(), b""))
-                if rel.endswith(".dist-info/PYODIDE_SOURCE")
-                else (rel, data)
-                for rel, data in entries
-            ]
+            here = (str(dest.resolve()) + "/").encode()
+            entries = []
+            for rel in listed["files"]:
+                data = Path(tmp, rel).read_bytes()
+                if rel.endswith(".dist-info/PYODIDE_SOURCE"):
+                    data = data.replace(here, b"")
+                entries.append((rel, data))
             CACHE.mkdir(parents=True, exist_ok=True)
             _write_image(
                 cached,

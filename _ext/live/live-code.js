@@ -1,10 +1,11 @@
 // Live code: the chapter's code cells become editable and run in the page, by Python in
 // the reader's browser (Pyodide in a Web Worker: worker.mjs), offline. Until the reader
 // first presses "Make this page live", this script only adds that control: Python and
-// the chapter's cells load on demand (after that, live code stays on: see KEEP below). One Python per page; cells share its state and run
-// in order, as in Jupyter: running a cell first runs the cells above it that have not
-// run yet. Outputs replace the stored ones under each cell. Built by `make live`
-// (_ext/live/build_live.py); the page's <meta name="attn-live"> says what to load.
+// the chapter's cells load on demand (after that, live code stays on: see KEEP below).
+// One Python per page; cells share its state and run in order, as in Jupyter: running a
+// cell first runs the cells above it that have not run yet. Outputs replace the stored
+// ones under each cell. Built by `make live` (_ext/live/build_live.py); the page's
+// <meta name="attn-live"> says what to load.
 (function () {
   "use strict";
   var meta = document.querySelector('meta[name="attn-live"]');
@@ -125,6 +126,11 @@
     early = null;
     stopTimer();
     times = {};
+    removeEarlyNotes();
+  }
+
+  // The banner's note that Python started before the click, and its "Stop" button.
+  function removeEarlyNotes() {
     [".live-off", ".live-early"].forEach(function (selector) {
       var node = banner.querySelector(selector);
       if (node) node.remove();
@@ -236,10 +242,7 @@
     times.click = performance.now();
     keep(true);
     startButton.disabled = true;
-    [".live-off", ".live-early"].forEach(function (selector) {
-      var node = banner.querySelector(selector);
-      if (node) node.remove();
-    });
+    removeEarlyNotes();
     var loaded = early;
     if (!worker) {
       say("Loading Python (about " + info.megabytes + " MB)…");

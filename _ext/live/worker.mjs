@@ -2,15 +2,16 @@
 // starts and while a cell runs. Messages from the page: {type: "boot", folder, early}
 // (the page's folder, where its cells run; early: a start before the reader's click,
 // made only if every file it needs is kept in Cache Storage, else the worker answers
-// {type: "not-kept"} having downloaded none of them: only manifest.json), {type: "warm", sources} (the page's cells: their
-// imports are imported once Python is ready, while the reader reads) and
+// {type: "not-kept"} having downloaded none of them: only manifest.json),
+// {type: "warm", sources} (the page's cells: their imports are imported once Python is
+// ready, while the reader reads) and
 // {type: "run", id, code}. To the page: {type: "progress", step, text, at},
 // {type: "ready", seconds, restored} (restored: from the memory snapshot, boot.mjs), {type: "failed", error}, {type: "output", id, message}
 // (one of the kernel's output messages, see live_kernel.py) and {type: "done", id, ok}.
 //
 // What the browser keeps: every file the start fetches after manifest.json (the
-// runtime, the packages' image, the book's files, the snapshot) is named in the manifest with its sha256
-// ("hashes"). The first visit downloads each one, checked against that hash by the
+// runtime, the packages' image, the book's files, the snapshot) is named in the
+// manifest with its sha256 ("hashes"). The first visit downloads each one, checked against that hash by the
 // browser (fetch's integrity), and keeps it in the site's Cache Storage under its URL
 // and hash; later visits of any chapter read it from there, offline, whatever cache
 // headers the host sends. A new build changes a file's hash, so an old copy is never

@@ -109,6 +109,17 @@ def _drawn_weights(form) -> np.ndarray:
     return _values(maps.nth(0).get_attribute("data-values"))
 
 
+def _redrawn(page, result, before: str) -> None:
+    """Wait until the form's answer has been replaced by new maps (a change of layer,
+    head or sentence redraws at once, with no button press)."""
+    page.wait_for_function(
+        """([r, b]) => r.innerHTML !== b && !r.closest('.own-sentence')
+             .hasAttribute('aria-busy') && r.querySelector('.explorer-heatmap')""",
+        arg=[result.element_handle(), before],
+        timeout=60_000,
+    )
+
+
 def _fisherman_at_layer_2_head_9(form):
     ref = np.load(REFERENCE)
     sentence = str(ref["sentences"][1])  # the fisherman sentence
@@ -159,12 +170,7 @@ def test_own_sentence_drawn_in_the_page_offline(module_context, site_url):
         before = result.inner_html()
         picks.nth(3 * 12 + 7).focus()
         page.keyboard.press("Enter")
-        page.wait_for_function(
-            """([r, b]) => r.innerHTML !== b && !r.closest('.own-sentence')
-                 .hasAttribute('aria-busy') && r.querySelector('.explorer-heatmap')""",
-            arg=[result.element_handle(), before],
-            timeout=60_000,
-        )
+        _redrawn(page, result, before)
         assert form.get_by_label("layer (0 = first, 5 = last)").input_value() == "3"
         assert form.get_by_label("head (0 to 11)").input_value() == "7"
         title = maps.nth(0).locator("svg title").first.text_content()
@@ -219,12 +225,7 @@ def test_own_sentence_drawn_in_the_page_offline(module_context, site_url):
         before = result.inner_html()
         form.get_by_label("or one of the chapter's").select_option(index=1)
         assert form.get_by_label("Your sentence").input_value() == second
-        page.wait_for_function(
-            """([r, b]) => r.innerHTML !== b && !r.closest('.own-sentence')
-                 .hasAttribute('aria-busy') && r.querySelector('.explorer-heatmap')""",
-            arg=[result.element_handle(), before],
-            timeout=60_000,
-        )
+        _redrawn(page, result, before)
 
         assert context.external_requests[n_external:] == []
         assert all(u.startswith((site_url, "data:", "blob:")) for u in requests)

@@ -94,7 +94,6 @@ def check_layer_shapes(
         return ok
     if not ok:
         heads_after_positions_hint(answer, expected)
-    if not ok:
         for name, hint in _layer_shape_slips(
             batch, length, d_model, num_heads, d_ff
         ).items():
