@@ -52,7 +52,7 @@
     if (info.available) {
       title.appendChild(document.createTextNode(
         "Python " + info.python.split(".").slice(0, 2).join(".") + " starts inside this " +
-        "page, with no server and no network: every code cell becomes editable, " +
+        "page, with no server running your code: every code cell becomes editable, " +
         "and its output appears under it. It loads about " + info.megabytes + " MB; " +
         "on a 2-core computer the first output usually comes within " +
         info.first_seconds + " s, sooner on a fast one."));
