@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from attnlib.layers import feed_forward as feed_forward_module
 from attnlib.layers.feed_forward import erf, feed_forward, gelu, relu
 from attnlib.layers.layer_norm import layer_norm
 
@@ -81,7 +82,14 @@ def test_erf_gelu_relu_against_math():
     assert gelu(np.float32([1.0])).dtype == np.float32
 
 
-def test_feed_forward_by_loop_and_position_wise():
+# the affine maps' product as native numpy computes it, and as the book's pages do
+# (Pyodide's numpy has no BLAS: einsum there, feed_forward._product)
+PRODUCTS = {"matmul": np.matmul, "einsum": feed_forward_module._einsum_product}
+
+
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_feed_forward_by_loop_and_position_wise(product, monkeypatch):
+    monkeypatch.setattr(feed_forward_module, "_product", PRODUCTS[product])
     rng = np.random.default_rng(2)
     x = rng.normal(size=(4, 3))
     W1, b1, W2, b2 = (

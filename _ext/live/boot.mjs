@@ -14,6 +14,8 @@
 //                cache of files, see worker.mjs); optional
 //   snapshot     false: start Python from scratch even if the manifest names a
 //                snapshot (the build, the tests that compare both); default true
+//   unpack       async (gzip bytes) -> Uint8Array; default: gunzip below, on this
+//                thread (the worker passes one that runs on another)
 // Returns {pyodide, kernel, manifest, restored} (restored: started from the snapshot).
 //
 // Everything is fetched at once, as soon as the manifest names it, so that the
@@ -44,9 +46,10 @@ const options = (base) => ({
 });
 
 // A gzip file's bytes, uncompressed (the snapshot: 25 MB, gzipped 7.5 MB; the
-// packages' image). Every current browser has DecompressionStream (Chrome 80, Firefox
-// 113, Safari 16.4); without it live code cannot start, and says why.
-async function gunzip(bytes) {
+// packages' image: 94 MB, gzipped 28 MB). Every current browser has DecompressionStream
+// (Chrome 80, Firefox 113, Safari 16.4); without it live code cannot start, and says
+// why. worker.mjs runs this on a thread of its own (UNPACKER).
+export async function gunzip(bytes) {
   if (typeof DecompressionStream === "undefined") {
     throw new Error("this browser cannot unpack gzip files (no DecompressionStream): " +
       "live code needs a current browser");
@@ -55,31 +58,76 @@ async function gunzip(bytes) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-// Write a file image (build_live.py, _write_image: a 4-byte little-endian header
-// length, the header as JSON, then the files' bytes in the header's order) into
-// Pyodide's file system under header.root; each file keeps a view of `bytes` (no
-// copy). Returns the header.
-export function writeImage(pyodide, bytes) {
+// A file image (build_live.py, _write_image: a 4-byte little-endian header length, the
+// header as JSON, then the files' bytes in the header's order): its header and a map
+// from each file's full path (under header.root) to a view of `bytes` (no copy).
+export function readImage(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const length = view.getUint32(0, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
-  const made = new Set();
+  const files = new Map();
   let at = 4 + length;
   for (const [path, size] of header.files) {
-    const full = `${header.root}/${path}`;
+    files.set(`${header.root}/${path}`, bytes.subarray(at, at + size));
+    at += size;
+  }
+  if (at !== bytes.length) throw new Error(`file image: ${bytes.length - at} bytes left over`);
+  return { header, files };
+}
+
+// Write a file image (readImage) into Pyodide's file system; each file keeps its view.
+export function writeImage(pyodide, { files }) {
+  const made = new Set();
+  for (const [full, data] of files) {
     const folder = full.slice(0, full.lastIndexOf("/"));
     if (!made.has(folder)) {
       pyodide.FS.mkdirTree(folder);
       made.add(folder);
     }
-    pyodide.FS.writeFile(full, bytes.subarray(at, at + size), { canOwn: true });
-    at += size;
+    pyodide.FS.writeFile(full, data, { canOwn: true });
   }
-  if (at !== bytes.length) throw new Error(`file image: ${bytes.length - at} bytes left over`);
-  return header;
 }
 
-export async function boot({ loadPyodide, base, readBytes, progress = () => {}, emit, folder = "chapters", prepare = async () => {}, snapshot = true }) {
+// The image's shared libraries (header.dynlibs), each compiled as soon as the image is
+// unpacked: the engine compiles on background threads while this one starts the
+// runtime. Returns a map from each library's path to the promise of its module.
+function compileLibraries({ header, files }) {
+  const modules = new Map();
+  for (const path of header.dynlibs) {
+    const module = WebAssembly.compile(files.get(path));
+    module.catch(() => {}); // awaited when the library loads
+    modules.set(path, module);
+  }
+  return modules;
+}
+
+// Load the image's shared libraries in Pyodide's order from the modules compiled
+// before. Pyodide's loadDynlib reads each file (FS.readFile) and compiles it
+// (WebAssembly.instantiate, through Emscripten's dynamic linker, which then links it):
+// while they load, the read returns the image's own view of the file and the
+// instantiation of exactly that view uses its module compiled before. Anything else
+// goes through unchanged.
+async function loadLibraries(pyodide, { header, files }, modules) {
+  const { FS } = pyodide;
+  const readFile = FS.readFile;
+  const instantiate = WebAssembly.instantiate;
+  const compiled = new Map(header.dynlibs.map((path) => [files.get(path), modules.get(path)]));
+  FS.readFile = (path, opts) =>
+    (modules.has(path) ? files.get(path) : undefined) ?? readFile(path, opts);
+  WebAssembly.instantiate = (source, imports) => {
+    const module = compiled.get(source);
+    if (!module) return instantiate(source, imports);
+    return module.then(async (m) => ({ module: m, instance: await instantiate(m, imports) }));
+  };
+  try {
+    for (const path of header.dynlibs) await pyodide._api.loadDynlib(path, false);
+  } finally {
+    FS.readFile = readFile;
+    WebAssembly.instantiate = instantiate;
+  }
+}
+
+export async function boot({ loadPyodide, base, readBytes, progress = () => {}, emit, folder = "chapters", prepare = async () => {}, snapshot = true, unpack = gunzip }) {
   const text = async (path) => new TextDecoder().decode(await readBytes(path));
   const manifest = JSON.parse(await text("manifest.json"));
   await prepare(manifest);
@@ -88,18 +136,33 @@ export async function boot({ loadPyodide, base, readBytes, progress = () => {}, 
     bytes.catch(() => {}); // awaited below; a failure is reported there
     return bytes;
   };
-  const image = later(manifest.image);
-  const book = later(manifest.book);
+  // Each gzip file is unpacked as soon as it has arrived, the snapshot first (the
+  // runtime starts from it); with `unpack` on another thread, the images are unpacked
+  // while this one starts the runtime.
+  const unpacked = (bytes, after = null) => {
+    const files = Promise.all([bytes, after]).then(([b]) => b && unpack(b));
+    files.catch(() => {});
+    return files;
+  };
+  const savedBytes = later(snapshot && manifest.snapshot);
+  const saved = unpacked(savedBytes);
+  const image = unpacked(later(manifest.image), savedBytes.catch(() => null))
+    .then((bytes) => bytes && readImage(bytes));
+  image.catch(() => {});
+  const libraries = image.then((files) => files && compileLibraries(files));
+  libraries.catch(() => {});
+  const book = unpacked(later(manifest.book), savedBytes.catch(() => null))
+    .then((bytes) => bytes && readImage(bytes));
+  book.catch(() => {});
   const fontlist = later(!manifest.image && manifest.fontlist);
   const pycache = later(!manifest.image && manifest.pycache);
-  const saved = later(snapshot && manifest.snapshot);
 
   progress({ step: "runtime", text: `Starting Python ${manifest.python} (Pyodide ${manifest.pyodide})` });
   let pyodide = null;
   try {
     const bytes = await saved;
     if (bytes) {
-      pyodide = await loadPyodide({ ...options(base), _loadSnapshot: await gunzip(bytes) });
+      pyodide = await loadPyodide({ ...options(base), _loadSnapshot: bytes });
       // loadPyodide puts "" in front of sys.path again; and the snapshot's random
       // numbers would be the same on every visit
       pyodide.runPython(`import sys
@@ -119,9 +182,10 @@ if "random" in sys.modules:
   if (manifest.image) {
     // the image was checked against its sha256 as it was fetched (the worker), and
     // its wheels against Pyodide's lock file when it was made (build_live.py)
-    const header = writeImage(pyodide, await gunzip(await image));
-    for (const name of header.packages) pyodide.loadedPackages[name] ??= "default channel";
-    for (const path of header.dynlibs) await pyodide._api.loadDynlib(path, false);
+    const files = await image;
+    writeImage(pyodide, files);
+    for (const name of files.header.packages) pyodide.loadedPackages[name] ??= "default channel";
+    await loadLibraries(pyodide, files, await libraries);
   } else {
     // Pyodide's packages are checked against the sha256 of each wheel in its lock file
     // as they load; the pure-Python wheels it does not distribute were checked at
@@ -140,7 +204,7 @@ if "random" in sys.modules:
   }
 
   progress({ step: "book", text: "Unpacking attnlib and the chapters' data" });
-  writeImage(pyodide, await gunzip(await book));
+  writeImage(pyodide, await book);
 
   progress({ step: "kernel", text: "Starting the shell" });
   pyodide.runPython(`import importlib, sys

@@ -72,7 +72,13 @@ RUNTIME = [
 # What the chapters import; their dependencies come from the lock file.
 PAGE_PACKAGES = ["numpy", "matplotlib", "pandas", "ipython", "threadpoolctl"]
 STDLIB_MODULES = ("sqlite3-",)  # CPython modules that Pyodide ships as wheels
-PAGE_FILES = ["live-code.js", "live-code.css", "worker.mjs", "boot.mjs"]
+PAGE_FILES = [
+    "live-code.js",
+    "live-code.css",
+    "worker.mjs",
+    "boot.mjs",
+    "unpack.mjs",
+]
 # what the chapters' cells read besides attnlib: every file under chapters/ but the
 # notebooks and Markdown pages themselves (book_support, each chapter's modules, data
 # and images)
@@ -658,15 +664,16 @@ def build() -> dict:
     # wheels against the lock file), and the page never fetches them.
     served = [pyodide_dir / n for n in RUNTIME]
     served += [OUT / manifest["image"], book, OUT / manifest["snapshot"]]
-    # what the page's worker fetches (not the modules it imports: pyodide.mjs, boot.mjs
-    # and itself), with the hash under which the browser keeps it (worker.mjs)
+    # what the page's worker fetches (not the modules it imports: pyodide.mjs, boot.mjs,
+    # unpack.mjs and itself), with the hash under which the browser keeps it
+    # (worker.mjs)
     manifest["hashes"] = {
         p.relative_to(OUT).as_posix(): _sri(p) for p in served if p.suffix != ".mjs"
     }
     if model:  # kept like the rest once a cell has read the model; not in "bytes"
         for entry in model["files"].values():
             manifest["hashes"][entry["path"]] = _sri(OUT / entry["path"])
-    served += [OUT / "worker.mjs", OUT / "boot.mjs"]
+    served += [OUT / "worker.mjs", OUT / "boot.mjs", OUT / "unpack.mjs"]
     manifest["bytes"] = sum(p.stat().st_size for p in served)
     manifest["files"] = len(served)
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")

@@ -20,6 +20,7 @@
   // output of any cell, the first figure (read by the tests and `make bench-pages`)
   var times = {};
   var restored = null; // whether Python started from the memory snapshot (boot.mjs)
+  var unpackedHere = null; // gzip files the worker unpacked itself (unpack.mjs)
   // A reader who made a page live keeps live code on (this site's localStorage, in
   // this browser): later pages, in this visit or a later one, start Python while the
   // reader reads, and their button then only turns the cells into editors. Only from
@@ -156,6 +157,7 @@
           stopTimer();
           times.ready = performance.now();
           restored = m.restored;
+          unpackedHere = m.unpackedHere;
           resolve();
           startSeconds = m.seconds;
           if (times.click === undefined) say("Python is ready (it started in " +
@@ -554,6 +556,7 @@
     run: function (position) { return run(cells[position]); },
     times: function () { return times; },
     restored: function () { return restored; },
+    unpackedHere: function () { return unpackedHere; },
     // the messages of one piece of code run in the page's Python (the tests' handle)
     python: function (code) {
       var messages = [];

@@ -6,7 +6,9 @@
 // {type: "warm", sources} (the page's cells: their imports are imported once Python is
 // ready, while the reader reads) and
 // {type: "run", id, code}. To the page: {type: "progress", step, text, at},
-// {type: "ready", seconds, restored} (restored: from the memory snapshot, boot.mjs), {type: "failed", error}, {type: "output", id, message}
+// {type: "ready", seconds, restored, unpackedHere} (restored: from the memory snapshot,
+// boot.mjs; unpackedHere: gzip files unpacked on the worker's own thread, not by
+// unpack.mjs's helper), {type: "failed", error}, {type: "output", id, message}
 // (one of the kernel's output messages, see live_kernel.py) and {type: "done", id, ok}.
 //
 // What the browser keeps: every file the start fetches after manifest.json (the
@@ -21,6 +23,7 @@
 // fetched only when a cell reads them; see keepModel() and keptModel() below.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import { boot } from "./boot.mjs";
+import { unpackOffThread } from "./unpack.mjs";
 
 const base = new URL("./", import.meta.url).href;
 const STORE = "attn-live";
@@ -199,6 +202,7 @@ function warmUp() {
 self.onmessage = async ({ data }) => {
   if (data.type === "boot") {
     const t0 = performance.now();
+    const unpacker = unpackOffThread();
     try {
       let restored;
       ({ kernel, pyodide, manifest, restored } = await boot({
@@ -207,16 +211,21 @@ self.onmessage = async ({ data }) => {
         base,
         readBytes,
         prepare: (m) => prepare(m, data.early),
+        unpack: unpacker.unpack,
         progress: (p) => postMessage({ type: "progress", at: performance.timeOrigin + performance.now(), ...p }),
         emit: (message) => postMessage({ type: "output", id: current, message: JSON.parse(message) }),
       }));
-      postMessage({ type: "ready", seconds: (performance.now() - t0) / 1000, restored });
+      postMessage({
+        type: "ready", seconds: (performance.now() - t0) / 1000, restored,
+        unpackedHere: unpacker.here() });
       setTimeout(warmUp, 0);
       tidy().catch(() => {});
       modelStep = keptModel().catch(() => {});
     } catch (error) {
       if (error instanceof NotKept) postMessage({ type: "not-kept" });
       else postMessage({ type: "failed", error: String(error && error.message || error) });
+    } finally {
+      unpacker.stop();
     }
   } else if (data.type === "warm") {
     warmSources = data.sources;

@@ -15,6 +15,8 @@ GELU; Shazeer (2020), "GLU Variants Improve Transformer", section 2, for SwiGLU.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from attnlib.core._validation import as_generator, as_width, to_dtype
@@ -129,12 +131,24 @@ def init_feed_forward(rng, d_model: int, d_ff: int):
     return W_1, np.zeros(d_ff), W_2, np.zeros(d_model)
 
 
+def _einsum_product(a, b):
+    return np.einsum("ri,io->ro", a, b)
+
+
+# The matrix product of the affine maps. Python in the book's pages (Pyodide) runs a
+# numpy built without BLAS, whose matmul is a plain loop: there einsum computes the
+# same product 2 to 9 times faster on a Transformer's shapes (measured under Node, e.g.
+# (12, 384) @ (384, 1536): 21 ms against 2.6 ms). Elsewhere matmul calls BLAS and is
+# the faster (4 to 8 times einsum's speed on the same shapes).
+_product = _einsum_product if sys.platform == "emscripten" else np.matmul
+
+
 def _affine(x, W, b):
     """``x @ W + b`` for x of shape (..., d_in), as one matrix product over all rows;
     ``OverflowError`` if a result does not fit the dtype (finite inputs assumed)."""
     flat = np.ascontiguousarray(x).reshape(-1, x.shape[-1])  # (rows, d_in)
     with np.errstate(over="ignore", invalid="ignore"):  # checked by fits
-        y = flat @ W  # (rows, d_out)
+        y = _product(flat, W)  # (rows, d_out): flat @ W
         if b is not None:
             y += b
     y = fits(y, "affine maps (x W + b)")

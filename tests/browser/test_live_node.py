@@ -309,3 +309,92 @@ def test_the_snapshot_starts_python_as_a_start_from_scratch_and_a_bad_one_is_ski
     assert (snap["path"], snap["cwd"]) == (scratch["path"], scratch["cwd"])
     # the random numbers are seeded anew, not those saved in the snapshot
     assert snap["random"] != scratch["random"]
+
+
+# unpack.mjs's unpackOffThread with stand-ins for its helper worker: one that answers
+# as the helper does, one that fails to start, one that cannot unpack (no
+# DecompressionStream there), one whose constructor throws, and none at all (Node has
+# no Worker). Then boot.mjs's start with an unpack that records the files it is given.
+_UNPACK_JS = """
+import { readFile } from "node:fs/promises";
+import { gzipSync, gunzipSync } from "node:zlib";
+import { unpackOffThread } from "UNPACK";
+import { boot } from "BOOT";
+const data = new TextEncoder().encode("attention ".repeat(1000));
+const gz = new Uint8Array(gzipSync(data));
+const same = (a) => Buffer.compare(Buffer.from(a), Buffer.from(data)) === 0;
+const later = (f) => setTimeout(f, 0);
+class Answers {
+  postMessage({ id, bytes }) {
+    const files = new Uint8Array(gunzipSync(bytes));
+    later(() => this.onmessage({ data: { id, files } }));
+  }
+  terminate() {}
+}
+class Fails {
+  postMessage() { later(() => this.onerror(new Event("error"))); }
+  terminate() {}
+}
+class CannotUnpack {
+  postMessage({ id }) {
+    later(() => this.onmessage({ data: { id, error: "no stream" } }));
+  }
+  terminate() {}
+}
+class Throws { constructor() { throw new Error("no workers inside workers"); } }
+const helpers = { answers: Answers, fails: Fails, cannot: CannotUnpack, throws: Throws,
+                  none: undefined };
+const out = { helpers: {} };
+for (const [name, Worker] of Object.entries(helpers)) {
+  const unpacker = unpackOffThread({ url: "unused", Worker });
+  const files = await Promise.all([unpacker.unpack(gz), unpacker.unpack(gz)]);
+  out.helpers[name] = { same: files.every(same), here: unpacker.here() };
+}
+const base = "BASE";
+const { loadPyodide } = await import(base + "pyodide/pyodide.mjs");
+const names = new WeakMap();
+const readBytes = async (path) => {
+  const bytes = new Uint8Array(await readFile(base + path));
+  names.set(bytes, path);
+  return bytes;
+};
+out.unpacked = [];
+const unpack = (bytes) => {
+  out.unpacked.push(names.get(bytes));
+  return new Uint8Array(gunzipSync(bytes));
+};
+const printed = [];
+const { kernel } = await boot({ loadPyodide, base, readBytes, unpack,
+  emit: (m) => printed.push(JSON.parse(m)) });
+kernel.run("print(sum(range(7)))");
+out.printed = printed;
+console.log(JSON.stringify(out));
+"""
+
+
+def test_gzip_files_are_unpacked_off_thread_or_here_and_the_snapshot_first():
+    manifest = _available()
+    script = _UNPACK_JS.replace("UNPACK", (LIVE / "unpack.mjs").as_uri())
+    script = script.replace("BOOT", (LIVE / "boot.mjs").as_uri())
+    script = script.replace("BASE", str(LIVE) + "/")
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["helpers"] == {
+        "answers": {"same": True, "here": 0},  # the helper unpacked both
+        "fails": {"same": True, "here": 2},  # then this thread did
+        "cannot": {"same": True, "here": 2},
+        "throws": {"same": True, "here": 2},
+        "none": {"same": True, "here": 2},
+    }
+    # every gzip file the start fetches, each once, the snapshot first
+    assert out["unpacked"][0] == manifest["snapshot"]
+    assert sorted(out["unpacked"]) == sorted(
+        [manifest["snapshot"], manifest["image"], manifest["book"]]
+    )
+    assert _stdout({"outputs": out["printed"]}) == "21\n"

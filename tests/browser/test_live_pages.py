@@ -367,3 +367,29 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
     finally:
         stop()
         page.close()
+
+
+def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site_url):
+    """The page's worker has the gzip files (snapshot, packages, book) unpacked by a
+    worker of its own (unpack.mjs) while it starts the runtime: in Chromium, on a
+    first visit and on a second (Python started before the click), none of the three
+    is unpacked on the worker's own thread, and a cell runs. (Where that helper cannot
+    start, the worker unpacks them itself: test_live_node.py.)"""
+    context = fresh_context
+    _live_or_fail()
+    chapter = MAKE_TEST_PAGES[0]
+    code = "import numpy as np; print(int(np.arange(7).sum()))"
+    page, requests, errors, stop = watched_page(context)
+    try:
+        for visit in ("first", "second"):
+            page.goto(site_url + chapter, wait_until="load")
+            page.get_by_role("button", name="Make this page live").click()
+            page.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
+            page.evaluate("() => attnLive.ready().then(() => true)")
+            assert page.evaluate("() => attnLive.unpackedHere()") == 0, visit
+            printed = page.evaluate("c => attnLive.python(c)", code)
+            assert "21" in "".join(m.get("text", "") for m in printed), printed
+        assert not errors, errors
+    finally:
+        stop()
+        page.close()
