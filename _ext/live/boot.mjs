@@ -48,7 +48,7 @@ const options = (base) => ({
 // A gzip file's bytes, uncompressed (the snapshot: 25 MB, gzipped 7.5 MB; the
 // packages' image: 94 MB, gzipped 28 MB). Every current browser has DecompressionStream
 // (Chrome 80, Firefox 113, Safari 16.4); without it live code cannot start, and says
-// why. worker.mjs runs this on a thread of its own (UNPACKER).
+// why. unpack.mjs runs it on a thread of its own for the page's worker.
 export async function gunzip(bytes) {
   if (typeof DecompressionStream === "undefined") {
     throw new Error("this browser cannot unpack gzip files (no DecompressionStream): " +
