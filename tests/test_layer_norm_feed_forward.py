@@ -4,6 +4,7 @@ formulas."""
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -82,14 +83,12 @@ def test_erf_gelu_relu_against_math():
     assert gelu(np.float32([1.0])).dtype == np.float32
 
 
-# the affine maps' product as native numpy computes it, and as the book's pages do
-# (Pyodide's numpy has no BLAS: einsum there, feed_forward._product)
-PRODUCTS = {"matmul": np.matmul, "einsum": feed_forward_module._einsum_product}
-
-
-@pytest.mark.parametrize("product", PRODUCTS)
-def test_feed_forward_by_loop_and_position_wise(product, monkeypatch):
-    monkeypatch.setattr(feed_forward_module, "_product", PRODUCTS[product])
+@pytest.mark.parametrize("without_blas", [False, True])
+def test_feed_forward_by_loop_and_position_wise(without_blas, monkeypatch):
+    # as native numpy computes the affine maps' product, and as the book's pages do
+    # (Pyodide's numpy has no BLAS: einsum there for large W, here every W)
+    monkeypatch.setattr(feed_forward_module, "_WITHOUT_BLAS", without_blas)
+    monkeypatch.setattr(feed_forward_module, "_EINSUM_FROM", 1)
     rng = np.random.default_rng(2)
     x = rng.normal(size=(4, 3))
     W1, b1, W2, b2 = (
@@ -164,3 +163,32 @@ def test_gelu_caption_gives_the_minimum_of_x_phi_x():
     assert stated
     assert round(low, 2) == float(stated.group(1))
     assert round(where, 2) == float(stated.group(2))
+
+
+@pytest.mark.parametrize("without_blas", [False, True])
+@pytest.mark.parametrize("d_in, d_out", [(3, 5), (64, 80)])
+def test_affine_product_choice_and_value(without_blas, d_in, d_out, monkeypatch):
+    """The product of the affine maps is einsum only without BLAS (Pyodide, where it is
+    the default: sys.platform "emscripten") and for W of at least 64 x 64 entries;
+    either way it equals the sums of products."""
+    assert feed_forward_module._WITHOUT_BLAS == (sys.platform == "emscripten")
+    monkeypatch.setattr(feed_forward_module, "_WITHOUT_BLAS", without_blas)
+    used = []
+    einsum = feed_forward_module._einsum_product
+    monkeypatch.setattr(
+        feed_forward_module,
+        "_einsum_product",
+        lambda a, b: used.append(b.shape) or einsum(a, b),
+    )
+    rng = np.random.default_rng(3)
+    x, W = rng.normal(size=(2, 3, d_in)), rng.normal(size=(d_in, d_out))
+    got = feed_forward_module._affine(x, W, None)
+    want = [
+        [
+            [math.fsum(x[i, t, a] * W[a, j] for a in range(d_in)) for j in range(d_out)]
+            for t in range(3)
+        ]
+        for i in range(2)
+    ]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert used == ([(d_in, d_out)] if without_blas and d_in * d_out >= 4096 else [])

@@ -2,7 +2,8 @@
 // files and the kernel (live_kernel.py). Shared by worker.mjs (in the browser) and
 // node_run.mjs (the tests and the build, under Node), so both start Python the same way.
 //
-// boot({loadPyodide, base, readBytes, progress, emit, folder, prepare, snapshot})
+// boot({loadPyodide, base, readBytes, progress, emit, folder, prepare, snapshot,
+//       unpack})
 // (folder: the page's folder in the repository, where its cells run; default
 // "chapters"):
 //   loadPyodide  the function exported by pyodide/pyodide.mjs
@@ -14,8 +15,9 @@
 //                cache of files, see worker.mjs); optional
 //   snapshot     false: start Python from scratch even if the manifest names a
 //                snapshot (the build, the tests that compare both); default true
-//   unpack       async (gzip bytes) -> Uint8Array; default: gunzip below, on this
-//                thread (the worker passes one that runs on another)
+//   unpack       async (gzip bytes) -> Uint8Array, for the packages' and the book's
+//                images; default: gunzip below, on this thread (the worker passes one
+//                that runs on another: unpack.mjs)
 // Returns {pyodide, kernel, manifest, restored} (restored: started from the snapshot).
 //
 // Everything is fetched at once, as soon as the manifest names it, so that the
@@ -112,8 +114,12 @@ async function loadLibraries(pyodide, { header, files }, modules) {
   const readFile = FS.readFile;
   const instantiate = WebAssembly.instantiate;
   const compiled = new Map(header.dynlibs.map((path) => [files.get(path), modules.get(path)]));
+  // a binary read of a library returns the image's own view, not a copy (the linker
+  // only reads it)
   FS.readFile = (path, opts) =>
-    (modules.has(path) ? files.get(path) : undefined) ?? readFile(path, opts);
+    modules.has(path) && (!opts || !opts.encoding || opts.encoding === "binary")
+      ? files.get(path)
+      : readFile(path, opts);
   WebAssembly.instantiate = (source, imports) => {
     const module = compiled.get(source);
     if (!module) return instantiate(source, imports);
@@ -136,24 +142,21 @@ export async function boot({ loadPyodide, base, readBytes, progress = () => {}, 
     bytes.catch(() => {}); // awaited below; a failure is reported there
     return bytes;
   };
-  // Each gzip file is unpacked as soon as it has arrived, the snapshot first (the
-  // runtime starts from it); with `unpack` on another thread, the images are unpacked
-  // while this one starts the runtime.
-  const unpacked = (bytes, after = null) => {
-    const files = Promise.all([bytes, after]).then(([b]) => b && unpack(b));
+  // The snapshot is unpacked here (this thread has nothing else to do until the
+  // runtime starts from it). Each image is unpacked as soon as it has arrived, with
+  // `unpack`: on another thread (the worker's), while this one starts the runtime. Then
+  // the packages' shared libraries are compiled, on the engine's background threads.
+  const saved = later(snapshot && manifest.snapshot).then((bytes) => bytes && gunzip(bytes));
+  saved.catch(() => {});
+  const unpackedImage = (path) => {
+    const files = later(path).then(async (bytes) => bytes && readImage(await unpack(bytes)));
     files.catch(() => {});
     return files;
   };
-  const savedBytes = later(snapshot && manifest.snapshot);
-  const saved = unpacked(savedBytes);
-  const image = unpacked(later(manifest.image), savedBytes.catch(() => null))
-    .then((bytes) => bytes && readImage(bytes));
-  image.catch(() => {});
+  const image = unpackedImage(manifest.image);
   const libraries = image.then((files) => files && compileLibraries(files));
   libraries.catch(() => {});
-  const book = unpacked(later(manifest.book), savedBytes.catch(() => null))
-    .then((bytes) => bytes && readImage(bytes));
-  book.catch(() => {});
+  const book = unpackedImage(manifest.book);
   const fontlist = later(!manifest.image && manifest.fontlist);
   const pycache = later(!manifest.image && manifest.pycache);
 
@@ -207,18 +210,7 @@ if "random" in sys.modules:
   writeImage(pyodide, await book);
 
   progress({ step: "kernel", text: "Starting the shell" });
-  // The folders' finders forget what they listed before the images were written (the
-  // snapshot's imports listed site-packages). Not importlib.invalidate_caches(): it
-  // also rereads the directory of the standard library's zip, which never changes, in
-  // Python (zipimport: 0.1-0.3 s here).
   pyodide.runPython(`import sys
-from importlib.machinery import FileFinder
-for path, finder in list(sys.path_importer_cache.items()):
-    if finder is None:
-        del sys.path_importer_cache[path]
-    elif isinstance(finder, FileFinder):
-        finder.invalidate_caches()
-del path, finder, FileFinder
 sys.path.insert(0, "${HOME}/book/_live")`);
   const kernel = pyodide.pyimport("live_kernel");
   kernel.start(emit, folder);

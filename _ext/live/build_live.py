@@ -212,7 +212,7 @@ BOOK_ROOT = "/home/pyodide/book"
 
 
 def _write_image(out: Path, root: str, files: list[tuple[str, bytes]], **extra) -> None:
-    """Files for the page in one read (boot.mjs, ``writeImage``): a gzip of a 4-byte
+    """Files for the page in one read (boot.mjs, ``readImage``): a gzip of a 4-byte
     little-endian header length, the header (JSON: ``root``, ``files`` as [path under
     root, size] in order, and ``extra``) and the files' bytes one after another. The
     page writes each file into Pyodide's file system with no Python and no zip: about

@@ -143,6 +143,7 @@ def start(emit, folder: str = "chapters") -> None:
     relative paths work unchanged; ``book_support`` imports from ``chapters/``.
     """
     global _emit, _shell
+    _forget_listings()
     _emit = emit
     # ipykernel's backend: figures are shown as PNG under the cell that drew them.
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
@@ -150,6 +151,25 @@ def start(emit, folder: str = "chapters") -> None:
     sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
     _serve_model()
     _shell = _make_shell()
+
+
+def _forget_listings() -> None:
+    """What ``importlib.invalidate_caches()`` does, for the folders the page's worker
+    has written files into since Python started (the snapshot's imports listed
+    site-packages before the packages' image was written), but without rereading the
+    directory of every zip on ``sys.path`` (the standard library's, which never
+    changes: zipimport reads it in Python, 0.1-0.3 s here): as
+    ``PathFinder.invalidate_caches`` in Python 3.12 does, for the folders only (and
+    without its epoch of namespace packages' paths: the snapshot imports none)."""
+    import importlib.machinery
+
+    for path, finder in list(sys.path_importer_cache.items()):
+        if finder is None or not os.path.isabs(path):
+            del sys.path_importer_cache[path]
+        elif isinstance(finder, importlib.machinery.FileFinder):
+            finder.invalidate_caches()
+    if "importlib.metadata" in sys.modules:
+        sys.modules["importlib.metadata"].MetadataPathFinder.invalidate_caches()
 
 
 def _serve_model() -> None:

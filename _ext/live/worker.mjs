@@ -7,7 +7,7 @@
 // ready, while the reader reads) and
 // {type: "run", id, code}. To the page: {type: "progress", step, text, at},
 // {type: "ready", seconds, restored, unpackedHere} (restored: from the memory snapshot,
-// boot.mjs; unpackedHere: gzip files unpacked on the worker's own thread, not by
+// boot.mjs; unpackedHere: images unpacked on the worker's own thread, not by
 // unpack.mjs's helper), {type: "failed", error}, {type: "output", id, message}
 // (one of the kernel's output messages, see live_kernel.py) and {type: "done", id, ok}.
 //
@@ -217,7 +217,7 @@ self.onmessage = async ({ data }) => {
       }));
       postMessage({
         type: "ready", seconds: (performance.now() - t0) / 1000, restored,
-        unpackedHere: unpacker.here() });
+        unpackedHere: unpacker.unpackedHere() });
       setTimeout(warmUp, 0);
       tidy().catch(() => {});
       modelStep = keptModel().catch(() => {});

@@ -312,9 +312,11 @@ def test_the_snapshot_starts_python_as_a_start_from_scratch_and_a_bad_one_is_ski
 
 
 # unpack.mjs's unpackOffThread with stand-ins for its helper worker: one that answers
-# as the helper does, one that fails to start, one that cannot unpack (no
-# DecompressionStream there), one whose constructor throws, and none at all (Node has
-# no Worker). Then boot.mjs's start with an unpack that records the files it is given.
+# as the helper does, one that fails to start (an error event, whose default action,
+# reaching the page, must be prevented), one that cannot read a message, one that
+# cannot unpack (no DecompressionStream there), one whose constructor throws, none at
+# all (Worker null), and one given a file that is not gzip. Then boot.mjs's start with
+# an unpack that records the files it is given.
 _UNPACK_JS = """
 import { readFile } from "node:fs/promises";
 import { gzipSync, gunzipSync } from "node:zlib";
@@ -324,32 +326,48 @@ const data = new TextEncoder().encode("attention ".repeat(1000));
 const gz = new Uint8Array(gzipSync(data));
 const same = (a) => Buffer.compare(Buffer.from(a), Buffer.from(data)) === 0;
 const later = (f) => setTimeout(f, 0);
+let prevented = 0;
 class Answers {
   postMessage({ id, bytes }) {
-    const files = new Uint8Array(gunzipSync(bytes));
-    later(() => this.onmessage({ data: { id, files } }));
+    let answer;
+    try {
+      answer = { id, files: new Uint8Array(gunzipSync(bytes)) };
+    } catch (error) {
+      answer = { id, error: "incorrect header check" };
+    }
+    later(() => this.onmessage({ data: answer }));
   }
   terminate() {}
 }
 class Fails {
-  postMessage() { later(() => this.onerror(new Event("error"))); }
-  terminate() {}
-}
-class CannotUnpack {
-  postMessage({ id }) {
-    later(() => this.onmessage({ data: { id, error: "no stream" } }));
+  postMessage() {
+    if (this.failed) return;  // one error: a worker that failed reports it once
+    this.failed = true;
+    later(() => this.onerror({ preventDefault: () => { prevented += 1; } }));
   }
   terminate() {}
 }
+class CannotRead {
+  postMessage() { later(() => this.onmessageerror({})); }
+  terminate() {}
+}
+class CannotUnpack {
+  postMessage({ id }) { later(() => this.onmessage({ data: { id, cannot: true } })); }
+  terminate() {}
+}
 class Throws { constructor() { throw new Error("no workers inside workers"); } }
-const helpers = { answers: Answers, fails: Fails, cannot: CannotUnpack, throws: Throws,
-                  none: undefined };
+const helpers = { answers: Answers, fails: Fails, cannotRead: CannotRead,
+                  cannotUnpack: CannotUnpack, throws: Throws, none: null };
 const out = { helpers: {} };
 for (const [name, Worker] of Object.entries(helpers)) {
   const unpacker = unpackOffThread({ url: "unused", Worker });
   const files = await Promise.all([unpacker.unpack(gz), unpacker.unpack(gz)]);
-  out.helpers[name] = { same: files.every(same), here: unpacker.here() };
+  out.helpers[name] = { same: files.every(same), here: unpacker.unpackedHere() };
 }
+out.prevented = prevented;
+const spoiled = unpackOffThread({ url: "unused", Worker: Answers });
+out.notGzip = await spoiled.unpack(data).then(() => "unpacked", (e) => e.message);
+out.notGzipHere = spoiled.unpackedHere();
 const base = "BASE";
 const { loadPyodide } = await import(base + "pyodide/pyodide.mjs");
 const names = new WeakMap();
@@ -364,15 +382,16 @@ const unpack = (bytes) => {
   return new Uint8Array(gunzipSync(bytes));
 };
 const printed = [];
-const { kernel } = await boot({ loadPyodide, base, readBytes, unpack,
+const { kernel, restored } = await boot({ loadPyodide, base, readBytes, unpack,
   emit: (m) => printed.push(JSON.parse(m)) });
 kernel.run("print(sum(range(7)))");
 out.printed = printed;
+out.restored = restored;
 console.log(JSON.stringify(out));
 """
 
 
-def test_gzip_files_are_unpacked_off_thread_or_here_and_the_snapshot_first():
+def test_images_are_unpacked_off_thread_or_here_and_a_bad_one_fails():
     manifest = _available()
     script = _UNPACK_JS.replace("UNPACK", (LIVE / "unpack.mjs").as_uri())
     script = script.replace("BOOT", (LIVE / "boot.mjs").as_uri())
@@ -388,13 +407,15 @@ def test_gzip_files_are_unpacked_off_thread_or_here_and_the_snapshot_first():
     assert out["helpers"] == {
         "answers": {"same": True, "here": 0},  # the helper unpacked both
         "fails": {"same": True, "here": 2},  # then this thread did
-        "cannot": {"same": True, "here": 2},
+        "cannotRead": {"same": True, "here": 2},
+        "cannotUnpack": {"same": True, "here": 2},
         "throws": {"same": True, "here": 2},
         "none": {"same": True, "here": 2},
     }
-    # every gzip file the start fetches, each once, the snapshot first
-    assert out["unpacked"][0] == manifest["snapshot"]
-    assert sorted(out["unpacked"]) == sorted(
-        [manifest["snapshot"], manifest["image"], manifest["book"]]
-    )
+    assert out["prevented"] == 1  # the helper's error did not go on to the page
+    # not gzip: the helper's message, and no second try on this thread
+    assert (out["notGzip"], out["notGzipHere"]) == ("incorrect header check", 0)
+    # both images go through `unpack`, each once; the snapshot is unpacked by boot
+    assert sorted(out["unpacked"]) == sorted([manifest["image"], manifest["book"]])
+    assert out["restored"] is True
     assert _stdout({"outputs": out["printed"]}) == "21\n"

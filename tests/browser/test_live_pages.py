@@ -370,11 +370,11 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
 
 
 def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site_url):
-    """The page's worker has the gzip files (snapshot, packages, book) unpacked by a
-    worker of its own (unpack.mjs) while it starts the runtime: in Chromium, on a
-    first visit and on a second (Python started before the click), none of the three
-    is unpacked on the worker's own thread, and a cell runs. (Where that helper cannot
-    start, the worker unpacks them itself: test_live_node.py.)"""
+    """The page's worker has the packages' and the book's images (gzip files)
+    unpacked by a worker of its own (unpack.mjs) while it starts the runtime: in
+    Chromium, on a first visit and on a second (Python started before the click),
+    neither is unpacked on the worker's own thread, and a cell runs. (Where that helper
+    cannot start or fails, the worker unpacks them itself: test_live_node.py.)"""
     context = fresh_context
     _live_or_fail()
     chapter = MAKE_TEST_PAGES[0]
