@@ -254,6 +254,22 @@ def test_exercise_replies_in_the_page_equal_cpython(node_run, chapter):
     assert "Correct" in right and "Not" not in right, right
 
 
+def _node_script(script: str):
+    """Run a module script under Node with BOOT, UNPACK and BASE standing for the built
+    boot.mjs, unpack.mjs and live folder; its last line of output, as JSON."""
+    script = script.replace("BOOT", (LIVE / "boot.mjs").as_uri())
+    script = script.replace("UNPACK", (LIVE / "unpack.mjs").as_uri())
+    script = script.replace("BASE", str(LIVE) + "/")
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 # Started twice under Node as boot.mjs starts the page's Python: from the build's memory
 # snapshot, and from a snapshot whose bytes are spoiled (so from scratch). Each prints
 # what Python holds of its start.
@@ -285,16 +301,7 @@ console.log(JSON.stringify(out));
 def test_the_snapshot_starts_python_as_a_start_from_scratch_and_a_bad_one_is_skipped():
     manifest = _available()
     assert (LIVE / manifest["snapshot"]).is_file()
-    script = _SNAPSHOT_JS.replace("BOOT", (LIVE / "boot.mjs").as_uri())
-    script = script.replace("BASE", str(LIVE) + "/")
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    from_snapshot, from_scratch = json.loads(done.stdout.splitlines()[-1])
+    from_snapshot, from_scratch = _node_script(_SNAPSHOT_JS)
     assert from_snapshot["restored"] is True
     assert from_scratch["restored"] is False
     for started in (from_snapshot, from_scratch):
@@ -393,17 +400,7 @@ console.log(JSON.stringify(out));
 
 def test_images_are_unpacked_off_thread_or_here_and_a_bad_one_fails():
     manifest = _available()
-    script = _UNPACK_JS.replace("UNPACK", (LIVE / "unpack.mjs").as_uri())
-    script = script.replace("BOOT", (LIVE / "boot.mjs").as_uri())
-    script = script.replace("BASE", str(LIVE) + "/")
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = json.loads(done.stdout.splitlines()[-1])
+    out = _node_script(_UNPACK_JS)
     assert out["helpers"] == {
         "answers": {"same": True, "here": 0},  # the helper unpacked both
         "fails": {"same": True, "here": 2},  # then this thread did
