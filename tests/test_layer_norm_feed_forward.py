@@ -166,11 +166,13 @@ def test_gelu_caption_gives_the_minimum_of_x_phi_x():
 
 
 @pytest.mark.parametrize("without_blas", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 @pytest.mark.parametrize("d_in, d_out", [(3, 5), (64, 80)])
-def test_affine_product_choice_and_value(without_blas, d_in, d_out, monkeypatch):
+def test_affine_product_choice_and_value(without_blas, dtype, d_in, d_out, monkeypatch):
     """The product of the affine maps is einsum only without BLAS (Pyodide, where it is
-    the default: sys.platform "emscripten") and for W of at least 64 x 64 entries;
-    either way it equals the sums of products."""
+    the default: sys.platform "emscripten"), for W of at least 64 x 64 entries and in
+    float32 or float64 (einsum sums float16 in float16); either way it equals the sums
+    of products, to the dtype's precision."""
     assert feed_forward_module._WITHOUT_BLAS == (sys.platform == "emscripten")
     monkeypatch.setattr(feed_forward_module, "_WITHOUT_BLAS", without_blas)
     used = []
@@ -181,8 +183,10 @@ def test_affine_product_choice_and_value(without_blas, d_in, d_out, monkeypatch)
         lambda a, b: used.append(b.shape) or einsum(a, b),
     )
     rng = np.random.default_rng(3)
-    x, W = rng.normal(size=(2, 3, d_in)), rng.normal(size=(d_in, d_out))
+    x = rng.normal(size=(2, 3, d_in)).astype(dtype)
+    W = rng.normal(size=(d_in, d_out)).astype(dtype)
     got = feed_forward_module._affine(x, W, None)
+    assert got.dtype == dtype
     want = [
         [
             [math.fsum(x[i, t, a] * W[a, j] for a in range(d_in)) for j in range(d_out)]
@@ -190,5 +194,10 @@ def test_affine_product_choice_and_value(without_blas, d_in, d_out, monkeypatch)
         ]
         for i in range(2)
     ]
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    assert used == ([(d_in, d_out)] if without_blas and d_in * d_out >= 4096 else [])
+    # float16 keeps about 3 digits; sums of up to 64 products of normals stay below 40
+    tol = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 0.05}[dtype]
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    large = d_in * d_out >= 4096
+    assert used == (
+        [(d_in, d_out)] if without_blas and large and dtype != np.float16 else []
+    )

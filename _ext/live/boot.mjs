@@ -144,7 +144,8 @@ export async function boot({ loadPyodide, base, readBytes, progress = () => {}, 
   };
   // The snapshot is unpacked here (this thread has nothing else to do until the
   // runtime starts from it). Each image is unpacked as soon as it has arrived, with
-  // `unpack`: on another thread (the worker's), while this one starts the runtime. Then
+  // `unpack`: in the browser on the helper's thread (unpack.mjs), while this one starts
+  // the runtime. Then
   // the packages' shared libraries are compiled, on the engine's background threads.
   const saved = later(snapshot && manifest.snapshot).then((bytes) => bytes && gunzip(bytes));
   saved.catch(() => {});

@@ -20,7 +20,7 @@
   // output of any cell, the first figure (read by the tests and `make bench-pages`)
   var times = {};
   var restored = null; // whether Python started from the memory snapshot (boot.mjs)
-  var unpackedHere = null; // gzip files the worker unpacked itself (unpack.mjs)
+  var unpackedHere = null; // images the worker unpacked itself, not its helper (unpack.mjs)
   // A reader who made a page live keeps live code on (this site's localStorage, in
   // this browser): later pages, in this visit or a later one, start Python while the
   // reader reads, and their button then only turns the cells into editors. Only from

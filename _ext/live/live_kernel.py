@@ -153,6 +153,8 @@ def start(emit, folder: str = "chapters") -> None:
     _shell = _make_shell()
 
 
+# Called first by start(), after this module was imported: its own imports above must
+# stay in the standard library (read from its zip, which the images did not change).
 def _forget_listings() -> None:
     """What ``importlib.invalidate_caches()`` does, for the folders the page's worker
     has written files into since Python started (the snapshot's imports listed

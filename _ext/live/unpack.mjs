@@ -13,8 +13,9 @@ const UNPACKER = "attn-unpack";
 // this thread instead. The input is copied to the helper, not transferred, so that
 // where the helper cannot start (no workers inside workers, or no `Worker` at all, as
 // under Node) or cannot unpack (no DecompressionStream there), or fails (an uncaught
-// error, a message it cannot read), each file is unpacked on this thread. A file that
-// is not valid gzip is not tried again: its promise fails with the helper's message.
+// error, a message it cannot read, any failure but bad data), each file is unpacked on
+// this thread. A file that is not valid gzip is not tried again: its promise fails with
+// the helper's message.
 export function unpackOffThread({ url = import.meta.url, Worker = globalThis.Worker } = {}) {
   let helper = null;
   let here = 0;
@@ -56,11 +57,16 @@ export function unpackOffThread({ url = import.meta.url, Worker = globalThis.Wor
       helper.postMessage({ id, bytes });
     });
   };
-  return { unpack, stop: () => helper && helper.terminate(), unpackedHere: () => here };
+  const stop = () => {
+    if (helper) helper.terminate();
+    helper = null; // a later unpack() is done here, not sent to a stopped worker
+  };
+  return { unpack, stop, unpackedHere: () => here };
 }
 
 // The helper's side: {id, bytes} in; {id, files} (transferred) out, or {id, error}
-// (not valid gzip), or {cannot} (it cannot unpack here, or could not read a message).
+// (not valid gzip: DecompressionStream fails with a TypeError), or {cannot} (any other
+// failure: it cannot unpack here, could not read a message, ran out of memory...).
 if (typeof WorkerGlobalScope !== "undefined" && self.name === UNPACKER) {
   let queue = Promise.resolve();
   self.onmessageerror = () => self.postMessage({ cannot: true });
@@ -74,7 +80,8 @@ if (typeof WorkerGlobalScope !== "undefined" && self.name === UNPACKER) {
         const files = await gunzip(bytes);
         self.postMessage({ id, files }, [files.buffer]);
       } catch (error) {
-        self.postMessage({ id, error: String((error && error.message) || error) });
+        if (error instanceof TypeError) self.postMessage({ id, error: String(error.message) });
+        else self.postMessage({ id, cannot: true });
       }
     });
   };

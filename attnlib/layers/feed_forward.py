@@ -136,8 +136,12 @@ def init_feed_forward(rng, d_model: int, d_ff: int):
 # Transformer's matrices (measured under Node: (12, 384) @ (384, 1536) 21 ms against
 # 2.6 ms), but up to 2 times slower for small ones (e.g. (2048, 16) @ (16, 16)).
 # Elsewhere matmul calls BLAS and is the faster (4 to 8 times einsum's speed).
+# einsum only in float32 and float64: in float16 it sums in float16 (ten times the
+# error of matmul, which sums in float32).
 _WITHOUT_BLAS = sys.platform == "emscripten"
-_EINSUM_FROM = 64 * 64  # entries of W from which einsum is the faster there
+_EINSUM_FROM = (
+    64 * 64
+)  # entries of W from which einsum is about as fast or faster there
 
 
 def _einsum_product(a, b):
@@ -146,7 +150,11 @@ def _einsum_product(a, b):
 
 def _product(a, b):
     """``a @ b`` for a of shape (rows, d_in) and b of shape (d_in, d_out)."""
-    if _WITHOUT_BLAS and b.size >= _EINSUM_FROM:
+    if (
+        _WITHOUT_BLAS
+        and b.size >= _EINSUM_FROM
+        and np.result_type(a, b) in (np.float32, np.float64)
+    ):
         return _einsum_product(a, b)
     return a @ b
 

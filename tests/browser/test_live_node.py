@@ -358,13 +358,18 @@ class CannotRead {
   postMessage() { later(() => this.onmessageerror({})); }
   terminate() {}
 }
+class CannotReadThere {  // the helper could not read a message: {cannot}, no id
+  postMessage() { later(() => this.onmessage({ data: { cannot: true } })); }
+  terminate() {}
+}
 class CannotUnpack {
   postMessage({ id }) { later(() => this.onmessage({ data: { id, cannot: true } })); }
   terminate() {}
 }
 class Throws { constructor() { throw new Error("no workers inside workers"); } }
 const helpers = { answers: Answers, fails: Fails, cannotRead: CannotRead,
-                  cannotUnpack: CannotUnpack, throws: Throws, none: null };
+                  cannotReadThere: CannotReadThere, cannotUnpack: CannotUnpack,
+                  throws: Throws, none: null };
 const out = { helpers: {} };
 for (const [name, Worker] of Object.entries(helpers)) {
   const unpacker = unpackOffThread({ url: "unused", Worker });
@@ -405,6 +410,7 @@ def test_images_are_unpacked_off_thread_or_here_and_a_bad_one_fails():
         "answers": {"same": True, "here": 0},  # the helper unpacked both
         "fails": {"same": True, "here": 2},  # then this thread did
         "cannotRead": {"same": True, "here": 2},
+        "cannotReadThere": {"same": True, "here": 2},
         "cannotUnpack": {"same": True, "here": 2},
         "throws": {"same": True, "here": 2},
         "none": {"same": True, "here": 2},
