@@ -139,9 +139,8 @@ def init_feed_forward(rng, d_model: int, d_ff: int):
 # einsum only in float32 and float64: in float16 it sums in float16 (ten times the
 # error of matmul, which sums in float32).
 _WITHOUT_BLAS = sys.platform == "emscripten"
-_EINSUM_FROM = (
-    64 * 64
-)  # entries of W from which einsum is about as fast or faster there
+# the entries of W from which einsum is about as fast there, or faster
+_EINSUM_FROM = 64 * 64
 
 
 def _einsum_product(a, b):
