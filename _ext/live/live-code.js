@@ -474,11 +474,11 @@
     var begun = first && worker && early; // Python started before the click
     if (first) start();
     form.setAttribute("aria-busy", "true");
+    var thenModel = ", then the model (its weights, about " + info.model_megabytes +
+      " MB, load once)…";
     status.textContent = !first ? "Running the model on your sentence…"
-      : begun ? "Starting Python in this page from what this browser kept, then the " +
-        "model (its weights, about " + info.model_megabytes + " MB, load once)…"
-      : "Starting Python in this page (about " + info.megabytes + " MB), then the " +
-        "model (its weights, about " + info.model_megabytes + " MB, load once)…";
+      : begun ? "Starting Python in this page from what this browser kept" + thenModel
+      : "Starting Python in this page (about " + info.megabytes + " MB)" + thenModel;
     var html = null, problem = "";
     var code = "from book_support.figures.explorers.minilm import show_own_sentence\n" +
       "show_own_sentence(" + JSON.stringify(text) + ", " + layer + ", " + head + ")";
