@@ -85,3 +85,22 @@ def test_induction_state_matches_the_analysis():
     assert page.n_states == 2 * 2 * 2
     with pytest.raises(ValueError, match="layer must be"):
         induction_state((params, config), seq, 2, 0)
+
+
+def test_induction_readout_rounds_to_three_decimals_stable_across_machines():
+    # the float32 model's scores differ in the 7th digit between machines: a value
+    # such as 0.87405 must read the same on both sides of that noise
+    from book_support.figures.explorers.induction import _rows
+
+    state = {
+        "previous": 0.8740499,
+        "induction": -1e-9,
+        "loss": 0.66588,
+        "loss_without": 3.3039,
+    }
+    rows = dict(_rows(state))
+    assert rows["previous-token score"] == "0.874"
+    assert _rows({**state, "previous": 0.8740501})[0][1] == "0.874"
+    assert rows["induction score"] == "0.000"  # no negative zero
+    assert rows["repeated half's loss (nats)"] == "0.666"
+    assert rows["... with this head removed"] == "3.304"

@@ -13,11 +13,12 @@ from book_support.figures.charts import mixture_bars
 from book_support.figures.style import OKABE_ITO
 
 
-def _fmt(x) -> str:
-    """Numbers as the readouts show them: rounded to 4 decimals, no negative zero."""
-    arr = np.round(np.asarray(x, dtype=float), 4) + 0.0
+def _fmt(x, decimals: int = 4) -> str:
+    """Numbers as the readouts show them: rounded to ``decimals`` (4 unless the
+    quantity is stable to fewer across machines), no negative zero."""
+    arr = np.round(np.asarray(x, dtype=float), decimals) + 0.0
     return np.array2string(
-        arr, precision=4, separator=", ", suppress_small=True, floatmode="fixed"
+        arr, precision=decimals, separator=", ", suppress_small=True, floatmode="fixed"
     )
 
 

@@ -76,11 +76,14 @@ def induction_svg(state: dict) -> str:
 
 
 def _rows(s):
+    # 3 decimals: the model computes in float32, whose sums differ in the 7th digit
+    # between machines (BLAS); one head's previous-token score, 0.87405, showed
+    # 0.8740 on one machine and 0.8741 on another at 4 decimals.
     return [
-        ("previous-token score", _fmt(s["previous"])),
-        ("induction score", _fmt(s["induction"])),
-        ("repeated half's loss (nats)", _fmt(s["loss"])),
-        ("... with this head removed", _fmt(s["loss_without"])),
+        ("previous-token score", _fmt(s["previous"], 3)),
+        ("induction score", _fmt(s["induction"], 3)),
+        ("repeated half's loss (nats)", _fmt(s["loss"], 3)),
+        ("... with this head removed", _fmt(s["loss_without"], 3)),
     ]
 
 
