@@ -3,7 +3,7 @@
 // node_run.mjs (the tests and the build, under Node), so both start Python the same way.
 //
 // boot({loadPyodide, base, readBytes, progress, emit, folder, prepare, snapshot,
-//       unpack})
+//       unpack, readUnpacked})
 // (folder: the page's folder in the repository, where its cells run; default
 // "chapters"):
 //   loadPyodide  the function exported by pyodide/pyodide.mjs
@@ -18,6 +18,10 @@
 //   unpack       async (gzip bytes) -> Uint8Array, for the packages' and the book's
 //                images; default: gunzip below, on this thread (the worker passes one
 //                that runs on another: unpack.mjs)
+//   readUnpacked async (path, how) -> Uint8Array: a gzipped file (the snapshot, an
+//                image) unpacked; how: the function to unpack it with (gunzip or
+//                unpack). Default: readBytes, then how (the worker's reads an unpacked
+//                copy it kept on an earlier visit, if any: see worker.mjs)
 // Returns {pyodide, kernel, manifest, restored} (restored: started from the snapshot).
 //
 // Everything is fetched at once, as soon as the manifest names it, so that the
@@ -133,7 +137,7 @@ async function loadLibraries(pyodide, { header, files }, modules) {
   }
 }
 
-export async function boot({ loadPyodide, base, readBytes, progress = () => {}, emit, folder = "chapters", prepare = async () => {}, snapshot = true, unpack = gunzip }) {
+export async function boot({ loadPyodide, base, readBytes, progress = () => {}, emit, folder = "chapters", prepare = async () => {}, snapshot = true, unpack = gunzip, readUnpacked = async (path, how) => how(await readBytes(path)) }) {
   const text = async (path) => new TextDecoder().decode(await readBytes(path));
   const manifest = JSON.parse(await text("manifest.json"));
   await prepare(manifest);
@@ -142,22 +146,24 @@ export async function boot({ loadPyodide, base, readBytes, progress = () => {}, 
     bytes.catch(() => {}); // awaited below; a failure is reported there
     return bytes;
   };
-  // The snapshot is unpacked here (this thread has nothing else to do until the
-  // runtime starts from it). Each image is unpacked as soon as it has arrived, with
-  // `unpack`: in the browser on the helper's thread (unpack.mjs), while this one starts
-  // the runtime. Then
-  // the packages' shared libraries are compiled, on the engine's background threads.
-  const saved = later(snapshot && manifest.snapshot).then((bytes) => bytes && gunzip(bytes));
-  saved.catch(() => {});
-  const unpackedImage = (path) => {
-    const files = later(path).then(async (bytes) => bytes && readImage(await unpack(bytes)));
-    files.catch(() => {});
-    return files;
+  // The gzipped files (snapshot, images), unpacked by `readUnpacked`: where the worker
+  // keeps an unpacked copy, read from it. Otherwise the snapshot is unpacked here (this
+  // thread has nothing else to do until the runtime starts from it), and each image as
+  // soon as it has arrived with `unpack` (in the browser on the helper's thread,
+  // unpack.mjs, while this one starts the runtime). Then the packages' shared
+  // libraries are compiled, on the engine's background threads.
+  const unpacked = (path, how, then = (bytes) => bytes) => {
+    const result = (path ? readUnpacked(path, how) : Promise.resolve(null)).then(
+      (bytes) => bytes && then(bytes),
+    );
+    result.catch(() => {});
+    return result;
   };
-  const image = unpackedImage(manifest.image);
+  const saved = unpacked(snapshot && manifest.snapshot, gunzip);
+  const image = unpacked(manifest.image, unpack, readImage);
   const libraries = image.then((files) => files && compileLibraries(files));
   libraries.catch(() => {});
-  const book = unpackedImage(manifest.book);
+  const book = unpacked(manifest.book, unpack, readImage);
   const fontlist = later(!manifest.image && manifest.fontlist);
   const pycache = later(!manifest.image && manifest.pycache);
 

@@ -87,6 +87,36 @@ async function readBytes(path) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+// The gzipped files of the start (the snapshot, the packages' and the book's images)
+// are also kept unpacked, so that a later visit reads them as they are used and
+// unpacks nothing: the first time one is unpacked, a copy is made at once (a Blob,
+// before Python can change the bytes) and kept once Python is ready (keepUnpacked);
+// then the gzipped copy is deleted. An unpacked copy is kept under its gzipped file's
+// key plus UNPACKED (so under its hash), and tidy() deletes it with that file.
+const UNPACKED = "&unpacked";
+const toKeep = []; // [key, Blob] made by readUnpacked, kept by keepUnpacked
+
+async function readUnpacked(path, how) {
+  const key = keyOf(base + path);
+  const kept = store && key && (await store.match(key + UNPACKED));
+  if (kept) return new Uint8Array(await kept.arrayBuffer());
+  const bytes = await how(await readBytes(path));
+  if (store && key) toKeep.push([key, new Blob([bytes])]);
+  return bytes;
+}
+
+async function keepUnpacked() {
+  while (toKeep.length) {
+    const [key, blob] = toKeep.shift();
+    try {
+      await store.put(key + UNPACKED, new Response(blob));
+      await store.delete(key);
+    } catch (error) {
+      // no room: the gzipped copy stays, and is unpacked on every visit
+    }
+  }
+}
+
 class NotKept extends Error {}
 
 // Whether every file the start fetches (all the manifest names, the model's files
@@ -95,7 +125,9 @@ async function allKept(manifest) {
   if (!store) return false;
   const model = new Set(Object.values((manifest.model || {}).files || {}).map((f) => f.path));
   for (const rel of Object.keys(hashes)) {
-    if (!model.has(rel) && !(await store.match(keyOf(base + rel)))) return false;
+    const key = keyOf(base + rel);
+    if (model.has(rel) || (await store.match(key)) || (await store.match(key + UNPACKED))) continue;
+    return false;
   }
   return true;
 }
@@ -121,7 +153,7 @@ async function prepare(manifest, early) {
 // Delete the kept files that the current manifest no longer names (an older build).
 async function tidy() {
   if (!store) return;
-  const wanted = new Set(Object.keys(hashes).map((rel) => keyOf(base + rel)));
+  const wanted = new Set(Object.keys(hashes).flatMap((rel) => [keyOf(base + rel), keyOf(base + rel) + UNPACKED]));
   for (const request of await store.keys()) {
     if (request.url.startsWith(base) && !wanted.has(request.url)) await store.delete(request);
   }
@@ -212,6 +244,7 @@ self.onmessage = async ({ data }) => {
         readBytes,
         prepare: (m) => prepare(m, data.early),
         unpack: unpacker.unpack,
+        readUnpacked,
         progress: (p) => postMessage({ type: "progress", at: performance.timeOrigin + performance.now(), ...p }),
         emit: (message) => postMessage({ type: "output", id: current, message: JSON.parse(message) }),
       }));
@@ -219,7 +252,7 @@ self.onmessage = async ({ data }) => {
         type: "ready", seconds: (performance.now() - t0) / 1000, restored,
         unpackedHere: unpacker.unpackedHere() });
       setTimeout(warmUp, 0);
-      tidy().catch(() => {});
+      keepUnpacked().then(tidy).catch(() => {});
       modelStep = keptModel().catch(() => {});
     } catch (error) {
       if (error instanceof NotKept) postMessage({ type: "not-kept" });

@@ -372,9 +372,11 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
 def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site_url):
     """The page's worker has the packages' and the book's images (gzip files)
     unpacked by a worker of its own (unpack.mjs) while it starts the runtime: in
-    Chromium, on a first visit and on a second (Python started before the click),
-    neither is unpacked on the worker's own thread, and a cell runs. (Where that helper
-    cannot start or fails, the worker unpacks them itself: test_live_node.py.)"""
+    Chromium, on a first visit, neither is unpacked on the worker's own thread, and a
+    cell runs; on a second (Python started before the click) too, where it reads the
+    copies kept unpacked (test_a_later_visit_reads_the_files_kept_unpacked). (Where
+    that helper cannot start or fails, the worker unpacks them itself:
+    test_live_node.py.)"""
     context = fresh_context
     _live_or_fail()
     chapter = MAKE_TEST_PAGES[0]
@@ -389,6 +391,79 @@ def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site
             assert page.evaluate("() => attnLive.unpackedHere()") == 0, visit
             printed = page.evaluate("c => attnLive.python(c)", code)
             assert "21" in "".join(m.get("text", "") for m in printed), printed
+        assert not errors, errors
+    finally:
+        stop()
+        page.close()
+
+
+# the site's Cache Storage: {url: [byte length, sha256 hex]} of every kept copy
+_KEPT_DIGESTS_JS = """async () => {
+  const cache = await caches.open('attn-live');
+  const out = {};
+  for (const request of await cache.keys()) {
+    const bytes = await (await cache.match(request)).arrayBuffer();
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+    out[request.url] = [bytes.byteLength,
+      Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')];
+  }
+  return out;
+}"""
+
+
+def test_a_later_visit_reads_the_files_kept_unpacked(fresh_context, site_url):
+    """After a first visit, the browser keeps the snapshot and the two images unpacked
+    (each equal to the served gzip file, unpacked here with Python's gzip) instead of
+    gzipped; a later visit starts Python from those copies, without requesting any of
+    the three files, and a cell runs."""
+    import gzip
+    import hashlib
+
+    from sitepages import SITE
+
+    context = fresh_context
+    manifest = live_manifest()
+    gzipped = [manifest["snapshot"], manifest["image"], manifest["book"]]
+    chapter = MAKE_TEST_PAGES[0]
+    code = "import numpy as np; print(int(np.arange(7).sum()))"
+    page, requests, errors, stop = watched_page(context)
+    try:
+        page.goto(site_url + chapter, wait_until="load")
+        page.get_by_role("button", name="Make this page live").click()
+        page.evaluate("() => attnLive.ready().then(() => true)")
+        # kept once Python is ready, while the reader reads; each gzipped copy is
+        # deleted once its unpacked copy is kept
+        keys = (
+            "async () => (await (await caches.open('attn-live')).keys())"
+            ".map(r => r.url)"
+        )
+        for _ in range(120):
+            if not any(
+                u.split("?")[0].endswith(tuple(gzipped))
+                for u in page.evaluate(keys)
+                if not u.endswith("&unpacked")
+            ):
+                break
+            page.wait_for_timeout(500)
+        kept = page.evaluate(_KEPT_DIGESTS_JS)
+        for name in gzipped:
+            unpacked = gzip.decompress((SITE / "live" / name).read_bytes())
+            mine = [u for u in kept if f"/live/{name}?" in u]
+            assert len(mine) == 1 and mine[0].endswith("&unpacked"), (name, mine)
+            assert kept[mine[0]] == [
+                len(unpacked),
+                hashlib.sha256(unpacked).hexdigest(),
+            ], name
+
+        before = len(requests)
+        page.goto(site_url + chapter, wait_until="load")  # Python starts at once
+        page.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
+        page.evaluate("() => attnLive.ready().then(() => true)")
+        page.get_by_role("button", name="Make this page live").click()
+        printed = page.evaluate("c => attnLive.python(c)", code)
+        assert "21" in "".join(m.get("text", "") for m in printed), printed
+        fetched = [u for u in requests[before:] if any(n in u for n in gzipped)]
+        assert not fetched, fetched
         assert not errors, errors
     finally:
         stop()
