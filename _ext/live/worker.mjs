@@ -90,17 +90,30 @@ async function readBytes(path) {
 // The gzipped files of the start (the snapshot, the packages' and the book's images)
 // are also kept unpacked, so that a later visit reads them as they are used and
 // unpacks nothing: the first time one is unpacked, a copy is made at once (a Blob,
-// before Python can change the bytes) and kept once Python is ready (keepUnpacked);
-// then the gzipped copy is deleted. An unpacked copy is kept under its gzipped file's
-// key plus UNPACKED (so under its hash), and tidy() deletes it with that file.
+// before Python can change the bytes) and kept once Python is ready (keepUnpacked).
+// An unpacked copy is kept under its gzipped file's key plus UNPACKED (so under its
+// hash); tidy() then deletes the gzipped copy, and both once the manifest no longer
+// names the file.
 const UNPACKED = "&unpacked";
 const toKeep = []; // [key, Blob] made by readUnpacked, kept by keepUnpacked
 
-async function readUnpacked(path, how) {
+// Another tab may keep the unpacked copy, then delete the gzipped one, between two of
+// these reads: looking for the unpacked copy again after the gzipped one finds it. An
+// early start (before the reader's click) downloads nothing: NotKept.
+async function readUnpacked(path, how, early) {
   const key = keyOf(base + path);
-  const kept = store && key && (await store.match(key + UNPACKED));
-  if (kept) return new Uint8Array(await kept.arrayBuffer());
-  const bytes = await how(await readBytes(path));
+  for (const look of store && key ? [UNPACKED, "", UNPACKED] : []) {
+    const kept = await store.match(key + look);
+    const bytes = kept && new Uint8Array(await kept.arrayBuffer());
+    if (bytes && look) return bytes;
+    if (bytes) return unpackAndKeep(key, bytes, how);
+  }
+  if (early) throw new NotKept();
+  return unpackAndKeep(key, await readBytes(path), how);
+}
+
+async function unpackAndKeep(key, gzipped, how) {
+  const bytes = await how(gzipped);
   if (store && key) toKeep.push([key, new Blob([bytes])]);
   return bytes;
 }
@@ -108,12 +121,8 @@ async function readUnpacked(path, how) {
 async function keepUnpacked() {
   while (toKeep.length) {
     const [key, blob] = toKeep.shift();
-    try {
-      await store.put(key + UNPACKED, new Response(blob));
-      await store.delete(key);
-    } catch (error) {
-      // no room: the gzipped copy stays, and is unpacked on every visit
-    }
+    // no room: the gzipped copy stays, and is unpacked on every visit
+    await store.put(key + UNPACKED, new Response(blob)).catch(() => {});
   }
 }
 
@@ -150,12 +159,16 @@ async function prepare(manifest, early) {
   }
 }
 
-// Delete the kept files that the current manifest no longer names (an older build).
+// Delete the kept files that the current manifest no longer names (an older build),
+// and each gzipped copy whose unpacked copy is kept.
 async function tidy() {
   if (!store) return;
   const wanted = new Set(Object.keys(hashes).flatMap((rel) => [keyOf(base + rel), keyOf(base + rel) + UNPACKED]));
-  for (const request of await store.keys()) {
-    if (request.url.startsWith(base) && !wanted.has(request.url)) await store.delete(request);
+  const keys = (await store.keys()).map((request) => request.url);
+  const unpacked = new Set(keys.filter((url) => url.endsWith(UNPACKED)));
+  for (const url of keys) {
+    if (!url.startsWith(base)) continue;
+    if (!wanted.has(url) || unpacked.has(url + UNPACKED)) await store.delete(url);
   }
   started.clear();
 }
@@ -244,7 +257,7 @@ self.onmessage = async ({ data }) => {
         readBytes,
         prepare: (m) => prepare(m, data.early),
         unpack: unpacker.unpack,
-        readUnpacked,
+        readUnpacked: (path, how) => readUnpacked(path, how, data.early),
         progress: (p) => postMessage({ type: "progress", at: performance.timeOrigin + performance.now(), ...p }),
         emit: (message) => postMessage({ type: "output", id: current, message: JSON.parse(message) }),
       }));
@@ -255,6 +268,7 @@ self.onmessage = async ({ data }) => {
       keepUnpacked().then(tidy).catch(() => {});
       modelStep = keptModel().catch(() => {});
     } catch (error) {
+      toKeep.length = 0;
       if (error instanceof NotKept) postMessage({ type: "not-kept" });
       else postMessage({ type: "failed", error: String(error && error.message || error) });
     } finally {

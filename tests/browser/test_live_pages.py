@@ -224,6 +224,12 @@ def _chapter_runs_live_offline(context, site_url, page_path):
         page.close()
 
 
+# forget the copies kept unpacked (the gzipped ones are then fetched and unpacked again)
+_FORGET_UNPACKED_JS = """async () => { const c = await caches.open('attn-live');
+  for (const r of await c.keys())
+    if (r.url.endsWith('&unpacked')) await c.delete(r); }"""
+
+
 # forget the kept copy of the book's files, as a new build or cleared storage would
 _FORGET_BOOK_JS = """async () => { const c = await caches.open('attn-live');
   for (const r of await c.keys())
@@ -369,14 +375,29 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
         page.close()
 
 
+def _wait_until_kept_unpacked(page, names):
+    """Until the page's worker has kept the files ``names`` unpacked and deleted their
+    gzipped copies (once Python is ready, while the reader reads); fails after 60 s."""
+    keys = "async () => (await (await caches.open('attn-live')).keys()).map(r => r.url)"
+    for _ in range(120):
+        urls = page.evaluate(keys)
+        unpacked = [u for u in urls if u.endswith("&unpacked")]
+        gzipped = [u for u in urls if not u.endswith("&unpacked")]
+        if all(any(f"/live/{n}?" in u for u in unpacked) for n in names) and not any(
+            f"/live/{n}?" in u for u in gzipped for n in names
+        ):
+            return
+        page.wait_for_timeout(500)
+    raise AssertionError(f"not kept unpacked after 60 s: {urls}")
+
+
 def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site_url):
     """The page's worker has the packages' and the book's images (gzip files)
     unpacked by a worker of its own (unpack.mjs) while it starts the runtime: in
-    Chromium, on a first visit, neither is unpacked on the worker's own thread, and a
-    cell runs; on a second (Python started before the click) too, where it reads the
-    copies kept unpacked (test_a_later_visit_reads_the_files_kept_unpacked). (Where
-    that helper cannot start or fails, the worker unpacks them itself:
-    test_live_node.py.)"""
+    Chromium, on a first visit and on a second with the copies kept unpacked
+    forgotten (test_a_later_visit_reads_the_files_kept_unpacked), neither is unpacked
+    on the worker's own thread, and a cell runs. (Where that helper cannot start or
+    fails, the worker unpacks them itself: test_live_node.py.)"""
     context = fresh_context
     _live_or_fail()
     chapter = MAKE_TEST_PAGES[0]
@@ -384,6 +405,11 @@ def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site
     page, requests, errors, stop = watched_page(context)
     try:
         for visit in ("first", "second"):
+            if visit == "second":
+                manifest = live_manifest()
+                gzipped = [manifest["snapshot"], manifest["image"], manifest["book"]]
+                _wait_until_kept_unpacked(page, gzipped)
+                page.evaluate(_FORGET_UNPACKED_JS)
             page.goto(site_url + chapter, wait_until="load")
             page.get_by_role("button", name="Make this page live").click()
             page.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
@@ -397,11 +423,13 @@ def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site
         page.close()
 
 
-# the site's Cache Storage: {url: [byte length, sha256 hex]} of every kept copy
-_KEPT_DIGESTS_JS = """async () => {
+# the site's Cache Storage: {url: [byte length, sha256 hex]} of the kept copies whose
+# URL holds one of the names given
+_KEPT_DIGESTS_JS = """async (names) => {
   const cache = await caches.open('attn-live');
   const out = {};
   for (const request of await cache.keys()) {
+    if (!names.some((name) => request.url.includes(name))) continue;
     const bytes = await (await cache.match(request)).arrayBuffer();
     const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
     out[request.url] = [bytes.byteLength,
@@ -431,21 +459,8 @@ def test_a_later_visit_reads_the_files_kept_unpacked(fresh_context, site_url):
         page.goto(site_url + chapter, wait_until="load")
         page.get_by_role("button", name="Make this page live").click()
         page.evaluate("() => attnLive.ready().then(() => true)")
-        # kept once Python is ready, while the reader reads; each gzipped copy is
-        # deleted once its unpacked copy is kept
-        keys = (
-            "async () => (await (await caches.open('attn-live')).keys())"
-            ".map(r => r.url)"
-        )
-        for _ in range(120):
-            if not any(
-                u.split("?")[0].endswith(tuple(gzipped))
-                for u in page.evaluate(keys)
-                if not u.endswith("&unpacked")
-            ):
-                break
-            page.wait_for_timeout(500)
-        kept = page.evaluate(_KEPT_DIGESTS_JS)
+        _wait_until_kept_unpacked(page, gzipped)
+        kept = page.evaluate(_KEPT_DIGESTS_JS, gzipped)
         for name in gzipped:
             unpacked = gzip.decompress((SITE / "live" / name).read_bytes())
             mine = [u for u in kept if f"/live/{name}?" in u]
@@ -462,7 +477,10 @@ def test_a_later_visit_reads_the_files_kept_unpacked(fresh_context, site_url):
         page.get_by_role("button", name="Make this page live").click()
         printed = page.evaluate("c => attnLive.python(c)", code)
         assert "21" in "".join(m.get("text", "") for m in printed), printed
-        fetched = [u for u in requests[before:] if any(n in u for n in gzipped)]
+        assert page.evaluate("() => attnLive.restored()")  # from the snapshot
+        fetched = [
+            u for u in requests[before:] if any(n in u for n in manifest["hashes"])
+        ]
         assert not fetched, fetched
         assert not errors, errors
     finally:
