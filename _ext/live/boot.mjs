@@ -92,15 +92,16 @@ export function writeImage(pyodide, { files }) {
   const folders = new Map();
   for (const [full, data] of files) {
     const cut = full.lastIndexOf("/");
-    const folder = full.slice(0, cut);
+    const folder = full.slice(0, cut) || "/";
     let parent = folders.get(folder);
     if (!parent) {
       FS.mkdirTree(folder);
-      parent = FS.lookupPath(folder).node;
+      parent = FS.lookupPath(folder, { follow: true }).node;
       folders.set(folder, parent);
     }
     const name = full.slice(cut + 1);
-    if (parent.mount.type !== FS.filesystems.MEMFS || parent.contents[name]) {
+    const memory = parent.mount.type === FS.filesystems.MEMFS && FS.isDir(parent.mode);
+    if (!memory || parent.contents[name]) {
       FS.writeFile(full, data, { canOwn: true });
       continue;
     }
@@ -199,6 +200,9 @@ if "random" in sys.modules:
     sys.modules["random"].seed()`);
     }
   } catch (error) {
+    // a start before the reader's click that finds a file no longer kept stops (the
+    // worker's NotKept)
+    if (error && error.name === "NotKept") throw error;
     pyodide = null; // e.g. another runtime's snapshot, or a damaged one: start as usual
   }
   const restored = pyodide !== null;

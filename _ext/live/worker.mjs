@@ -96,16 +96,27 @@ async function readBytes(path) {
 // names the file.
 const UNPACKED = "&unpacked";
 const toKeep = []; // [key, Blob] made by readUnpacked, kept by keepUnpacked
+const readKept = []; // the unpacked copies this start read
 
 // Another tab may keep the unpacked copy, then delete the gzipped one, between two of
 // these reads: looking for the unpacked copy again after the gzipped one finds it. An
 // early start (before the reader's click) downloads nothing: NotKept.
+// A kept copy that cannot be read is deleted; one the start then fails on is deleted
+// when the start fails (readKept).
 async function readUnpacked(path, how, early) {
   const key = keyOf(base + path);
   for (const look of store && key ? [UNPACKED, "", UNPACKED] : []) {
-    const kept = await store.match(key + look);
-    const bytes = kept && new Uint8Array(await kept.arrayBuffer());
-    if (bytes && look) return bytes;
+    let bytes = null;
+    try {
+      const kept = await store.match(key + look);
+      bytes = kept && new Uint8Array(await kept.arrayBuffer());
+    } catch (error) {
+      await store.delete(key + look).catch(() => {});
+    }
+    if (bytes && look) {
+      readKept.push(key + look);
+      return bytes;
+    }
     if (bytes) return unpackAndKeep(key, bytes, how);
   }
   if (early) throw new NotKept();
@@ -126,7 +137,9 @@ async function keepUnpacked() {
   }
 }
 
-class NotKept extends Error {}
+class NotKept extends Error {
+  name = "NotKept"; // boot.mjs passes it on by this name
+}
 
 // Whether every file the start fetches (all the manifest names, the model's files
 // apart: they load only when a cell reads them) is kept in Cache Storage.
@@ -269,6 +282,10 @@ self.onmessage = async ({ data }) => {
       modelStep = keptModel().catch(() => {});
     } catch (error) {
       toKeep.length = 0;
+      if (!(error instanceof NotKept)) {
+        // a kept unpacked copy may be what failed: the next start reads the file again
+        for (const key of readKept) await store.delete(key).catch(() => {});
+      }
       if (error instanceof NotKept) postMessage({ type: "not-kept" });
       else postMessage({ type: "failed", error: String(error && error.message || error) });
     } finally {

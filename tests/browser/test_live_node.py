@@ -433,17 +433,28 @@ listed = sorted(os.listdir(os.path.dirname(path)))
 import six
 json.dumps({"grew": os.path.getsize(path) - size, "mode": oct(os.stat(path).st_mode),
             "six": six.__file__, "listed": "six.py" in listed})`);
+// a folder reached through a symbolic link; a file at the root of the file system
+FS.mkdirTree("/tmp/real");
+FS.symlink("/tmp/real", "/tmp/link");
+const bytes = new TextEncoder().encode("through a link");
+const extra = new Map([["/tmp/link/a.txt", bytes], ["/b.txt", bytes]]);
+writeImage(pyodide, { files: extra });
+const linked = new TextDecoder().decode(FS.readFile("/tmp/real/a.txt"));
+const rooted = new TextDecoder().decode(FS.readFile("/b.txt"));
 const files = image.files.size;
-console.log(JSON.stringify({ files, equal, python: JSON.parse(python) }));
+const out = { files, equal, python: JSON.parse(python), linked, rooted };
+console.log(JSON.stringify(out));
 """
 
 
 def test_an_image_is_written_as_files_that_python_reads_and_changes():
     """writeImage makes every file of the packages' image, each equal to its bytes in
     the image, a file that existed before included; Python lists, imports, appends to
-    it and sees a regular file of mode 0o666, as FS.writeFile would have made it."""
+    it and sees a regular file of mode 0o666, as FS.writeFile would have made it. A
+    folder reached through a symbolic link, and the root folder, work too."""
     out = _node_script(_WRITE_IMAGE_JS)
     assert out["files"] > 4000 and out["equal"] == out["files"], out
+    assert out["linked"] == out["rooted"] == "through a link"
     assert out["python"] == {
         "grew": len("# changed"),
         "mode": oct(0o100666),

@@ -224,10 +224,15 @@ def _chapter_runs_live_offline(context, site_url, page_path):
         page.close()
 
 
-# forget the copies kept unpacked (the gzipped ones are then fetched and unpacked again)
-_FORGET_UNPACKED_JS = """async () => { const c = await caches.open('attn-live');
-  for (const r of await c.keys())
-    if (r.url.endsWith('&unpacked')) await c.delete(r); }"""
+# keep the gzipped copies again instead of the unpacked ones (as a browser that kept
+# them before unpacked copies were kept: they are unpacked and kept unpacked again)
+_BACK_TO_GZIPPED_JS = """async () => { const c = await caches.open('attn-live');
+  for (const r of await c.keys()) {
+    if (!r.url.endsWith('&unpacked')) continue;
+    const url = r.url.slice(0, -'&unpacked'.length);
+    await c.put(url, await fetch(url));
+    await c.delete(r);
+  } }"""
 
 
 # forget the kept copy of the book's files, as a new build or cleared storage would
@@ -394,22 +399,25 @@ def _wait_until_kept_unpacked(page, names):
 def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site_url):
     """The page's worker has the packages' and the book's images (gzip files)
     unpacked by a worker of its own (unpack.mjs) while it starts the runtime: in
-    Chromium, on a first visit and on a second with the copies kept unpacked
-    forgotten (test_a_later_visit_reads_the_files_kept_unpacked), neither is unpacked
-    on the worker's own thread, and a cell runs. (Where that helper cannot start or
-    fails, the worker unpacks them itself: test_live_node.py.)"""
+    Chromium, on a first visit and on a second that finds them kept gzipped (Python
+    started before the click; as before unpacked copies were kept:
+    test_a_later_visit_reads_the_files_kept_unpacked), neither is unpacked on the
+    worker's own thread, a cell runs, and on the second visit nothing is downloaded
+    and the unpacked copies are kept again. (Where that helper cannot start or fails,
+    the worker unpacks them itself: test_live_node.py.)"""
     context = fresh_context
     _live_or_fail()
     chapter = MAKE_TEST_PAGES[0]
     code = "import numpy as np; print(int(np.arange(7).sum()))"
     page, requests, errors, stop = watched_page(context)
+    manifest = live_manifest()
+    gzipped = [manifest["snapshot"], manifest["image"], manifest["book"]]
     try:
         for visit in ("first", "second"):
             if visit == "second":
-                manifest = live_manifest()
-                gzipped = [manifest["snapshot"], manifest["image"], manifest["book"]]
                 _wait_until_kept_unpacked(page, gzipped)
-                page.evaluate(_FORGET_UNPACKED_JS)
+                page.evaluate(_BACK_TO_GZIPPED_JS)
+                before = len(requests)
             page.goto(site_url + chapter, wait_until="load")
             page.get_by_role("button", name="Make this page live").click()
             page.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
@@ -417,6 +425,15 @@ def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site
             assert page.evaluate("() => attnLive.unpackedHere()") == 0, visit
             printed = page.evaluate("c => attnLive.python(c)", code)
             assert "21" in "".join(m.get("text", "") for m in printed), printed
+        times = page.evaluate("() => attnLive.times()")
+        assert (
+            times["ready"] < times["click"] or times["start_runtime"] < times["click"]
+        )
+        fetched = [
+            u for u in requests[before:] if any(n in u for n in manifest["hashes"])
+        ]
+        assert not fetched, fetched
+        _wait_until_kept_unpacked(page, gzipped)
         assert not errors, errors
     finally:
         stop()
