@@ -176,7 +176,7 @@ async function prepare(manifest, early) {
 // and each gzipped copy whose unpacked copy is kept.
 async function tidy() {
   if (!store) return;
-  const wanted = new Set(Object.keys(hashes).flatMap((rel) => [keyOf(base + rel), keyOf(base + rel) + UNPACKED]));
+  const wanted = new Set(Object.keys(hashes).map((rel) => keyOf(base + rel)).flatMap((key) => [key, key + UNPACKED]));
   const keys = (await store.keys()).map((request) => request.url);
   const unpacked = new Set(keys.filter((url) => url.endsWith(UNPACKED)));
   for (const url of keys) {
@@ -282,12 +282,12 @@ self.onmessage = async ({ data }) => {
       modelStep = keptModel().catch(() => {});
     } catch (error) {
       toKeep.length = 0;
-      if (!(error instanceof NotKept)) {
+      if (error instanceof NotKept) postMessage({ type: "not-kept" });
+      else {
         // a kept unpacked copy may be what failed: the next start reads the file again
         for (const key of readKept) await store.delete(key).catch(() => {});
+        postMessage({ type: "failed", error: String(error && error.message || error) });
       }
-      if (error instanceof NotKept) postMessage({ type: "not-kept" });
-      else postMessage({ type: "failed", error: String(error && error.message || error) });
     } finally {
       unpacker.stop();
     }

@@ -62,6 +62,20 @@ def _live_or_fail():
     live_manifest()
 
 
+def _named_files_fetched(urls) -> list[str]:
+    """The files among ``urls`` that the live manifest names (all the runtime's files,
+    the model's included; not manifest.json itself), by their path under live/."""
+    named = set(live_manifest()["hashes"])
+    return [p for u in urls if (p := urlparse(u).path.split("/live/")[-1]) in named]
+
+
+def _gzipped_files() -> list[str]:
+    """The gzipped files of the start: the memory snapshot, the packages' and the
+    book's images."""
+    manifest = live_manifest()
+    return [manifest["snapshot"], manifest["image"], manifest["book"]]
+
+
 def _stdout(messages) -> str:
     return "".join(
         m["text"] for m in messages if m["type"] == "stream" and m["name"] == "stdout"
@@ -309,12 +323,7 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
             other.wait_for_function("() => attnLive.ready() !== null", timeout=10_000)
             other.evaluate("() => attnLive.ready().then(() => true)")
             # none of the files the manifest names (all but manifest.json itself)
-            named = set(live_manifest()["hashes"])
-            fetched = [
-                path
-                for u in other_requests
-                if (path := urlparse(u).path.split("/live/")[-1]) in named
-            ]
+            fetched = _named_files_fetched(other_requests)
             assert fetched == [], fetched
             assert not other_errors, other_errors
         finally:
@@ -332,8 +341,7 @@ def test_live_code_stays_on_in_this_browser(fresh_context, site_url):
         assert page.evaluate("() => attnLive.ready()") is None
         asked = live_requests_since(n)
         assert any(u.endswith("/live/manifest.json") for u in asked), asked  # it tried
-        named = set(live_manifest()["hashes"])
-        fetched = [u for u in asked if u.split("/live/")[-1] in named]
+        fetched = _named_files_fetched(asked)
         assert fetched == [], fetched
         page.get_by_role("button", name="Make this page live").click()
         page.evaluate("() => attnLive.ready().then(() => true)")
@@ -410,8 +418,7 @@ def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site
     chapter = MAKE_TEST_PAGES[0]
     code = "import numpy as np; print(int(np.arange(7).sum()))"
     page, requests, errors, stop = watched_page(context)
-    manifest = live_manifest()
-    gzipped = [manifest["snapshot"], manifest["image"], manifest["book"]]
+    gzipped = _gzipped_files()
     try:
         for visit in ("first", "second"):
             if visit == "second":
@@ -429,9 +436,7 @@ def test_the_worker_unpacks_its_files_on_a_thread_of_its_own(fresh_context, site
         assert (
             times["ready"] < times["click"] or times["start_runtime"] < times["click"]
         )
-        fetched = [
-            u for u in requests[before:] if any(n in u for n in manifest["hashes"])
-        ]
+        fetched = _named_files_fetched(requests[before:])
         assert not fetched, fetched
         _wait_until_kept_unpacked(page, gzipped)
         assert not errors, errors
@@ -467,8 +472,7 @@ def test_a_later_visit_reads_the_files_kept_unpacked(fresh_context, site_url):
     from sitepages import SITE
 
     context = fresh_context
-    manifest = live_manifest()
-    gzipped = [manifest["snapshot"], manifest["image"], manifest["book"]]
+    gzipped = _gzipped_files()
     chapter = MAKE_TEST_PAGES[0]
     code = "import numpy as np; print(int(np.arange(7).sum()))"
     page, requests, errors, stop = watched_page(context)
@@ -495,9 +499,7 @@ def test_a_later_visit_reads_the_files_kept_unpacked(fresh_context, site_url):
         printed = page.evaluate("c => attnLive.python(c)", code)
         assert "21" in "".join(m.get("text", "") for m in printed), printed
         assert page.evaluate("() => attnLive.restored()")  # from the snapshot
-        fetched = [
-            u for u in requests[before:] if any(n in u for n in manifest["hashes"])
-        ]
+        fetched = _named_files_fetched(requests[before:])
         assert not fetched, fetched
         assert not errors, errors
     finally:
