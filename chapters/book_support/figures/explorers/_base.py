@@ -14,8 +14,8 @@ from book_support.figures.style import OKABE_ITO
 
 
 def _fmt(x, decimals: int = 4) -> str:
-    """Numbers as the readouts show them: rounded to ``decimals`` (4 unless the
-    quantity is stable to fewer across machines), no negative zero."""
+    """Numbers as the readouts show them: rounded to ``decimals`` (4, unless only
+    fewer digits are stable across machines), no negative zero."""
     arr = np.round(np.asarray(x, dtype=float), decimals) + 0.0
     return np.array2string(
         arr, precision=decimals, separator=", ", suppress_small=True, floatmode="fixed"
