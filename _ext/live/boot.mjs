@@ -35,11 +35,13 @@
 //
 // The memory snapshot (manifest.snapshot, made at build time by makeSnapshot below,
 // build_live.py): the runtime's memory just after Python started and imported the
-// standard library's modules the chapters use, saved by Pyodide's (experimental)
+// modules the chapters use that it can hold (the standard library's, IPython's and
+// the pure-Python ones under pandas and matplotlib), saved by Pyodide's (experimental)
 // makeMemorySnapshot. Starting from it skips Python's own start and those imports.
 // Pyodide 0.27 cannot keep loaded packages with compiled code (numpy...) in a
-// snapshot, nor the files: the packages, the book's files and the kernel load after
-// it as without it. If it fails to restore, Python starts from scratch.
+// snapshot, nor the files: the packages' files, their libraries, the book's files and
+// the kernel's shell load after it as without it. If it fails to restore, Python
+// starts from scratch.
 
 const HOME = "/home/pyodide";
 const MPLCONFIGDIR = `${HOME}/.matplotlib`;
@@ -246,21 +248,74 @@ sys.path.insert(0, "${HOME}/book/_live")`);
 }
 
 // The snapshot boot() starts from (build_live.py, under Node): Python started as boot()
-// starts it, then `modules` imported (standard library only: modules of packages with
-// compiled code cannot be in a snapshot). Returns its bytes (not compressed).
-export async function makeSnapshot({ loadPyodide, base, modules }) {
+// starts it, then `modules` imported (the standard library's that the chapters use, and
+// the shell's: IPython, live_kernel.SHELL_MODULES). A snapshot cannot hold a module
+// with compiled code (numpy...: a shared library lives outside the memory it saves),
+// so the packages' files are written first (no library loaded) and every import of a
+// compiled module is refused: a module that needs one is left out, with every module
+// of its package, and imports in the page as without a snapshot. `lazy` modules are
+// made lazy (run at the first use of a name they define, in the page): sqlite3,
+// which IPython imports at the top of its history module but uses only when the
+// shell opens its history, in the page. Returns {bytes (not compressed), imported}.
+export async function makeSnapshot({ loadPyodide, base, readBytes, modules, lazy = ["sqlite3"] }) {
   const pyodide = await loadPyodide({ ...options(base), _makeSnapshot: true });
-  pyodide.runPython(`def _warm(names):
-    import importlib
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass
-_warm(${JSON.stringify(modules)})
-del _warm
+  const manifest = JSON.parse(new TextDecoder().decode(await readBytes("manifest.json")));
+  if (manifest.image) writeImage(pyodide, readImage(await gunzip(await readBytes(manifest.image))));
+  const imported = pyodide.runPython(`def _warm(names, lazy):
+    import importlib, importlib.machinery, importlib.util, sys
+
+    class Compiled:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+            if spec and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+                raise ImportError(f"{name} has compiled code", name=name)
+            return None
+
+    # (importlib.util.LazyLoader runs a module at any use of an attribute, which the
+    # import statement itself makes: its __spec__)
+    def make_lazy(name):
+        spec = importlib.util.find_spec(name)
+        module = importlib.util.module_from_spec(spec)
+
+        def __getattr__(attr):  # a name the module does not have yet: run it
+            del module.__getattr__
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                module.__getattr__ = __getattr__
+                raise
+            return getattr(module, attr)
+
+        module.__getattr__ = __getattr__
+        sys.modules[name] = module
+
+    for name in lazy:
+        make_lazy(name)
+    sys.meta_path.insert(0, Compiled)
+    try:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                pass
+    finally:
+        sys.meta_path.remove(Compiled)
+    # a module whose package failed to import would not be bound to the package when
+    # the page imports it again: drop it
+    for name in sorted(sys.modules, key=lambda n: n.count(".")):
+        if "." in name and name.rpartition(".")[0] not in sys.modules:
+            del sys.modules[name]
+    importlib.invalidate_caches()
+    return [name for name in names if name in sys.modules]
+_imported = _warm(${JSON.stringify(modules)}, ${JSON.stringify(lazy)})
+import json
+_imported = json.dumps(_imported)
+del _warm, json
 import os
 os.environ["_"] = "./this.program"  # as in a browser (Node gives its script's path)
-del os`);
-  return pyodide.makeMemorySnapshot();
+del os
+_imported`);
+  pyodide.runPython("del _imported");
+  return { bytes: pyodide.makeMemorySnapshot(), imported: JSON.parse(imported) };
 }

@@ -25,8 +25,9 @@ compiled to WebAssembly). This script gathers what that needs, verifies it, and 
   bytecode and the font list beside them, in one file image the page writes without
   unpacking a wheel (``_packages_image``); the page fetches this, not the wheels;
 * ``snapshot-<hash>.bin.gz``: Pyodide's memory just after Python started and imported
-  the standard library's modules the chapters use (made under Node, gzipped), which
-  the page starts from instead of starting Python (boot.mjs);
+  the modules the chapters use that a snapshot can hold (the standard library's,
+  IPython's and the pure-Python ones pandas and matplotlib import; made under Node,
+  gzipped), which the page starts from instead of starting Python (boot.mjs);
 * ``manifest.json`` (what the page loads, its size and every fetched file's sha256,
   under which the browser keeps it between visits: worker.mjs), ``THIRD-PARTY.txt``
   (every package served, its version and licence) and the page's scripts.
@@ -358,20 +359,33 @@ def _pycache(dest: Path, manifest: dict, lock_digest: str) -> str:
     return name
 
 
+# The pure-Python packages whose modules the memory snapshot holds imported, as the
+# chapters import them: IPython and the packages it imports (the page's shell), and
+# those pandas and matplotlib import (the two cannot be in a snapshot: compiled code).
+# Not ipywidgets, which registers with the shell when imported (there is none when
+# the snapshot is made).
+SNAPSHOT_PACKAGES = (
+    "IPython", "asttokens", "cycler", "dateutil", "decorator", "executing", "packaging",
+    "prompt_toolkit", "pure_eval", "pygments", "pyparsing", "pytz", "six", "stack_data",
+    "traitlets", "wcwidth",
+)  # fmt: skip
+
 # Run in Pyodide under Node by _snapshot: the imports of _PYCACHE_CODE, then the names
-# of the standard library's modules they imported (those a snapshot can hold; not
-# pyodide.http, which keeps a JavaScript function the snapshot cannot save).
-_STDLIB_CODE = (
+# of the modules they imported that the snapshot is to hold, in their order: the
+# standard library's (not pyodide.http, which keeps a JavaScript function the snapshot
+# cannot save), and those of SNAPSHOT_PACKAGES.
+_SNAPSHOT_MODULES_CODE = (
     _PYCACHE_CODE.split("sources = ")[0]
-    + """
+    + f"""
 import json
-json.dumps(sorted(
+json.dumps([
     name for name, module in list(sys.modules.items())
     if name != "pyodide.http"
     and (spec := getattr(module, "__spec__", None)) is not None
     and (spec.origin in ("built-in", "frozen")
-         or str(spec.origin).startswith("/lib/python312.zip/"))
-))
+         or str(spec.origin).startswith("/lib/python312.zip/")
+         or name.split(".")[0] in {SNAPSHOT_PACKAGES!r})
+])
 """
 )
 
@@ -379,20 +393,22 @@ json.dumps(sorted(
 def _snapshot(dest: Path, manifest: dict, lock_digest: str) -> str:
     """The memory snapshot the page starts from (boot.mjs): a file here, gzipped.
 
-    Pyodide under Node lists the standard library's modules the chapters import, then
-    starts a fresh Python as the page does, imports them and saves its memory
+    Pyodide under Node lists the modules the chapters import that a snapshot can hold
+    (the standard library's and those of SNAPSHOT_PACKAGES), then starts a fresh Python
+    as the page does, writes the packages' files, imports those modules (boot.mjs's
+    makeSnapshot leaves out any that needs compiled code) and saves its memory
     (``makeMemorySnapshot``). The page checks that it was made by the same runtime (a
     build id) and starts Python from scratch if it cannot restore it. Kept in the
     cache per lock file, boot.mjs and this code.
     """
     key = hashlib.sha256(
-        (_STDLIB_CODE + (HERE / "boot.mjs").read_text()).encode()
+        (_SNAPSHOT_MODULES_CODE + (HERE / "boot.mjs").read_text()).encode()
     ).hexdigest()[:8]
     cached = CACHE / f"snapshot-{lock_digest[:12]}-{key}.bin.gz"
     if not cached.is_file():
         print("live: making the memory snapshot in Pyodide under Node (once)")
         (dest / "manifest.json").write_text(json.dumps({**manifest, "snapshot": None}))
-        modules = _node_python(dest, _STDLIB_CODE)
+        modules = _node_python(dest, _SNAPSHOT_MODULES_CODE)
         with tempfile.TemporaryDirectory() as tmp:
             listed, out = Path(tmp, "modules.json"), Path(tmp, "snapshot.bin")
             listed.write_text(modules)
@@ -406,6 +422,10 @@ def _snapshot(dest: Path, manifest: dict, lock_digest: str) -> str:
                 # (without the lines of minified source Node quotes)
                 lines = [x[:300] for x in done.stderr.splitlines()]
                 raise Unavailable("the snapshot failed:\n" + "\n".join(lines[-30:]))
+            held = json.loads(done.stdout)
+            left = sorted(set(json.loads(modules)) - set(held))
+            print(f"live: the snapshot holds {len(held)} modules", end="")
+            print(f" (not {', '.join(left)}: compiled code)" if left else "")
             CACHE.mkdir(parents=True, exist_ok=True)
             cached.write_bytes(gzip.compress(out.read_bytes(), mtime=0))
     name = f"snapshot-{_sha256(cached)[:12]}.bin.gz"

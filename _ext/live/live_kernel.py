@@ -158,7 +158,7 @@ def start(emit, folder: str = "chapters") -> None:
 def _forget_listings() -> None:
     """What ``importlib.invalidate_caches()`` does, for the folders the page's worker
     has written files into since Python started (the snapshot's imports listed
-    site-packages before the packages' image was written), but without rereading the
+    site-packages in the build's file system, not the page's), but without rereading the
     directory of every zip on ``sys.path`` (the standard library's, which never
     changes: zipimport reads it in Python, 0.1-0.3 s here): as
     ``PathFinder.invalidate_caches`` in Python 3.12 does, for the folders only (and

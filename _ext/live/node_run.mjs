@@ -25,7 +25,10 @@ if (process.argv[2] === "--snapshot") {
   const { loadPyodide } = await import(`${base}pyodide/pyodide.mjs`);
   const modules = JSON.parse(await readFile(modulesPath, "utf8"));
   try {
-    await writeFile(outPath, await makeSnapshot({ loadPyodide, base, modules }));
+    const readBytes = async (path) => new Uint8Array(await readFile(base + path));
+    const { bytes, imported } = await makeSnapshot({ loadPyodide, base, readBytes, modules });
+    await writeFile(outPath, bytes);
+    process.stdout.write(JSON.stringify(imported) + "\n");
   } catch (error) {
     process.stderr.write(`${error && error.message}\n`);
     process.exit(1);

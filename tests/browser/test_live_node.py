@@ -280,7 +280,15 @@ const base = "BASE";
 const { loadPyodide } = await import(base + "pyodide/pyodide.mjs");
 const state = `import json, os, random, sys
 json.dumps({"environ": dict(os.environ), "path": sys.path, "cwd": os.getcwd(),
-            "random": random.random(), "modules": "numpy" in sys.modules})`;
+            "random": random.random(), "modules": "numpy" in sys.modules,
+            "history": type(sys.modules["IPython"].get_ipython().history_manager.db).__module__})`;
+// what Python holds as soon as it has started, before the packages' files are written
+const held = `import json, sys
+json.dumps({"shell": "IPython.core.interactiveshell" in sys.modules,
+            "dateutil": "dateutil.parser" in sys.modules,
+            "compiled": [n for n in ("numpy", "pandas", "matplotlib", "_sqlite3")
+                         if n in sys.modules],
+            "sqlite3": "connect" in vars(sys.modules.get("sqlite3", sys))})`;
 const out = [];
 for (const spoil of [false, true]) {
   const readBytes = async (path) => {
@@ -289,10 +297,17 @@ for (const spoil of [false, true]) {
   };
   const printed = [];
   const emit = (message) => printed.push(JSON.parse(message));
+  let started = null;
+  const load = async (options) => {
+    const pyodide = await loadPyodide(options);
+    started = JSON.parse(pyodide.runPython(held));
+    return pyodide;
+  };
   const { pyodide, kernel, restored } = await boot({
-    loadPyodide, base, readBytes, emit });
+    loadPyodide: load, base, readBytes, emit });
   kernel.run("import numpy as np\\nprint(np.arange(3) @ np.arange(3))");
-  out.push({ restored, state: JSON.parse(pyodide.runPython(state)), printed });
+  kernel.run("%history -l 1");
+  out.push({ restored, started, state: JSON.parse(pyodide.runPython(state)), printed });
 }
 console.log(JSON.stringify(out));
 """
@@ -305,8 +320,18 @@ def test_the_snapshot_starts_python_as_a_start_from_scratch_and_a_bad_one_is_ski
     assert from_snapshot["restored"] is True
     assert from_scratch["restored"] is False
     for started in (from_snapshot, from_scratch):
-        assert _stdout({"outputs": started["printed"]}) == "5\n"
+        # the shell's history (sqlite3) works, whether sqlite3 was made lazy or not
+        assert _stdout({"outputs": started["printed"]}) == (
+            "5\nimport numpy as np\nprint(np.arange(3) @ np.arange(3))\n"
+        )
         assert started["state"]["modules"] is True
+        assert started["state"]["history"] == "sqlite3"
+    # the snapshot holds IPython and dateutil imported, nothing with compiled code, and
+    # sqlite3 not run yet (it needs its shared library); a start from scratch, none
+    assert from_snapshot["started"] == {
+        "shell": True, "dateutil": True, "compiled": [], "sqlite3": False
+    }
+    assert from_scratch["started"]["shell"] is False
     snap, scratch = from_snapshot["state"], from_scratch["state"]
     # the same environment, except the script's name, which Node gives (not a path
     # of the machine that built the site, in the snapshot)
