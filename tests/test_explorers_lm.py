@@ -48,6 +48,19 @@ def test_next_token_state_is_the_models_distribution(char_model):
     assert len(long["chars"]) == config.context  # only the last positions are read
 
 
+def test_next_token_state_of_a_float32_model_is_computed_in_float64(char_model):
+    params, config, tokenizer = char_model
+    single = {k: v.astype(np.float32) for k, v in params.items()}
+    state = next_token_state((single, config, tokenizer), "The query", 0.5)
+    widened = {k: v.astype(np.float64) for k, v in single.items()}
+    logits, _ = lm.forward(widened, config, tokenizer.encode("The query")[None])
+    want = np.sort(next_token_distribution(logits[0, -1], 0.5))[::-1][
+        : len(state["top"])
+    ]
+    assert state["probs"].dtype == state["attention"].dtype == np.float64
+    np.testing.assert_allclose(state["probs"], want, rtol=1e-12)
+
+
 def test_next_token_explorer_pages_and_errors(char_model):
     explorer = NextTokenExplorer(char_model, live_figure=False)
     page = explorer.precomputed(
@@ -87,9 +100,30 @@ def test_induction_state_matches_the_analysis():
         induction_state((params, config), seq, 2, 0)
 
 
+def test_induction_explorer_states_are_float64_and_clear_of_rounding_edges():
+    # the chapter's explorer: the stored model (float32 weights) on the first four
+    # evaluation sequences. In float64, every value its readout shows at 3 decimals
+    # lies far from a rounding edge compared with float64's noise between machines.
+    config, models, _ = induction.load()
+    sequences = induction.make_sequences(
+        np.random.default_rng(induction.EVAL_SEED), 500
+    )[:4]
+    shown = []
+    for seq in sequences:
+        for layer in range(config.num_layers):
+            for head in range(config.num_heads):
+                state = induction_state((models[0], config), seq, layer, head)
+                assert state["weights"].dtype == np.float64
+                shown += [state[k] for k in ("previous", "induction", "loss")]
+                shown.append(state["loss_without"])
+    assert len(shown) == 4 * config.num_layers * config.num_heads * 4
+    assert all(isinstance(x, float) for x in shown)
+    edge = np.abs((np.asarray(shown) * 1e3) % 1 - 0.5) * 1e-3  # distance to x.xxx5
+    assert edge.min() > 1e-9
+
+
 def test_induction_readout_rounds_to_three_decimals_stable_across_machines():
-    # the float32 model's scores differ in the 7th digit between machines: a value
-    # such as 0.87405 must read the same on both sides of that noise
+    # a value such as 0.87405 reads the same on both sides of float32's noise
     from book_support.figures.explorers.induction import _rows
 
     state = {

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from book_support.figures import svg
-from book_support.figures.explorers._base import _Explorer, _fmt
+from book_support.figures.explorers._base import _Explorer, _fmt, _in_float64
 from book_support.figures.precomputed import (
     Control,
     PrecomputedExplorer,
@@ -30,7 +30,8 @@ def induction_state(model, tokens, layer: int, head: int) -> dict:
 
     Returns
     -------
-    dict with ``weights`` (L, L), the head's attention pattern (L = 2 h - 1 inputs),
+    dict, computed in float64 (the model's float32 weights converted), with
+    ``weights`` (L, L), the head's attention pattern (L = 2 h - 1 inputs),
     ``labels`` (the input tokens as text), ``previous`` and ``induction`` (the head's
     two scores on this sequence), ``loss`` and ``loss_without`` (the repeated half's
     loss of the intact model and with this head removed), ``layer`` and ``head``.
@@ -42,6 +43,7 @@ def induction_state(model, tokens, layer: int, head: int) -> dict:
     from book_support.experiments import induction
 
     params, config = model
+    params = _in_float64(params)
     if not (0 <= layer < config.num_layers and 0 <= head < config.num_heads):
         raise ValueError(
             f"layer must be in 0..{config.num_layers - 1} and head in "
@@ -76,9 +78,8 @@ def induction_svg(state: dict) -> str:
 
 
 def _rows(s):
-    # 3 decimals: the model computes in float32, whose sums differ in the 7th digit
-    # between machines (BLAS); one head's previous-token score, 0.87405, showed
-    # 0.8740 on one machine and 0.8741 on another at 4 decimals.
+    # 3 decimals are enough to compare heads; the state is computed in float64, so
+    # they are the same on every machine
     return [
         ("previous-token score", _fmt(s["previous"], 3)),
         ("induction score", _fmt(s["induction"], 3)),

@@ -8,7 +8,7 @@ import numpy as np
 
 from book_support.figures import svg
 from book_support.figures.charts import mixture_bars
-from book_support.figures.explorers._base import _Explorer, _fmt
+from book_support.figures.explorers._base import _Explorer, _fmt, _in_float64
 from book_support.figures.precomputed import (
     Control,
     PrecomputedExplorer,
@@ -51,7 +51,8 @@ def next_token_state(model, prompt: str, temperature: float) -> dict:
 
     Returns
     -------
-    dict with ``chars`` (the characters read), ``top`` (the ``TOP`` most likely next
+    dict, computed in float64 (the model's float32 weights converted), with ``chars``
+    (the characters read), ``top`` (the ``TOP`` most likely next
     characters), ``probs`` (their probabilities at this temperature), ``greedy`` (the
     most likely character), ``attention`` (L,), the last position's weights in the last
     layer averaged over its heads, and ``temperature``.
@@ -64,6 +65,7 @@ def next_token_state(model, prompt: str, temperature: float) -> dict:
     from attnlib.models.language_model import forward
 
     params, config, tokenizer = model
+    params = _in_float64(params)
     if not prompt:
         raise ValueError("the prompt needs at least one character")
     ids = tokenizer.encode(prompt)[-config.context :]
