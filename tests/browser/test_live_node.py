@@ -281,7 +281,8 @@ const { loadPyodide } = await import(base + "pyodide/pyodide.mjs");
 const state = `import json, os, random, sys
 json.dumps({"environ": dict(os.environ), "path": sys.path, "cwd": os.getcwd(),
             "random": random.random(), "modules": "numpy" in sys.modules,
-            "history": type(sys.modules["IPython"].get_ipython().history_manager.db).__module__})`;
+            "history": type(
+                sys.modules["IPython"].get_ipython().history_manager.db).__module__})`;
 // what Python holds as soon as it has started, before the packages' files are written
 const held = `import json, sys
 json.dumps({"shell": "IPython.core.interactiveshell" in sys.modules,
@@ -329,7 +330,10 @@ def test_the_snapshot_starts_python_as_a_start_from_scratch_and_a_bad_one_is_ski
     # the snapshot holds IPython and dateutil imported, nothing with compiled code, and
     # sqlite3 not run yet (it needs its shared library); a start from scratch, none
     assert from_snapshot["started"] == {
-        "shell": True, "dateutil": True, "compiled": [], "sqlite3": False
+        "shell": True,
+        "dateutil": True,
+        "compiled": [],
+        "sqlite3": False,
     }
     assert from_scratch["started"]["shell"] is False
     snap, scratch = from_snapshot["state"], from_scratch["state"]
