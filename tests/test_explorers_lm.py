@@ -123,7 +123,7 @@ def test_induction_explorer_states_are_float64_and_clear_of_rounding_edges():
 
 
 def test_induction_readout_rounds_to_three_decimals_stable_across_machines():
-    # a value such as 0.87405 reads the same on both sides of float32's noise
+    # a value near a rounding edge, such as 0.87405, reads the same on both sides of it
     from book_support.figures.explorers.induction import _rows
 
     state = {

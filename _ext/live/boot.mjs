@@ -53,7 +53,7 @@ const options = (base) => ({
   stderr: () => {},
 });
 
-// A gzip file's bytes, uncompressed (the snapshot: 25 MB, gzipped 7.5 MB; the
+// A gzip file's bytes, uncompressed (the snapshot: 44 MB, gzipped 11.7 MB; the
 // packages' image: 94 MB, gzipped 28 MB). Every current browser has DecompressionStream
 // (Chrome 80, Firefox 113, Safari 16.4); without it live code cannot start, and says
 // why. unpack.mjs runs it on a thread of its own for the page's worker.
@@ -248,27 +248,42 @@ sys.path.insert(0, "${HOME}/book/_live")`);
 }
 
 // The snapshot boot() starts from (build_live.py, under Node): Python started as boot()
-// starts it, then `modules` imported (the standard library's that the chapters use, and
-// the shell's: IPython, live_kernel.SHELL_MODULES). A snapshot cannot hold a module
-// with compiled code (numpy...: a shared library lives outside the memory it saves),
-// so the packages' files are written first (no library loaded) and every import of a
-// compiled module is refused: a module that needs one is left out, with every module
-// of its package, and imports in the page as without a snapshot. `lazy` modules are
-// made lazy (run at the first use of a name they define, in the page): sqlite3,
-// which IPython imports at the top of its history module but uses only when the
-// shell opens its history, in the page. Returns {bytes (not compressed), imported}.
+// starts it, then `modules` imported (build_live.py lists them: the standard library's
+// that the chapters use, and those of its SNAPSHOT_PACKAGES, IPython's among them). A
+// snapshot cannot hold a module with compiled code (numpy...: a shared library lives
+// outside the memory it saves), so the packages' files are written first (no library
+// loaded) and every import of a compiled module is refused: a module that needs one is
+// left out, with every module of its package, and imports in the page as without a
+// snapshot. `lazy` modules are made lazy (run at the first use of a name they define,
+// in the page): sqlite3, which IPython imports at the top of its history module but
+// uses only when the shell opens its history, in the page.
+// Returns {bytes (not compressed), imported: the names of `modules` held, refused: the
+// compiled modules refused, swallowed: the modules held that imported although an
+// import beneath them was refused (so not as in the page: build_live.py stops)}.
 export async function makeSnapshot({ loadPyodide, base, readBytes, modules, lazy = ["sqlite3"] }) {
   const pyodide = await loadPyodide({ ...options(base), _makeSnapshot: true });
   const manifest = JSON.parse(new TextDecoder().decode(await readBytes("manifest.json")));
   if (manifest.image) writeImage(pyodide, readImage(await gunzip(await readBytes(manifest.image))));
-  const imported = pyodide.runPython(`def _warm(names, lazy):
+  const report = pyodide.runPython(`import os
+os.environ["_"] = "./this.program"  # as in a browser (Node gives its script's path)
+del os
+
+
+def _warm(names, lazy):
     import importlib, importlib.machinery, importlib.util, sys
+
+    refused = {}  # compiled module -> the modules being imported when it was asked for
 
     class Compiled:
         @staticmethod
         def find_spec(name, path=None, target=None):
             spec = importlib.machinery.PathFinder.find_spec(name, path, target)
             if spec and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+                frame, importing = sys._getframe(1), refused.setdefault(name, set())
+                while frame:
+                    if frame.f_code.co_name == "<module>":
+                        importing.add(frame.f_globals.get("__name__"))
+                    frame = frame.f_back
                 raise ImportError(f"{name} has compiled code", name=name)
             return None
 
@@ -299,23 +314,26 @@ export async function makeSnapshot({ loadPyodide, base, readBytes, modules, lazy
                 importlib.import_module(name)
             except Exception:
                 pass
+        # a module whose package failed to import would not be bound to the package
+        # when the page imports it again: drop it
+        for name in sorted(sys.modules, key=lambda n: n.count(".")):
+            if "." in name and name.rpartition(".")[0] not in sys.modules:
+                del sys.modules[name]
+        importlib.invalidate_caches()
     finally:
         sys.meta_path.remove(Compiled)
-    # a module whose package failed to import would not be bound to the package when
-    # the page imports it again: drop it
-    for name in sorted(sys.modules, key=lambda n: n.count(".")):
-        if "." in name and name.rpartition(".")[0] not in sys.modules:
-            del sys.modules[name]
-    importlib.invalidate_caches()
-    return [name for name in names if name in sys.modules]
-_imported = _warm(${JSON.stringify(modules)}, ${JSON.stringify(lazy)})
+    importing = set().union(*refused.values()) - {"__main__"}
+    return {
+        "imported": [name for name in names if name in sys.modules],
+        "refused": sorted(refused),
+        "swallowed": sorted(name for name in importing if name in sys.modules),
+    }
+
+
 import json
-_imported = json.dumps(_imported)
+_report = json.dumps(_warm(${JSON.stringify(modules)}, ${JSON.stringify(lazy)}))
 del _warm, json
-import os
-os.environ["_"] = "./this.program"  # as in a browser (Node gives its script's path)
-del os
-_imported`);
-  pyodide.runPython("del _imported");
-  return { bytes: pyodide.makeMemorySnapshot(), imported: JSON.parse(imported) };
+_report`);
+  pyodide.runPython("del _report");
+  return { bytes: pyodide.makeMemorySnapshot(), ...JSON.parse(report) };
 }

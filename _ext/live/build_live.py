@@ -362,10 +362,12 @@ def _pycache(dest: Path, manifest: dict, lock_digest: str) -> str:
 # The pure-Python packages whose modules the memory snapshot holds imported, as the
 # chapters import them: IPython and the packages it imports (the page's shell), and
 # those pandas and matplotlib import (the two cannot be in a snapshot: compiled code).
-# Not ipywidgets, which registers with the shell when imported (there is none when
-# the snapshot is made).
+# A package whose import keeps state that differs in the page stays out: ipywidgets
+# registers with the shell when imported (there is none when the snapshot is made);
+# dateutil's default parser keeps the year it was imported in (two-digit years are
+# read against it), which would be the build's.
 SNAPSHOT_PACKAGES = (
-    "IPython", "asttokens", "cycler", "dateutil", "decorator", "executing", "packaging",
+    "IPython", "asttokens", "cycler", "decorator", "executing", "packaging",
     "prompt_toolkit", "pure_eval", "pygments", "pyparsing", "pytz", "six", "stack_data",
     "traitlets", "wcwidth",
 )  # fmt: skip
@@ -401,9 +403,11 @@ def _snapshot(dest: Path, manifest: dict, lock_digest: str) -> str:
     build id) and starts Python from scratch if it cannot restore it. Kept in the
     cache per lock file, boot.mjs and this code.
     """
-    key = hashlib.sha256(
-        (_SNAPSHOT_MODULES_CODE + (HERE / "boot.mjs").read_text()).encode()
-    ).hexdigest()[:8]
+    # what it holds depends on the packages' files too (the image's name carries its
+    # hash) and on how Node runs it
+    made_by = [_SNAPSHOT_MODULES_CODE, manifest["image"]]
+    made_by += [(HERE / name).read_text() for name in ("boot.mjs", "node_run.mjs")]
+    key = hashlib.sha256(json.dumps(made_by).encode()).hexdigest()[:8]
     cached = CACHE / f"snapshot-{lock_digest[:12]}-{key}.bin.gz"
     if not cached.is_file():
         print("live: making the memory snapshot in Pyodide under Node (once)")
@@ -422,10 +426,22 @@ def _snapshot(dest: Path, manifest: dict, lock_digest: str) -> str:
                 # (without the lines of minified source Node quotes)
                 lines = [x[:300] for x in done.stderr.splitlines()]
                 raise Unavailable("the snapshot failed:\n" + "\n".join(lines[-30:]))
-            held = json.loads(done.stdout)
+            try:
+                report = json.loads(done.stdout.splitlines()[-1])
+            except (IndexError, ValueError) as error:
+                why = f"the snapshot's report:\n{done.stdout[-2000:]}"
+                raise Unavailable(why) from error
+            if report["swallowed"]:
+                raise Unavailable(
+                    f"the snapshot: {', '.join(report['swallowed'])} imported without "
+                    f"{', '.join(report['refused'])} (compiled code), unlike the page: "
+                    "leave its package out of SNAPSHOT_PACKAGES, or make the compiled "
+                    "module's package lazy (boot.mjs, makeSnapshot)"
+                )
+            held = report["imported"]
             left = sorted(set(json.loads(modules)) - set(held))
             print(f"live: the snapshot holds {len(held)} modules", end="")
-            print(f" (not {', '.join(left)}: compiled code)" if left else "")
+            print(f" (not imported: {', '.join(left)})" if left else "")
             CACHE.mkdir(parents=True, exist_ok=True)
             cached.write_bytes(gzip.compress(out.read_bytes(), mtime=0))
     name = f"snapshot-{_sha256(cached)[:12]}.bin.gz"

@@ -157,8 +157,8 @@ def start(emit, folder: str = "chapters") -> None:
 # stay in the standard library (read from its zip, which the images did not change).
 def _forget_listings() -> None:
     """What ``importlib.invalidate_caches()`` does, for the folders the page's worker
-    has written files into since Python started (the snapshot's imports listed
-    site-packages in the build's file system, not the page's), but without rereading the
+    has written files into since Python started (started from scratch, it listed
+    site-packages before the packages' image was written), but without rereading the
     directory of every zip on ``sys.path`` (the standard library's, which never
     changes: zipimport reads it in Python, 0.1-0.3 s here): as
     ``PathFinder.invalidate_caches`` in Python 3.12 does, for the folders only (and

@@ -14,7 +14,8 @@
 // "boot_seconds".
 //
 // node _ext/live/node_run.mjs --snapshot LIVE_DIR MODULES.json OUT.bin writes the memory
-// snapshot that the page starts from (boot.mjs, makeSnapshot; build_live.py).
+// snapshot that the page starts from (boot.mjs, makeSnapshot; build_live.py), and prints
+// makeSnapshot's report (imported, refused, swallowed) as its last line, in JSON.
 import { readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { boot, makeSnapshot } from "./boot.mjs";
@@ -26,9 +27,10 @@ if (process.argv[2] === "--snapshot") {
   const modules = JSON.parse(await readFile(modulesPath, "utf8"));
   try {
     const readBytes = async (path) => new Uint8Array(await readFile(base + path));
-    const { bytes, imported } = await makeSnapshot({ loadPyodide, base, readBytes, modules });
+    const { bytes, ...report } = await makeSnapshot({ loadPyodide, base, readBytes, modules });
     await writeFile(outPath, bytes);
-    process.stdout.write(JSON.stringify(imported) + "\n");
+    // its last line of output: what it holds (written out before the process exits)
+    await new Promise((done) => process.stdout.write(JSON.stringify(report) + "\n", done));
   } catch (error) {
     process.stderr.write(`${error && error.message}\n`);
     process.exit(1);

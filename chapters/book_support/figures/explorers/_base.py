@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import io
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -26,7 +27,10 @@ def _in_float64(params: dict) -> dict:
     """A trained model's float32 parameters as float64, for an explorer's state: its
     readout then shows the same digits on every machine (float32 sums differ in the 7th
     digit between machines' BLAS: a head's score of 0.87405 showed 0.8740 on one
-    machine and 0.8741 on another)."""
+    machine and 0.8741 on another). Anything but a mapping is returned as it is, for the
+    model's own checks to name what is wrong with it."""
+    if not isinstance(params, Mapping):
+        return params
     return {name: np.asarray(value, dtype=np.float64) for name, value in params.items()}
 
 
