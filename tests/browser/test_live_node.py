@@ -154,6 +154,20 @@ def node_run(tmp_path_factory):
         return json.loads(report_file.read_text())
 
 
+# Right after pandas's import: which time-zone files dateutil read (pandas asks it for
+# "UTC" when imported), and what Python's libraries find in the page for a zone.
+_ZONES = """
+import datetime, json, zoneinfo
+import dateutil.tz, dateutil.zoneinfo
+json.dumps({
+    "tarball": hasattr(dateutil.zoneinfo.get_zonefile_instance, "_cached_instance"),
+    "utc": repr(dateutil.tz.gettz("UTC")),
+    "paris": str(datetime.datetime(
+        2024, 7, 1, tzinfo=zoneinfo.ZoneInfo("Europe/Paris")).utcoffset()),
+})
+"""
+
+
 def _run_node(tmp_path_factory) -> dict:
     wheels = sorted(TEST_WHEELS.glob("*.whl"))
     if len(wheels) < 5:
@@ -186,6 +200,7 @@ def _run_node(tmp_path_factory) -> dict:
         {"python": plugin},
         # as the page's worker does once Python is ready, before any cell runs
         {"python": "import live_kernel\nstr(live_kernel.warm(['import pandas']))"},
+        {"python": _ZONES},
         {"cell": pytest_cell},
     ]
     plan = exercise_plan()
@@ -212,11 +227,12 @@ def _run_node(tmp_path_factory) -> dict:
     seconds = sum(r["seconds"] for r in results) + report["boot_seconds"]
     print(
         f"\nlive under Node: boot {report['boot_seconds']:.1f} s, unit tests "
-        f"{results[4]['seconds']:.1f} s, all {seconds:.1f} s"
+        f"{results[5]['seconds']:.1f} s, all {seconds:.1f} s"
     )
     return {
-        "pytest": results[4],
-        "exercises": results[5:-1],
+        "zones": json.loads(results[4]["value"]),
+        "pytest": results[5],
+        "exercises": results[6:-1],
         "pandas_columns": results[-1],
         "plan": plan,
     }
@@ -229,6 +245,18 @@ def test_attnlib_unit_tests_pass_in_the_page_python(node_run):
     assert "pytest exit code: 0" in text, text[-4000:]
     summary = text.split("pytest exit code")[0].strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary, summary
+
+
+def test_time_zones_are_read_where_linux_has_them_not_from_dateutils_tarball(
+    node_run,
+):
+    # /usr/share/zoneinfo in the page (pytz's copy): pandas's import reads one file, not
+    # dateutil's whole database, and the standard library's zoneinfo finds zones
+    assert node_run["zones"] == {
+        "tarball": False,
+        "utc": "tzfile('/usr/share/zoneinfo/UTC')",
+        "paris": "2:00:00",
+    }
 
 
 def test_warmed_pandas_lays_out_tables_as_in_jupyter(node_run):
