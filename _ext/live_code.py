@@ -37,10 +37,10 @@ LIVE = Path(__file__).resolve().parents[1] / "_site_assets" / "live"
 LIVE_JS, LIVE_CSS = "../live/live-code.js", "../live/live-code.css"
 # What the page promises for the first output after "Make this page live" on a first
 # visit: measured by `make bench-pages` (tests/benchmarks/bench_live.py) on this
-# project's 2-core machine, files served from the same machine: 4.0-4.6 s (medians of
-# 3, one chapter of each part, two runs at load 1.5-2.2; 6.7 s before the start was
-# made faster, 4.9-9.9 s at load 3-5). The margin is for slower computers and the
-# download.
+# project's 2-core machine, files served from the same machine: 4.8-5.8 s (medians of
+# 3, one chapter of each part, at load 1.4-2.2, 2026-12-07; 4.0-4.6 s on another
+# machine of the project, 4.9-9.9 s at load 3-5). The margin is for slower computers
+# and the download.
 TYPICAL_FIRST_S = 10
 
 
