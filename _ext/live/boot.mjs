@@ -281,6 +281,7 @@ export async function makeSnapshot({ loadPyodide, base, readBytes, modules, lazy
   const pyodide = await loadPyodide({ ...options(base), _makeSnapshot: true });
   const manifest = JSON.parse(new TextDecoder().decode(await readBytes("manifest.json")));
   if (manifest.image) writeImage(pyodide, readImage(await gunzip(await readBytes(manifest.image))));
+  linkZones(pyodide, manifest); // as boot() does
   const report = pyodide.runPython(`import os
 os.environ["_"] = "./this.program"  # as in a browser (Node gives its script's path)
 del os

@@ -346,7 +346,11 @@ def _pycache(dest: Path, manifest: dict, lock_digest: str) -> str:
     (in the packages' image). attnlib and the chapters' own modules are left out: they
     change with the book and compile in a few milliseconds.
     """
-    key = hashlib.sha256(_PYCACHE_CODE.encode()).hexdigest()[:8]
+    # which modules the imports load depends on how boot.mjs starts Python too
+    made_by = [_PYCACHE_CODE] + [
+        (HERE / name).read_text() for name in ("boot.mjs", "node_run.mjs")
+    ]
+    key = hashlib.sha256(json.dumps(made_by).encode()).hexdigest()[:8]
     cached = CACHE / f"pycache-{lock_digest[:12]}-{key}.zip"
     if not cached.is_file():
         print("live: compiling the imported modules in Pyodide under Node (once)")
